@@ -1,0 +1,1 @@
+"""FastAPI app: thin routes over store/ and contextq/."""

@@ -1,0 +1,69 @@
+"""The one place engine errors map to HTTP status; every error is `{"detail": ...}`."""
+
+from __future__ import annotations
+
+import logging
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from contextq.errors import (
+    ContextqError,
+    HostileInput,
+    InputTooLarge,
+    InvalidInput,
+    UnsupportedFileType,
+    ValidationFailed,
+)
+
+log = logging.getLogger("contextq.api")
+
+STATUS_FOR: list[tuple[type[ContextqError], int]] = [
+    (ValidationFailed, 422),
+    (InputTooLarge, 413),
+    (UnsupportedFileType, 415),
+    (HostileInput, 422),
+    (InvalidInput, 422),
+    (ContextqError, 400),
+]
+
+
+def status_for(exc: ContextqError) -> int:
+    for kind, status in STATUS_FOR:
+        if isinstance(exc, kind):
+            return status
+    return 400
+
+
+def install(app: FastAPI) -> None:
+    @app.exception_handler(ContextqError)
+    async def _engine_error(_req: Request, exc: ContextqError) -> JSONResponse:
+        detail: object = str(exc)
+        if isinstance(exc, ValidationFailed) and exc.field:
+            detail = [{"loc": ["body", exc.field], "msg": str(exc), "type": "value_error"}]
+        return JSONResponse({"detail": detail}, status_code=status_for(exc))
+
+    @app.exception_handler(RequestValidationError)
+    async def _validation(_req: Request, exc: RequestValidationError) -> JSONResponse:
+        errors = [
+            {"loc": list(e.get("loc", ())), "msg": e.get("msg", ""), "type": e.get("type", "")}
+            for e in exc.errors()
+        ]
+        return JSONResponse({"detail": errors}, status_code=422)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http(_req: Request, exc: StarletteHTTPException) -> JSONResponse:
+        return JSONResponse(
+            {"detail": exc.detail}, status_code=exc.status_code, headers=exc.headers
+        )
+
+    @app.exception_handler(Exception)
+    async def _unexpected(req: Request, exc: Exception) -> JSONResponse:
+        # never a bare 5xx page for input; log it and answer a JSON error a person can act on
+        log.exception("unhandled error on %s %s", req.method, req.url.path)
+        return JSONResponse(
+            {"detail": "the service could not complete this request; it has been logged"},
+            status_code=503,
+        )

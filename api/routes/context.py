@@ -1,0 +1,5 @@
+"""Routes: context."""
+
+from fastapi import APIRouter
+
+router = APIRouter()

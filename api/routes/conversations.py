@@ -1,0 +1,5 @@
+"""Routes: conversations."""
+
+from fastapi import APIRouter
+
+router = APIRouter()

@@ -1,0 +1,5 @@
+"""Routes: files."""
+
+from fastapi import APIRouter
+
+router = APIRouter()

@@ -1,0 +1,5 @@
+"""Routes: jobs."""
+
+from fastapi import APIRouter
+
+router = APIRouter()

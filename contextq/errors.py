@@ -1,0 +1,39 @@
+"""A small exception hierarchy for the engine.
+
+Mapped to HTTP status in exactly one place (`api/errors.py`) and to row
+status in exactly one place (`tasks/files.py` via `store`).
+"""
+
+from __future__ import annotations
+
+
+class ContextqError(Exception):
+    """Base of every error the engine raises on purpose. `str(e)` is shown to users."""
+
+
+class UnsupportedFileType(ContextqError):
+    """The bytes are of a kind we do not process."""
+
+
+class InvalidInput(ContextqError):
+    """The bytes claim a format but cannot be read as it (corrupt, truncated, encrypted)."""
+
+
+class InputTooLarge(ContextqError):
+    """The input (or what it expands to) is over a configured limit."""
+
+
+class HostileInput(ContextqError):
+    """The input looks built to exhaust resources: zip/XML/YAML bombs, decompression bombs."""
+
+
+class ValidationFailed(ContextqError):
+    """Options or arguments are invalid; `field` names the culprit."""
+
+    def __init__(self, message: str, *, field: str | None = None) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+class SummarizerError(ContextqError):
+    """A summariser could not produce a summary. Never stored as one (DESIGN habit 10)."""

@@ -1,0 +1,117 @@
+"""One settings class. Every limit of SPEC §3 is settable by an env var of the same name."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+MiB = 1024 * 1024
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="", extra="ignore", case_sensitive=True)
+
+    ENVIRONMENT: Literal["development", "test", "production"] = "development"
+
+    # where things live
+    DATA_DIR: Path = Path(".contextq")
+    DATABASE_URL: str | None = None  # default: sqlite file in DATA_DIR
+    REDIS_URL: str | None = None  # default: the embedded Valkey started by `contextq up`
+
+    # files (SPEC §3)
+    MAX_TOKENS_PER_FILE: int = Field(5000, ge=1)
+    MAX_TOTAL_OUTPUT: int = Field(50_000, ge=1)
+    MAX_LINES: int = Field(200, ge=1)
+    MAX_LINE_LENGTH: int = Field(1000, ge=1)
+    MAX_COLUMNS: int = Field(50, ge=1)
+    DEFAULT_ROWS_HEAD: int = Field(20, ge=0)
+    DEFAULT_ROWS_TAIL: int = Field(10, ge=0)
+    MAX_CELL_LENGTH: int = Field(500, ge=1)
+    MAX_NESTING_DEPTH: int = Field(5, ge=1)
+    MAX_ARRAY_ITEMS: int = Field(50, ge=1)
+    MAX_OBJECT_KEYS: int = Field(50, ge=1)
+    MAX_STRING_LENGTH: int = Field(500, ge=1)
+    MAX_IMAGE_ATTACHMENT_SIZE: int = Field(2 * MiB, ge=1024)
+    MAX_IMAGE_DIMENSION: int | None = Field(None, ge=16)
+    MAX_IMAGE_PIXELS: int = Field(89_478_485, ge=1)  # Pillow's own default; over it is an error here
+    MAX_AUDIO_BYTES: int = Field(10 * MiB, ge=1024)
+    MAX_AUDIO_DURATION_S: float = Field(600.0, gt=0)
+    # archives (DOCX/XLSX/PPTX/ODS/EPUB are zip files): checked before any parser opens them
+    MAX_ARCHIVE_ENTRIES: int = Field(10_000, ge=1)
+    MAX_ARCHIVE_UNCOMPRESSED_BYTES: int = Field(1024 * MiB, ge=1)
+    MAX_ARCHIVE_RATIO: float = Field(200.0, gt=1)
+    MAX_JSON_PARSE_BYTES: int = Field(64 * MiB, ge=1)  # above: streamed with ijson
+
+    # history (SPEC §3-§5)
+    HISTORY_COMPACTION_MAX_TOKENS: int = Field(120_000, ge=1)
+    HISTORY_COMPACTION_TARGET_TOKENS: int = Field(40_000, ge=1)
+    SUMMARIZER_INPUT_MAX_TOKENS: int = Field(180_000, ge=1)
+    MAX_PINNED_MESSAGES: int = Field(10, ge=0)
+    MIN_MESSAGES_TO_KEEP: int = Field(10, ge=0)
+    LLM_PROVIDER: str | None = None
+    MAX_CONTEXT_TOKENS: int | None = Field(None, ge=1)
+    ENABLE_AUTO_COMPRESSION: bool = True
+    SUMMARIZER: Literal["extractive", "openai", "truncation"] = "extractive"
+    OPENAI_BASE_URL: str = "https://api.openai.com/v1"
+    OPENAI_API_KEY: str | None = None
+    SUMMARIZER_MODEL: str = "gpt-4o-mini"
+    SUMMARIZER_TIMEOUT_S: float = Field(60.0, gt=0)
+    SUMMARIZER_MAX_RETRIES: int = Field(3, ge=0)
+
+    # API and queue
+    MAX_UPLOAD_BYTES: int = Field(1024 * MiB, ge=1)
+    TASK_SOFT_TIME_LIMIT_S: int = Field(240, ge=1)
+    TASK_TIME_LIMIT_S: int = Field(300, ge=2)
+    MAX_ATTEMPTS: int = Field(3, ge=1)
+    RECOVERY_SWEEP_INTERVAL_S: float = Field(60.0, gt=0)
+    RECOVERY_UPLOADED_GRACE_S: float = Field(30.0, ge=0)  # an `uploaded` row younger than this is left to its own enqueue
+    COMPACTION_SWEEP_INTERVAL_S: float = Field(300.0, gt=0)
+    WORKER_MAX_MEMORY_MB: int = Field(2048, ge=64)
+    TASK_EXPIRES_S: int = Field(24 * 3600, ge=60)
+
+    # Flower (bound to loopback by `contextq up`)
+    FLOWER_USER: str = "admin"
+    FLOWER_PASSWORD: str | None = None  # generated and saved in DATA_DIR when unset
+
+    # test-only hooks (honoured only when ENVIRONMENT is development or test)
+    TEST_PROCESS_DELAY_S: float = 0.0  # process_file sleeps this long after claiming a row
+    TEST_KILL_SENTINEL: str | None = None  # process_file SIGKILLs its own process for files containing it
+
+    @model_validator(mode="after")
+    def _check(self) -> Settings:
+        if self.TASK_SOFT_TIME_LIMIT_S >= self.TASK_TIME_LIMIT_S:
+            raise ValueError("TASK_SOFT_TIME_LIMIT_S must be below TASK_TIME_LIMIT_S")
+        if self.HISTORY_COMPACTION_TARGET_TOKENS >= self.HISTORY_COMPACTION_MAX_TOKENS:
+            raise ValueError(
+                "HISTORY_COMPACTION_TARGET_TOKENS must be below HISTORY_COMPACTION_MAX_TOKENS"
+            )
+        if self.ENVIRONMENT == "production" and (
+            self.TEST_PROCESS_DELAY_S or self.TEST_KILL_SENTINEL
+        ):
+            raise ValueError("TEST_* hooks are refused in production")
+        return self
+
+    @property
+    def data_dir(self) -> Path:
+        return self.DATA_DIR.expanduser().resolve()
+
+    @property
+    def database_url(self) -> str:
+        return self.DATABASE_URL or f"sqlite:///{self.data_dir / 'contextq.db'}"
+
+    @property
+    def blob_dir(self) -> Path:
+        return self.data_dir / "blobs"
+
+    @property
+    def test_hooks_enabled(self) -> bool:
+        return self.ENVIRONMENT != "production"
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    return Settings()

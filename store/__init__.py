@@ -1,0 +1,1 @@
+"""Persistence shared by the API and the worker: engine, tables, queries, blobs."""

@@ -1,0 +1,127 @@
+"""Engine and sessions.
+
+SQLite (the default) runs in WAL mode with a busy timeout; write sessions
+start with BEGIN IMMEDIATE so a read-then-write never fails with "database is
+locked", read sessions use a deferred BEGIN. PostgreSQL via psycopg 3. Forked
+processes (Celery prefork children) must call `dispose_after_fork()`.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Engine, create_engine, event
+from sqlmodel import Session
+
+from contextq.settings import Settings, get_settings
+
+_engine: Engine | None = None
+_engine_url: str | None = None
+_lock = threading.Lock()
+
+SQLITE_BUSY_TIMEOUT_MS = 30_000
+
+
+def normalise_url(url: str) -> str:
+    for prefix in ("postgres://", "postgresql://"):
+        if url.startswith(prefix):
+            return "postgresql+psycopg://" + url[len(prefix):]
+    return url
+
+
+def make_engine(url: str) -> Engine:
+    url = normalise_url(url)
+    if url.startswith("sqlite"):
+        path = url.split("///", 1)[-1]
+        if path and path != ":memory:":
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+        engine = create_engine(
+            url, connect_args={"check_same_thread": False, "timeout": SQLITE_BUSY_TIMEOUT_MS / 1000}
+        )
+        _install_sqlite_pragmas(engine)
+        return engine
+    return create_engine(url, pool_pre_ping=True, pool_size=5, max_overflow=10)
+
+
+def _install_sqlite_pragmas(engine: Engine) -> None:
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_conn: Any, _record: Any) -> None:
+        dbapi_conn.isolation_level = None  # we emit BEGIN ourselves (pysqlite recipe)
+        cur = dbapi_conn.cursor()
+        cur.execute("PRAGMA journal_mode=WAL")
+        cur.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
+        cur.execute("PRAGMA synchronous=NORMAL")
+        cur.execute("PRAGMA foreign_keys=ON")
+        cur.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(conn: Any) -> None:
+        mode = conn.get_execution_options().get("sqlite_begin", "IMMEDIATE")
+        conn.exec_driver_sql(f"BEGIN {mode}")
+
+
+def get_engine(settings: Settings | None = None) -> Engine:
+    global _engine, _engine_url
+    url = (settings or get_settings()).database_url
+    with _lock:
+        if _engine is None or _engine_url != url:
+            if _engine is not None:
+                _engine.dispose()
+            _engine, _engine_url = make_engine(url), url
+        return _engine
+
+
+def is_sqlite(engine: Engine | None = None) -> bool:
+    return (engine or get_engine()).dialect.name == "sqlite"
+
+
+def dispose_after_fork() -> None:
+    """Drop connections inherited from the parent without closing them under its feet."""
+    with _lock:
+        if _engine is not None:
+            _engine.dispose(close=False)
+
+
+def reset_engine() -> None:
+    """Forget the engine (tests switch databases)."""
+    global _engine, _engine_url
+    with _lock:
+        if _engine is not None:
+            _engine.dispose()
+        _engine, _engine_url = None, None
+
+
+@contextmanager
+def session_scope(*, write: bool = True) -> Iterator[Session]:
+    """A short transaction: commit on success, roll back on error."""
+    engine = get_engine()
+    bind = engine if write else engine.execution_options(sqlite_begin="DEFERRED")
+    with Session(bind=bind, expire_on_commit=False) as session:
+        try:
+            yield session
+            session.commit()
+        except BaseException:
+            session.rollback()
+            raise
+
+
+def read_session() -> Session:
+    return Session(bind=get_engine().execution_options(sqlite_begin="DEFERRED"), expire_on_commit=False)
+
+
+def migrate(settings: Settings | None = None) -> None:
+    """Bring the schema to the newest Alembic revision."""
+    from alembic import command
+    from alembic.config import Config
+
+    settings = settings or get_settings()
+    cfg = Config()
+    cfg.set_main_option("script_location", str(Path(__file__).resolve().parent.parent / "migrations"))
+    cfg.set_main_option("sqlalchemy.url", normalise_url(settings.database_url).replace("%", "%%"))
+    if settings.database_url.startswith("sqlite"):
+        settings.data_dir.mkdir(parents=True, exist_ok=True)
+    command.upgrade(cfg, "head")

@@ -1,0 +1,1 @@
+"""Tasks over files (filled by the spine)."""

@@ -1,0 +1,1 @@
+"""Tasks over history (filled by the history service)."""

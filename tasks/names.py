@@ -1,0 +1,11 @@
+"""Task and queue names are constants; undeclared queues are refused."""
+
+QUEUE_FILES = "files"
+QUEUE_HISTORY = "history"
+QUEUES = (QUEUE_FILES, QUEUE_HISTORY)
+
+PROCESS_FILE = "contextq.process_file"
+RECOVER_FILES = "contextq.recover_files"
+COMPACT_CONVERSATION = "contextq.compact_conversation"
+SWEEP_COMPACTIONS = "contextq.sweep_compactions"
+NOOP = "contextq.noop"  # the framework's floor, for bench/queue.py

@@ -1,0 +1,1 @@
+"""The Celery app, its configuration (derived from settings), beat schedule and signals."""

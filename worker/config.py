@@ -1,0 +1,64 @@
+"""Celery configuration derived from Settings (DESIGN habit 13)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kombu import Queue
+
+from contextq.settings import Settings
+from tasks import names
+
+
+def broker_url(settings: Settings) -> str:
+    if not settings.REDIS_URL:
+        raise RuntimeError(
+            "REDIS_URL is not set: run `contextq up` (which starts an embedded Valkey) "
+            "or point REDIS_URL at a Redis/Valkey server"
+        )
+    return settings.REDIS_URL
+
+
+def celery_config(settings: Settings) -> dict[str, Any]:
+    url = broker_url(settings)
+    # a killed worker's unacked message comes back after the visibility timeout:
+    # keep it above the hard time limit so a running task is never redelivered
+    visibility_timeout = settings.TASK_TIME_LIMIT_S + 60
+    return {
+        "broker_url": url,
+        "result_backend": url,
+        "broker_connection_retry_on_startup": True,
+        "broker_transport_options": {"visibility_timeout": visibility_timeout},
+        "result_backend_transport_options": {"visibility_timeout": visibility_timeout},
+        "result_expires": 3600,
+        # JSON only: a pickled message is refused
+        "task_serializer": "json",
+        "result_serializer": "json",
+        "accept_content": ["json"],
+        "result_accept_content": ["json"],
+        # at-least-once delivery; tasks are idempotent (status guard + attempts on the row)
+        "task_acks_late": True,
+        "task_reject_on_worker_lost": True,
+        "worker_prefetch_multiplier": 1,
+        "worker_cancel_long_running_tasks_on_connection_loss": True,
+        "task_soft_time_limit": settings.TASK_SOFT_TIME_LIMIT_S,
+        "task_time_limit": settings.TASK_TIME_LIMIT_S,
+        "worker_max_memory_per_child": settings.WORKER_MAX_MEMORY_MB * 1024,  # KiB
+        # declared queues only
+        "task_queues": [Queue(q, routing_key=q) for q in names.QUEUES],
+        "task_default_queue": names.QUEUE_FILES,
+        "task_create_missing_queues": False,
+        "task_routes": {
+            names.PROCESS_FILE: {"queue": names.QUEUE_FILES},
+            names.RECOVER_FILES: {"queue": names.QUEUE_FILES},
+            names.NOOP: {"queue": names.QUEUE_FILES},
+            names.COMPACT_CONVERSATION: {"queue": names.QUEUE_HISTORY},
+            names.SWEEP_COMPACTIONS: {"queue": names.QUEUE_HISTORY},
+        },
+        "task_track_started": True,
+        "worker_send_task_events": True,  # Flower
+        "task_send_sent_event": True,
+        "worker_hijack_root_logger": False,
+        "timezone": "UTC",
+        "enable_utc": True,
+    }

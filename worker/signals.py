@@ -1,0 +1,1 @@
+"""Worker signals (filled by the spine)."""
