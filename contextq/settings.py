@@ -72,6 +72,9 @@ class Settings(BaseSettings):
     COMPACTION_SWEEP_INTERVAL_S: float = Field(300.0, gt=0)
     WORKER_MAX_MEMORY_MB: int = Field(2048, ge=64)
     TASK_EXPIRES_S: int = Field(24 * 3600, ge=60)
+    # a message a killed worker held comes back after this; default: TASK_TIME_LIMIT_S + 60
+    # (it must stay above the hard limit, or a running task is delivered twice)
+    BROKER_VISIBILITY_TIMEOUT_S: int | None = Field(None, ge=1)
 
     # Flower (bound to loopback by `contextq up`)
     FLOWER_USER: str = "admin"
@@ -106,6 +109,10 @@ class Settings(BaseSettings):
     @property
     def blob_dir(self) -> Path:
         return self.data_dir / "blobs"
+
+    @property
+    def broker_visibility_timeout_s(self) -> int:
+        return self.BROKER_VISIBILITY_TIMEOUT_S or self.TASK_TIME_LIMIT_S + 60
 
     @property
     def test_hooks_enabled(self) -> bool:

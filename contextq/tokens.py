@@ -13,11 +13,12 @@ import base64
 import gzip
 import hashlib
 import importlib.util
+import re
 import threading
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
-from typing import Literal
+from typing import Literal, Protocol
 
 import tiktoken
 
@@ -102,7 +103,7 @@ def _read_ranks(source: _EncodingSource) -> dict[bytes, int]:
     return ranks
 
 
-@lru_cache(maxsize=None)
+@cache
 def _build(name: str) -> tiktoken.Encoding:
     source = _SOURCES[name]
     return tiktoken.Encoding(
@@ -121,7 +122,9 @@ def get_encoding(name: str = DEFAULT_ENCODING) -> tiktoken.Encoding:
         return _build(name)
 
 
-_O200K_PREFIXES = ("gpt-4o", "chatgpt-4o", "gpt-4.1", "gpt-4.5", "gpt-5", "o1", "o3", "o4", "gpt-oss")
+_O200K_PREFIXES = (
+    "gpt-4o", "chatgpt-4o", "gpt-4.1", "gpt-4.5", "gpt-5", "o1", "o3", "o4", "gpt-oss",
+)
 
 
 def encoding_name_for_model(model: str | None) -> EncodingName:
@@ -138,10 +141,130 @@ def encoding_for_model(model: str | None) -> tiktoken.Encoding:
 
 
 def count_tokens(text: str, encoding: str = DEFAULT_ENCODING) -> int:
-    """Exact token count of `text` (special-token strings counted as plain text)."""
+    """Exact token count of `text` (special-token strings counted as plain text).
+
+    Long texts go to the fast exact counter (`bpe-openai`, same ids as
+    tiktoken); short ones to tiktoken, which is quicker to call.
+    """
     if not text:
         return 0
+    if len(text) >= FAST_COUNT_MIN_CHARS:
+        return count_tokens_fast(text, encoding)
     return len(get_encoding(encoding).encode_ordinary(text))
+
+
+# Below this many characters tiktoken's call overhead is lower than the fast counter's.
+FAST_COUNT_MIN_CHARS = 16_384
+
+
+class _Counter(Protocol):
+    def count(self, text: str) -> int: ...
+
+
+@cache
+def _fast_counter(name: str) -> _Counter | None:
+    """bpe-openai's Rust tokenizer for `name` (its own bundled data), or None if unusable."""
+    try:
+        from bpe_openai import _bindings
+    except ImportError:  # pragma: no cover - a packaging problem; tiktoken still counts
+        return None
+    if name not in _bindings.supported_encodings():
+        return None
+    counter: _Counter = _bindings.tokenizer_for_encoding(name)
+    # self-check against tiktoken once, so a mismatched build can never change a count
+    probe = "Hello  world!\n\n\tcan't 12345 \u00e9\u0301 \U0001f389 \r\n  x  \n"
+    if counter.count(probe) != len(get_encoding(name).encode_ordinary(probe)):
+        return None
+    return counter
+
+
+def count_tokens_fast(text: str, encoding: str = DEFAULT_ENCODING) -> int:
+    """Exact count through bpe-openai (2.5-4 times tiktoken's speed); tiktoken fallback."""
+    if not text:
+        return 0
+    name = encoding if encoding in _SOURCES else DEFAULT_ENCODING
+    counter = _fast_counter(name)
+    if counter is None:
+        return len(get_encoding(name).encode_ordinary(text))
+    return counter.count(text)
+
+
+# Where a text can be cut so that the pieces' token counts add up to the whole's:
+# right after a newline followed by a non-space, or before a space that follows a
+# non-space. No pre-token of cl100k/o200k spans such a point, and the regexes have
+# no look-behind, so each side splits into the same pre-tokens alone as in the whole.
+_SAFE_CUT = re.compile(r"(?<=\n)(?=\S)|(?<=\S)(?= )")
+
+
+def last_safe_cut(text: str, *, start: int = 0) -> int:
+    """The last index > `start` where `text` may be cut for exact chunked counting, or -1."""
+    window = 4096
+    end = len(text)
+    while end > start:
+        lo = max(start + 1, end - window)
+        found = -1
+        for match in _SAFE_CUT.finditer(text, lo, end):
+            found = match.start()
+        if found > start:
+            return found
+        end = lo
+        window *= 4
+    return -1
+
+
+class StreamingTokenCounter:
+    """Exact token count of a text fed in pieces, in bounded memory.
+
+    Pieces are buffered until `chunk_chars`, then counted up to the last safe
+    cut (see `last_safe_cut`); the rest waits for the next piece. A text with no
+    safe cut in `max_pending_chars` (e.g. hundreds of MB with no space or
+    newline) is cut anyway and the count marked inexact.
+    """
+
+    def __init__(
+        self,
+        encoding: str = DEFAULT_ENCODING,
+        *,
+        chunk_chars: int = 1 << 20,
+        max_pending_chars: int = 32 << 20,
+    ) -> None:
+        self.encoding = encoding
+        self.chunk_chars = chunk_chars
+        self.max_pending_chars = max_pending_chars
+        self.total = 0
+        self.exact = True
+        self._pending: list[str] = []
+        self._pending_len = 0
+
+    def feed(self, piece: str) -> None:
+        if not piece:
+            return
+        self._pending.append(piece)
+        self._pending_len += len(piece)
+        if self._pending_len >= self.chunk_chars:
+            self._drain()
+
+    def _drain(self) -> None:
+        text = "".join(self._pending)
+        cut = last_safe_cut(text)
+        if cut <= 0:
+            if len(text) < self.max_pending_chars:
+                self._pending = [text]
+                return
+            cut = len(text)
+            self.exact = False
+        self.total += count_tokens_fast(text[:cut], self.encoding)
+        rest = text[cut:]
+        self._pending = [rest] if rest else []
+        self._pending_len = len(rest)
+
+    def finish(self) -> int:
+        """Count what is left and return the total."""
+        if self._pending:
+            self.total += count_tokens_fast("".join(self._pending), self.encoding)
+            self._pending = []
+            self._pending_len = 0
+        return self.total
 
 
 def truncate_to_tokens(

@@ -48,50 +48,34 @@ class BlobStore:
             os.close(dir_fd)
         return final
 
+    def writer(self, *, limit: int | None = None) -> BlobWriter:
+        """A streaming writer: `write()` chunks, then `commit()` (or `abort()`)."""
+        return BlobWriter(self, limit=limit)
+
     def put_bytes(self, data: bytes) -> str:
         return self.put_chunks([data])[0]
 
     def put_chunks(self, chunks: Iterable[bytes], *, limit: int | None = None) -> tuple[str, int]:
-        fd, tmp_path = self._new_temp()
-        digest, size = hashlib.sha256(), 0
+        w = self.writer(limit=limit)
         try:
-            with os.fdopen(fd, "wb") as fh:
-                for chunk in chunks:
-                    size += len(chunk)
-                    if limit is not None and size > limit:
-                        raise BlobTooLarge(limit)
-                    digest.update(chunk)
-                    fh.write(chunk)
-                fh.flush()
-                os.fsync(fh.fileno())
-            sha = digest.hexdigest()
-            self._commit(tmp_path, sha)
-            return sha, size
+            for chunk in chunks:
+                w.write(chunk)
+            return w.commit()
         except BaseException:
-            Path(tmp_path).unlink(missing_ok=True)
+            w.abort()
             raise
 
     async def put_async_chunks(
         self, chunks: AsyncIterator[bytes], *, limit: int | None = None
     ) -> tuple[str, int]:
         """Stream an async body to disk without holding it in memory."""
-        fd, tmp_path = self._new_temp()
-        digest, size = hashlib.sha256(), 0
+        w = self.writer(limit=limit)
         try:
-            with os.fdopen(fd, "wb") as fh:
-                async for chunk in chunks:
-                    size += len(chunk)
-                    if limit is not None and size > limit:
-                        raise BlobTooLarge(limit)
-                    digest.update(chunk)
-                    fh.write(chunk)
-                fh.flush()
-                os.fsync(fh.fileno())
-            sha = digest.hexdigest()
-            self._commit(tmp_path, sha)
-            return sha, size
+            async for chunk in chunks:
+                w.write(chunk)
+            return w.commit()
         except BaseException:
-            Path(tmp_path).unlink(missing_ok=True)
+            w.abort()
             raise
 
     def read_bytes(self, sha256: str) -> bytes:
@@ -99,6 +83,55 @@ class BlobStore:
 
     def delete(self, sha256: str) -> None:
         self.path(sha256).unlink(missing_ok=True)
+
+
+class BlobWriter:
+    """Hashes and writes a blob as it arrives; nothing is held in memory.
+
+    Over `limit` bytes `write()` raises BlobTooLarge and the temp file is removed.
+    """
+
+    def __init__(self, store: BlobStore, *, limit: int | None = None) -> None:
+        self._store = store
+        self.limit = limit
+        fd, self._tmp_path = store._new_temp()
+        self._fh = os.fdopen(fd, "wb")
+        self._digest = hashlib.sha256()
+        self.size = 0
+        self._done = False
+
+    def write(self, data: bytes | bytearray | memoryview) -> None:
+        if not data:
+            return
+        self.size += len(data)
+        if self.limit is not None and self.size > self.limit:
+            self.abort()
+            raise BlobTooLarge(self.limit)
+        self._digest.update(data)
+        self._fh.write(data)
+
+    def commit(self) -> tuple[str, int]:
+        """fsync, rename to the content hash; returns (sha256, size)."""
+        try:
+            self._fh.flush()
+            os.fsync(self._fh.fileno())
+            self._fh.close()
+            sha = self._digest.hexdigest()
+            self._store._commit(self._tmp_path, sha)
+        except BaseException:
+            self.abort()
+            raise
+        self._done = True
+        return sha, self.size
+
+    def abort(self) -> None:
+        if self._done:
+            return
+        self._done = True
+        try:
+            self._fh.close()
+        finally:
+            Path(self._tmp_path).unlink(missing_ok=True)
 
 
 def get_blob_store(settings: Settings | None = None) -> BlobStore:

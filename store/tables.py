@@ -74,8 +74,15 @@ class File(SQLModel, table=True):
     meta: dict[str, Any] | None = Field(default=None, sa_column=Column("metadata", JSON))
     cache_hit: bool = False
     error: str | None = Field(default=None, sa_column=Column(Text))
-    content_sha256: str | None = Field(default=None, max_length=64)  # processed artefact blob
+    # the artefact GET /content serves (text/markdown, or the resized image / subsampled audio)
+    content_sha256: str | None = Field(default=None, max_length=64)
     content_media_type: str | None = Field(default=None, max_length=255)
+    # the processed text that goes into context (equals content_sha256 for text results;
+    # for images/audio it is the short text description next to the binary artefact)
+    text_sha256: str | None = Field(default=None, max_length=64)
+    # who holds the `processing` claim: "<host>:<pid>:<process start>"; lets a redelivered
+    # message take over at once when that process is dead (same host), else after the lease
+    lease_owner: str | None = Field(default=None, max_length=255)
     conversation_id: str | None = Field(default=None, index=True, max_length=64)
     project_id: str | None = Field(default=None, index=True, max_length=64)
     created_at: datetime = _ts()

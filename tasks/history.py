@@ -1,1 +1,95 @@
-"""Tasks over history (filled by the history service)."""
+"""Tasks over history: `compact_conversation` and the beat sweep `sweep_compactions`.
+
+Each is a few lines over a plain function in `store/compaction_service.py`.
+One compaction runs per conversation at a time: a Redis lock (`SET NX PX` with a
+random token, released only by its owner through a compare-and-delete script)
+that holds across workers and across two beat instances. A trigger that finds
+the lock taken does nothing; its job (if any) ends `succeeded` with
+`{"skipped": "already running"}`.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from celery import shared_task
+
+from contextq.settings import Settings, get_settings
+from tasks import names
+
+log = logging.getLogger("contextq.tasks.history")
+
+LOCK_PREFIX = "contextq:lock:compact:"
+_RELEASE = """
+if redis.call('get', KEYS[1]) == ARGV[1] then
+  return redis.call('del', KEYS[1])
+end
+return 0
+"""
+
+
+def _redis(settings: Settings) -> Any:
+    import redis
+
+    if not settings.REDIS_URL:
+        raise RuntimeError("REDIS_URL is not set; the compaction lock needs Redis/Valkey")
+    return redis.Redis.from_url(settings.REDIS_URL, socket_timeout=10)
+
+
+@contextmanager
+def conversation_lock(conversation_id: str, *, settings: Settings) -> Iterator[bool]:
+    """Yield True if this caller holds the conversation's compaction lock, else False.
+
+    The lock expires after the task's hard time limit (+ margin), so a worker killed
+    mid-run cannot block the conversation for ever; only the token's owner deletes it.
+    """
+    client = _redis(settings)
+    key = LOCK_PREFIX + conversation_id
+    token = secrets.token_hex(16)
+    ttl_ms = (settings.TASK_TIME_LIMIT_S + 30) * 1000
+    acquired = bool(client.set(key, token, nx=True, px=ttl_ms))
+    try:
+        yield acquired
+    finally:
+        if acquired:
+            try:
+                client.eval(_RELEASE, 1, key, token)
+            except Exception:  # the TTL frees it anyway
+                log.warning("could not release compaction lock %s", key, exc_info=True)
+        client.close()
+
+
+def enqueue_compaction(conversation_id: str, job_id: str | None, *, settings: Settings) -> None:
+    """Send `compact_conversation` (call only after the job row is committed)."""
+    from worker.app import app
+
+    app.send_task(
+        names.COMPACT_CONVERSATION,
+        args=[conversation_id, job_id],
+        queue=names.QUEUE_HISTORY,
+        expires=settings.TASK_EXPIRES_S,
+    )
+
+
+@shared_task(name=names.COMPACT_CONVERSATION)
+def compact_conversation(conversation_id: str, job_id: str | None = None) -> dict[str, Any]:
+    from store.compaction_service import run_compaction, skip_job
+
+    settings = get_settings()
+    with conversation_lock(conversation_id, settings=settings) as held:
+        if not held:
+            log.info("compaction of %s already running; skipped", conversation_id)
+            return skip_job(job_id, reason="already running")
+        return run_compaction(conversation_id, job_id=job_id, settings=settings)
+
+
+@shared_task(name=names.SWEEP_COMPACTIONS)
+def sweep_compactions() -> dict[str, Any]:
+    from store.compaction_service import sweep
+
+    settings = get_settings()
+    return sweep(settings=settings, enqueue=lambda cid, jid: enqueue_compaction(cid, jid, settings=settings))

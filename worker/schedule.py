@@ -1,9 +1,33 @@
-"""Beat schedule (filled by the spine)."""
+"""Beat schedule: the files recovery sweep, plus the history service's entries.
 
+Run exactly one beat. Each entry carries `expires`, so a backlog of sweeps
+never piles up; the sweep itself takes every row with a conditional update,
+so two overlapping runs never enqueue the same file twice.
+"""
+
+from __future__ import annotations
+
+import importlib
 from typing import Any
 
 from contextq.settings import Settings
+from tasks import names
 
 
 def beat_schedule(settings: Settings) -> dict[str, Any]:
-    return {}
+    interval = settings.RECOVERY_SWEEP_INTERVAL_S
+    schedule: dict[str, Any] = {
+        "recover-files": {
+            "task": names.RECOVER_FILES,
+            "schedule": interval,
+            "options": {"queue": names.QUEUE_FILES, "expires": max(1.0, interval * 0.9)},
+        },
+    }
+    try:
+        history = importlib.import_module("worker.schedule_history")
+    except ModuleNotFoundError as exc:
+        if exc.name != "worker.schedule_history":
+            raise
+    else:
+        schedule.update(history.history_beat_schedule(settings))
+    return schedule

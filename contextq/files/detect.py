@@ -10,6 +10,7 @@ are used — fast, and no model to load.
 from __future__ import annotations
 
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
 
 from contextq.files import formats
@@ -22,7 +23,6 @@ _UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 _UTF8_BOM = b"\xef\xbb\xbf"
 _EXECUTABLE_MAGIC = (
     b"\x7fELF",
-    b"MZ",
     b"\xfe\xed\xfa\xce",
     b"\xfe\xed\xfa\xcf",
     b"\xce\xfa\xed\xfe",
@@ -32,7 +32,7 @@ _EXECUTABLE_MAGIC = (
 )
 _ARCHIVE_MAGIC = (
     b"\x1f\x8b",  # gzip
-    b"BZh",
+    b"BZh9",
     b"\xfd7zXZ\x00",
     b"7z\xbc\xaf\x27\x1c",
     b"Rar!\x1a\x07",
@@ -116,46 +116,58 @@ def _text_kind(head: bytes) -> Format:
     return formats.TEXT
 
 
+def _riff(kind: bytes) -> Callable[[bytes], bool]:
+    return lambda h: h[:4] == b"RIFF" and h[8:12] == kind
+
+
+def _bmp(head: bytes) -> bool:
+    return (
+        head.startswith(b"BM")
+        and len(head) >= 18
+        and int.from_bytes(head[14:18], "little") in _BMP_DIB_SIZES
+    )
+
+
+def _id3(head: bytes) -> bool:
+    return head.startswith(b"ID3") and head[3:4] in (b"\x02", b"\x03", b"\x04")
+
+
+def _executable(head: bytes) -> bool:
+    return head.startswith(_EXECUTABLE_MAGIC) or (head.startswith(b"MZ") and b"\x00" in head[:64])
+
+
+# (test on the first bytes, extension whose table row it means), first match wins
+_MAGIC: tuple[tuple[Callable[[bytes], bool], str], ...] = (
+    (lambda h: h.startswith(b"\x89PNG\r\n\x1a\n"), ".png"),
+    (lambda h: h.startswith(b"\xff\xd8\xff"), ".jpg"),
+    (lambda h: h.startswith((b"GIF87a", b"GIF89a")), ".gif"),
+    (_riff(b"WEBP"), ".webp"),
+    (_riff(b"WAVE"), ".wav"),
+    (lambda h: h.startswith((b"II*\x00", b"MM\x00*")), ".tiff"),
+    (_bmp, ".bmp"),
+    (lambda h: b"%PDF-" in h[:1024], ".pdf"),
+    (lambda h: h.startswith(b"fLaC"), ".flac"),
+    (lambda h: h.startswith(b"OggS") and b"OpusHead" in h[:512], ".opus"),
+    (lambda h: h.startswith(b"OggS"), ".ogg"),
+    (lambda h: h[4:8] == b"ftyp" and h[8:12] in _M4A_BRANDS, ".m4a"),
+    (lambda h: _id3(h) or _mpeg_sync(h), ".mp3"),
+)
+
+
 def sniff(path: Path, head: bytes) -> Format | None:
     """The format the bytes declare, `UNSUPPORTED_BINARY` for unknown binary, None for text."""
-    ext = formats.EXTENSIONS
-    if head.startswith(b"\x89PNG\r\n\x1a\n"):
-        return ext[".png"]
-    if head.startswith(b"\xff\xd8\xff"):
-        return ext[".jpg"]
-    if head.startswith((b"GIF87a", b"GIF89a")):
-        return ext[".gif"]
-    if head[:4] == b"RIFF" and head[8:12] == b"WEBP":
-        return ext[".webp"]
-    if head[:4] == b"RIFF" and head[8:12] == b"WAVE":
-        return ext[".wav"]
-    if head.startswith((b"II*\x00", b"MM\x00*")):
-        return ext[".tiff"]
-    if head.startswith(b"BM") and len(head) >= 18 and (
-        int.from_bytes(head[14:18], "little") in _BMP_DIB_SIZES
-    ):
-        return ext[".bmp"]
-    if b"%PDF-" in head[:1024]:
-        return ext[".pdf"]
+    for test, extension in _MAGIC:
+        if test(head):
+            return formats.EXTENSIONS[extension]
     if head.startswith((b"PK\x03\x04", b"PK\x05\x06")):
         return _sniff_zip(path)
     if head.startswith(b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"):
         return _sniff_ole2(path)
-    if head.startswith(b"fLaC"):
-        return ext[".flac"]
-    if head.startswith(b"OggS"):
-        return ext[".opus"] if b"OpusHead" in head[:512] else ext[".ogg"]
-    if head[4:8] == b"ftyp" and head[8:12] in _M4A_BRANDS:
-        return ext[".m4a"]
-    if head.startswith(b"ID3") or _mpeg_sync(head):
-        return ext[".mp3"]
-    if head.startswith(_EXECUTABLE_MAGIC):
+    if _executable(head):
         return formats.EXECUTABLE
     if head.startswith(_ARCHIVE_MAGIC):
         return formats.Format("archive", "unsupported", "application/octet-stream")
-    if _looks_textual(head):
-        return None
-    return formats.UNSUPPORTED_BINARY
+    return None if _looks_textual(head) else formats.UNSUPPORTED_BINARY
 
 
 def _mpeg_sync(head: bytes) -> bool:
@@ -200,7 +212,7 @@ def _sniff_ole2(path: Path) -> Format:
 
         with olefile.OleFileIO(str(path)) as ole:
             streams = {"/".join(s).lower() for s in ole.listdir()}
-    except Exception:  # noqa: BLE001 - any parse problem means "not a file we can read"
+    except Exception:  # any parse problem means "not a file we can read"
         return formats.OLE2
     if "workbook" in streams or "book" in streams:
         return formats.EXTENSIONS[".xls"]
@@ -213,25 +225,19 @@ def _looks_textual(head: bytes) -> bool:
     """Text vs binary on the first bytes: NULs and control characters say binary."""
     if head.startswith(_UTF16_BOMS):
         return True
-    if head.startswith(_UTF8_BOM):
-        head = head[3:]
-    if not head:
-        return True
-    if b"\x00" in head:
-        # a few stray NULs in text are tolerated (they are stripped); many mean binary
-        if head.count(b"\x00") * 100 > len(head):
-            return _utf16_without_bom(head)
+    head = head.removeprefix(_UTF8_BOM)
+    # a few stray NULs in text are tolerated (they are stripped); many mean binary or UTF-16
+    if head.count(b"\x00") * 100 > len(head):
+        return _utf16_without_bom(head)
     controls = sum(1 for b in head if b < 32 and b not in (9, 10, 12, 13, 27, 8))
     if controls * 20 > len(head):  # over 5% control characters
         return False
     try:
         head.decode("utf-8")
     except UnicodeDecodeError as exc:
-        if exc.start >= len(head) - 3:  # a multi-byte character cut by the sample
-            return True
-        # not UTF-8: a legacy 8-bit text is mostly printable ASCII
-        high = sum(1 for b in head if b >= 0x80)
-        return high * 3 < len(head)
+        # a multi-byte character cut by the sample is fine; otherwise legacy 8-bit
+        # text is still mostly ASCII
+        return exc.start >= len(head) - 3 or sum(1 for b in head if b >= 0x80) * 3 < len(head)
     return True
 
 

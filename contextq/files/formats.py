@@ -127,7 +127,8 @@ EXTENSIONS: dict[str, Format] = {
     # documents
     ".pdf": Format("pdf", "document", "application/pdf"),
     ".docx": Format(
-        "docx", "document", "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
+        "docx", "document",
+        "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
     ),
     ".pptx": Format(
         "pptx", "document",

@@ -1,19 +1,270 @@
-"""Placeholder: being written (issue 3)."""
+"""Images: validated by decoding, EXIF-oriented, resized to the configured limits.
+
+PNG/JPEG/GIF/WEBP keep their format; BMP and TIFF are converted to PNG so the
+artefact is a type every model API accepts. Pillow opens only an allow-list
+of formats and its decompression-bomb guard is an error here. The result's
+`binary` is the image to send (the original bytes when nothing had to
+change); `content` describes it. Token estimates follow each provider's
+published formula (see `estimate_tokens`).
+"""
 
 from __future__ import annotations
 
+import io
+import math
+import warnings
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from contextq.errors import UnsupportedFileType
+from contextq.errors import HostileInput, InvalidInput
 from contextq.files.registry import ProcessContext, StreamInfo
-from contextq.files.result import FileExtractionResult
+from contextq.files.result import FileExtractionResult, TruncationInfo
+from contextq.settings import Settings
+
+ALLOWED_FORMATS = ("PNG", "JPEG", "GIF", "WEBP", "BMP", "TIFF")
+_KEEP_FORMAT = frozenset({"PNG", "JPEG", "GIF", "WEBP"})
+_MEDIA_TYPES = {"PNG": "image/png", "JPEG": "image/jpeg", "GIF": "image/gif", "WEBP": "image/webp"}
+_MAX_RESIZE_ROUNDS = 12
+ESTIMATE_FORMULAS = (
+    "openai_high: fit in 2048x2048, shortest side to 768, 170 per 512-px tile + 85; "
+    "openai_low: 85; anthropic: width*height/750 after fitting 1568 px long side and 1.15 MP"
+)
+
+
+def openai_high_tokens(width: int, height: int) -> int:
+    """OpenAI high detail: fit 2048², shortest side ≤ 768, 170 tokens per 512-px tile + 85."""
+    w, h = float(width), float(height)
+    if max(w, h) > 2048:
+        scale = 2048 / max(w, h)
+        w, h = w * scale, h * scale
+    if min(w, h) > 768:
+        scale = 768 / min(w, h)
+        w, h = w * scale, h * scale
+    tiles = math.ceil(int(w) / 512) * math.ceil(int(h) / 512)
+    return 170 * max(tiles, 1) + 85
+
+
+def anthropic_tokens(width: int, height: int) -> int:
+    """Anthropic: width*height/750 after scaling to ≤ 1568 px long side and ≤ ~1.15 MP."""
+    w, h = float(width), float(height)
+    scale = min(1.0, 1568 / max(w, h), math.sqrt(1_150_000 / (w * h)))
+    return max(1, math.ceil(int(w * scale) * int(h * scale) / 750))
+
+
+def estimate_tokens(width: int, height: int) -> dict[str, int]:
+    return {
+        "openai_high": openai_high_tokens(width, height),
+        "openai_low": 85,
+        "anthropic": anthropic_tokens(width, height),
+    }
+
+
+@dataclass
+class _Decoded:
+    image: Any  # PIL.Image.Image, first frame, loaded and oriented
+    format: str
+    mode: str
+    width: int  # as stored (before orientation)
+    height: int
+    frames: int
+    oriented: bool
+
+
+def _decode(path: Path, settings: Settings) -> _Decoded:
+    from PIL import Image, ImageOps, UnidentifiedImageError
+
+    Image.MAX_IMAGE_PIXELS = settings.MAX_IMAGE_PIXELS
+    limit = settings.MAX_IMAGE_PIXELS
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", Image.DecompressionBombWarning)
+        try:
+            with Image.open(path, formats=list(ALLOWED_FORMATS)) as img:
+                width, height = img.size
+                if width * height > limit:
+                    raise HostileInput(_bomb_message(width, height, limit))
+                frames = int(getattr(img, "n_frames", 1))
+                img.seek(0)
+                img.load()
+                orientation = img.getexif().get(0x0112, 1)
+                oriented = orientation not in (1, None) and orientation in range(2, 9)
+                image = ImageOps.exif_transpose(img) if oriented else img.copy()
+                fmt, mode = str(img.format), img.mode
+        except (Image.DecompressionBombError, Image.DecompressionBombWarning) as exc:
+            raise HostileInput(
+                f"this image is too large to decode safely ({exc}); the limit is "
+                f"{limit} pixels (MAX_IMAGE_PIXELS)"
+            ) from exc
+        except UnidentifiedImageError as exc:
+            raise InvalidInput(
+                "this file is not a readable image (PNG, JPEG, GIF, WEBP, BMP or TIFF expected)"
+            ) from exc
+        except (ValueError, OSError, SyntaxError, EOFError, IndexError) as exc:
+            raise InvalidInput(
+                f"this image could not be decoded: it looks truncated or corrupt ({exc})"
+            ) from exc
+    return _Decoded(image, fmt, mode, width, height, frames, oriented)
+
+
+def _bomb_message(width: int, height: int, limit: int) -> str:
+    return (
+        f"this image declares {width}×{height} = {width * height} pixels, over the limit of "
+        f"{limit} (MAX_IMAGE_PIXELS); it looks like a decompression bomb"
+    )
+
+
+def _encode(image: Any, fmt: str) -> bytes:
+    out = io.BytesIO()
+    if fmt == "JPEG":
+        if image.mode not in ("L", "RGB", "CMYK"):
+            image = image.convert("RGB")
+        image.save(out, format="JPEG", quality=85, optimize=True)
+    elif fmt == "WEBP":
+        image.save(out, format="WEBP", quality=85)
+    elif fmt == "GIF":
+        image.save(out, format="GIF")
+    else:
+        image.save(out, format="PNG", optimize=False)
+    return out.getvalue()
+
+
+def _resizable(image: Any) -> Any:
+    """A mode LANCZOS works on (palette and 16-bit images are converted first)."""
+    if image.mode in ("L", "LA", "RGB", "RGBA"):
+        return image
+    has_alpha = "A" in image.mode or "transparency" in image.info
+    return image.convert("RGBA" if has_alpha else "RGB")
+
+
+def _resize(image: Any, width: int, height: int) -> Any:
+    from PIL import Image
+
+    return _resizable(image).resize((max(1, width), max(1, height)), Image.Resampling.LANCZOS)
 
 
 class ImageProcessor:
-    name = "images"
+    name = "image"
 
     def accepts(self, info: StreamInfo) -> bool:
         return info.category == "image"
 
     def process(self, path: Path, info: StreamInfo, ctx: ProcessContext) -> FileExtractionResult:
-        raise UnsupportedFileType("images processing is not available yet")
+        settings = ctx.settings
+        original = path.read_bytes()
+        if not original:
+            raise InvalidInput("the image file is empty (0 bytes)")
+        decoded = _decode(path, settings)
+        image = decoded.image
+        out_format = decoded.format if decoded.format in _KEEP_FORMAT else "PNG"
+        notes: list[str] = []
+        truncation = TruncationInfo()
+        if decoded.oriented:
+            notes.append("EXIF orientation applied")
+        if decoded.format != out_format:
+            notes.append(f"converted from {decoded.format} to {out_format}")
+        if decoded.frames > 1:
+            notes.append(f"animated: kept the first frame of {decoded.frames}")
+            truncation.count("frames dropped", decoded.frames - 1)
+        upright_w, upright_h = image.size
+
+        # dimension strategy first (when configured), then the byte-size strategy
+        resized = False
+        cap = settings.MAX_IMAGE_DIMENSION
+        if cap is not None and max(upright_w, upright_h) > cap:
+            scale = cap / max(upright_w, upright_h)
+            image = _resize(image, round(upright_w * scale), round(upright_h * scale))
+            resized = True
+            notes.append(f"longest side limited to {cap} px (MAX_IMAGE_DIMENSION)")
+        changed = resized or decoded.oriented or decoded.format != out_format or decoded.frames > 1
+        data = _encode(image, out_format) if changed else original
+        limit = settings.MAX_IMAGE_ATTACHMENT_SIZE
+        if len(data) > limit:
+            image, data = self._shrink_to_bytes(image, data, out_format, limit)
+            resized = True
+            notes.append(f"resized to fit {_human(limit)} (MAX_IMAGE_ATTACHMENT_SIZE)")
+        new_w, new_h = image.size
+        if resized:
+            truncation.record("pixels", new_w * new_h, upright_w * upright_h)
+
+        before = estimate_tokens(upright_w, upright_h)
+        after = estimate_tokens(new_w, new_h)
+        metadata: dict[str, Any] = {
+            "format": decoded.format,
+            "output_format": out_format,
+            "mode": decoded.mode,
+            "original_width": decoded.width,
+            "original_height": decoded.height,
+            "original_bytes": len(original),
+            "width": new_w,
+            "height": new_h,
+            "bytes": len(data),
+            "resized": resized,
+            "orientation_applied": decoded.oriented,
+            "frames": decoded.frames,
+            "token_estimates": after,
+            "original_token_estimates": before,
+            "token_formula": ESTIMATE_FORMULAS,
+            "token_count_basis": "openai_high",
+        }
+        content = _describe(
+            decoded, w0=upright_w, h0=upright_h, b0=len(original), w1=new_w, h1=new_h,
+            b1=len(data), fmt=out_format, notes=notes, tokens_after=after,
+        )
+        return FileExtractionResult(
+            success=True,
+            file_type=info.file_type,
+            category="image",
+            media_type=info.media_type,
+            content=content,
+            binary=data,
+            binary_media_type=_MEDIA_TYPES[out_format],
+            truncation=truncation,
+            metadata=metadata,
+            token_count=before["openai_high"],
+            processed_token_count=after["openai_high"],
+        )
+
+    @staticmethod
+    def _shrink_to_bytes(image: Any, data: bytes, fmt: str, limit: int) -> tuple[Any, bytes]:
+        """Scale by √(limit / size) with LANCZOS, from the same source each round, until under."""
+        source = image
+        width, height = source.size
+        factor = 1.0
+        for _ in range(_MAX_RESIZE_ROUNDS):
+            factor *= math.sqrt(limit / len(data)) * 0.98
+            new_w, new_h = max(1, int(width * factor)), max(1, int(height * factor))
+            image = _resize(source, new_w, new_h)
+            data = _encode(image, fmt)
+            if len(data) <= limit:
+                return image, data
+            if new_w == 1 and new_h == 1:
+                break
+        raise InvalidInput(
+            f"this image could not be brought under {_human(limit)} "
+            "(MAX_IMAGE_ATTACHMENT_SIZE) by resizing"
+        )
+
+
+def _describe(
+    decoded: _Decoded, *, w0: int, h0: int, b0: int, w1: int, h1: int, b1: int, fmt: str,
+    notes: list[str], tokens_after: dict[str, int],
+) -> str:
+    text = f"Image: {decoded.format}, {w0}×{h0} px, {_human(b0)}, mode {decoded.mode}."
+    if (w0, h0) != (w1, h1) or b0 != b1 or decoded.format != fmt:
+        text += f" Sent as {fmt}, {w1}×{h1} px, {_human(b1)}."
+    if notes:
+        joined = "; ".join(notes)
+        text += " " + joined[:1].upper() + joined[1:] + "."
+    text += (
+        f" Estimated tokens: OpenAI high detail {tokens_after['openai_high']}, "
+        f"OpenAI low detail {tokens_after['openai_low']}, Anthropic {tokens_after['anthropic']}."
+    )
+    return text + "\n"
+
+
+def _human(n: float) -> str:
+    for unit in ("bytes", "KB", "MB", "GB"):
+        if n < 1024 or unit == "GB":
+            return f"{int(n)} bytes" if unit == "bytes" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} GB"

@@ -18,7 +18,7 @@ from typing import Any, BinaryIO
 # markitdown loads magika → onnxruntime, which reports telemetry unless told not to.
 os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
 
-from markitdown import DocumentConverter, DocumentConverterResult, StreamInfo  # noqa: E402
+from markitdown import DocumentConverter, DocumentConverterResult, StreamInfo
 
 CONVERTER_NAME = "pdfium"
 # markitdown tries lower priority values first; its built-ins use 0 and 10.
@@ -86,7 +86,8 @@ def extract_text(data: bytes) -> PdfText:
                 text = text.replace("\r\n", "\n").replace("\r", "\n").strip()
                 if text:
                     with_text += 1
-                sections.append(f"## Page {index + 1}\n\n{text}" if text else f"## Page {index + 1}")
+                heading = f"## Page {index + 1}"
+                sections.append(f"{heading}\n\n{text}" if text else heading)
         finally:
             doc.close()
     return PdfText(markdown="\n\n".join(sections) + "\n", pages=n_pages, pages_with_text=with_text)

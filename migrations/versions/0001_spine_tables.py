@@ -72,6 +72,8 @@ def upgrade() -> None:
     sa.Column('error', sa.Text(), nullable=True),
     sa.Column('content_sha256', sqlmodel.sql.sqltypes.AutoString(length=64), nullable=True),
     sa.Column('content_media_type', sqlmodel.sql.sqltypes.AutoString(length=255), nullable=True),
+    sa.Column('text_sha256', sqlmodel.sql.sqltypes.AutoString(length=64), nullable=True),
+    sa.Column('lease_owner', sqlmodel.sql.sqltypes.AutoString(length=255), nullable=True),
     sa.Column('conversation_id', sqlmodel.sql.sqltypes.AutoString(length=64), nullable=True),
     sa.Column('project_id', sqlmodel.sql.sqltypes.AutoString(length=64), nullable=True),
     sa.Column('created_at', sa.DateTime(timezone=True), nullable=False),

@@ -1,0 +1,284 @@
+"""The `contextq` command: the whole stack (`up`), client commands, and each part alone.
+
+Process supervision lives in `contextq.launcher`, HTTP client commands in
+`contextq.client`; this module only declares the commands.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import sys
+from pathlib import Path
+from typing import Annotated, NoReturn
+
+import typer
+
+from contextq.settings import get_settings
+
+app = typer.Typer(
+    name="contextq",
+    help="Prepares context for LLM agents: uploads and long histories go to Celery.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+keys_app = typer.Typer(help="API keys.", no_args_is_help=True)
+app.add_typer(keys_app, name="keys")
+
+PASSTHROUGH = {"allow_extra_args": True, "ignore_unknown_options": True}
+
+ApiOpt = Annotated[
+    str | None,
+    typer.Option("--api", envvar="CONTEXTQ_API_URL", show_envvar=True,
+                 help="API base URL (default: http://127.0.0.1:8000)"),
+]
+KeyOpt = Annotated[
+    str | None,
+    typer.Option("--key", envvar="CONTEXTQ_API_KEY", show_envvar=True,
+                 help="API key (default: DATA_DIR/dev-api-key saved by `contextq up`)"),
+]
+
+
+def _say(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def _out(message: str) -> None:
+    print(message, flush=True)
+
+
+def _exec(argv: list[str], extra_env: dict[str, str] | None = None) -> NoReturn:
+    """Replace this process with the part (signals then reach it directly)."""
+    env = {**os.environ, **(extra_env or {})}
+    env.setdefault("ORT_DISABLE_TELEMETRY", "1")
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.execve(argv[0], argv, env)  # noqa: S606  (fixed argv built by contextq.launcher)
+
+
+def _cores() -> int:
+    return os.cpu_count() or 1
+
+
+# -- the whole stack --------------------------------------------------------------------
+
+
+@app.command()
+def up(
+    host: Annotated[str, typer.Option(help="API bind address.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="API port.")] = 8000,
+    flower_port: Annotated[int, typer.Option(help="Flower port (bound to 127.0.0.1).")] = 5555,
+    concurrency: Annotated[
+        int | None, typer.Option(help="Worker processes (default: number of cores).")
+    ] = None,
+    timeout: Annotated[float, typer.Option(help="Seconds to wait for every part.")] = 120.0,
+) -> None:
+    """Run the whole stack on this machine: Valkey, API, worker, beat, Flower.
+
+    DATA_DIR (default ./.contextq) holds the database, blobs, broker data, logs and
+    the development API key. Ctrl-C or SIGTERM stops every process.
+    """
+    from contextq.launcher import UpOptions, run_up
+
+    options = UpOptions(host=host, port=port, flower_port=flower_port,
+                        concurrency=concurrency or _cores(), timeout_s=timeout)
+    raise typer.Exit(run_up(get_settings(), options, say=_say, out=_out))
+
+
+# -- client commands -------------------------------------------------------------------
+
+
+@app.command()
+def upload(
+    files: Annotated[list[Path], typer.Argument(help="Files to upload.", exists=True,
+                                                dir_okay=False, readable=True)],
+    conversation_id: Annotated[str | None, typer.Option(help="Attach to a conversation.")] = None,
+    project_id: Annotated[str | None, typer.Option(help="Attach to a project.")] = None,
+    timeout: Annotated[float, typer.Option(help="Seconds to wait for processing.")] = 900.0,
+    api: ApiOpt = None,
+    key: KeyOpt = None,
+) -> None:
+    """Upload files, wait until each is ready or failed, print a table."""
+    from contextq.client import ClientError, resolve_target
+    from contextq.client import upload as do_upload
+
+    try:
+        target = resolve_target(api, key, get_settings())
+        code = do_upload(target, files, conversation_id=conversation_id,
+                         project_id=project_id, timeout_s=timeout)
+    except ClientError as exc:
+        _say(f"contextq upload: {exc}")
+        raise typer.Exit(1) from None
+    raise typer.Exit(code)
+
+
+@app.command()
+def context(
+    conversation_id: Annotated[str, typer.Argument(help="Conversation id.")],
+    strategy: Annotated[str | None, typer.Option(help="token_budget, sliding_window, "
+                                                      "noop or hierarchical.")] = None,
+    options: Annotated[str | None, typer.Option(help="Strategy options as JSON.")] = None,
+    model: Annotated[str | None, typer.Option(help="Target model.")] = None,
+    fmt: Annotated[str | None, typer.Option("--format", help="openai or anthropic.")] = None,
+    force: Annotated[bool, typer.Option("--force", help="Filter even under the threshold.")
+                     ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the raw answer.")] = False,
+    api: ApiOpt = None,
+    key: KeyOpt = None,
+) -> None:
+    """The filtering report of a conversation's ready-to-send context."""
+    import json
+
+    from contextq.client import ClientError, fetch_context, print_context_report, resolve_target
+
+    if fmt is not None and fmt not in ("openai", "anthropic"):
+        _say("contextq context: --format must be openai or anthropic")
+        raise typer.Exit(2)
+    try:
+        target = resolve_target(api, key, get_settings())
+        ctx = fetch_context(target, conversation_id, strategy=strategy, options=options,
+                            model=model, fmt=fmt, force_filter=force)
+    except ClientError as exc:
+        _say(f"contextq context: {exc}")
+        raise typer.Exit(1) from None
+    if as_json:
+        _out(json.dumps(ctx, indent=2))
+    else:
+        print_context_report(ctx)
+
+
+@keys_app.command("create")
+def keys_create(
+    owner: Annotated[str, typer.Option(help="Owner name (created if new).")] = "default",
+) -> None:
+    """Create an API key and print it alone on stdout (shown once; only its hash is stored)."""
+    from store.db import migrate, session_scope
+    from store.keys import create_key
+
+    settings = get_settings()
+    migrate(settings)
+    with session_scope() as session:
+        key = create_key(session, owner_name=owner)
+    _out(key)
+
+
+# -- each part alone (docker-compose runs these) ----------------------------------------
+
+
+@app.command()
+def migrate() -> None:
+    """Bring the database schema to the newest migration."""
+    from store.db import migrate as do_migrate
+
+    settings = get_settings()
+    do_migrate(settings)
+    _say("contextq migrate: database schema is up to date")
+
+
+@app.command(context_settings=PASSTHROUGH)
+def api(
+    ctx: typer.Context,
+    host: Annotated[str, typer.Option(help="Bind address.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port.")] = 8000,
+) -> None:
+    """The HTTP API (uvicorn). Extra arguments go to uvicorn."""
+    from contextq.launcher import api_argv
+
+    _exec(api_argv(host, port, list(ctx.args)))
+
+
+@app.command(context_settings=PASSTHROUGH)
+def worker(
+    ctx: typer.Context,
+    concurrency: Annotated[
+        int | None, typer.Option(help="Worker processes (default: number of cores).")
+    ] = None,
+    queues: Annotated[str, typer.Option(help="Queues to consume.")] = "files,history",
+    loglevel: Annotated[str, typer.Option(help="Log level.")] = "INFO",
+) -> None:
+    """A Celery worker (prefork). Extra arguments go to `celery worker`."""
+    from contextq.launcher import worker_argv
+
+    _exec(worker_argv(concurrency or _cores(), queues=queues, loglevel=loglevel,
+                      extra=list(ctx.args)))
+
+
+@app.command(context_settings=PASSTHROUGH)
+def beat(
+    ctx: typer.Context,
+    schedule: Annotated[Path | None, typer.Option(
+        help="Schedule file (default: DATA_DIR/celerybeat-schedule).")] = None,
+    pidfile: Annotated[Path | None, typer.Option(
+        help="Pid file; a second beat refuses to start (default: DATA_DIR/celerybeat.pid).")
+    ] = None,
+    loglevel: Annotated[str, typer.Option(help="Log level.")] = "INFO",
+) -> None:
+    """Celery beat: the recovery and compaction sweeps. Run exactly one."""
+    from contextq.launcher import beat_argv, ensure_data_dir
+
+    data_dir = ensure_data_dir(get_settings())
+    _exec(beat_argv(schedule or data_dir / "celerybeat-schedule",
+                    pidfile or data_dir / "celerybeat.pid", loglevel=loglevel,
+                    extra=list(ctx.args)))
+
+
+@app.command(context_settings=PASSTHROUGH)
+def flower(
+    ctx: typer.Context,
+    address: Annotated[str, typer.Option(help="Bind address (keep it private).")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port.")] = 5555,
+) -> None:
+    """Flower with basic auth (FLOWER_USER / FLOWER_PASSWORD, else a saved generated one)."""
+    from contextq.launcher import FLOWER_PASSWORD_FILE, flower_argv, flower_env
+
+    settings = get_settings()
+    env = flower_env(settings)
+    if not settings.FLOWER_PASSWORD:
+        _say(f"contextq flower: user {settings.FLOWER_USER}, password in "
+             f"{settings.data_dir / FLOWER_PASSWORD_FILE}")
+    _exec(flower_argv(address, port, list(ctx.args)), env)
+
+
+@app.command()
+def health(
+    part: Annotated[str, typer.Argument(help="api, worker, flower or broker.")],
+    url: Annotated[str | None, typer.Option(
+        help="api: base URL (http://127.0.0.1:8000); flower: base URL (http://127.0.0.1:5555).")
+    ] = None,
+    node: Annotated[str | None, typer.Option(
+        help="worker: node name to ping (default: celery@<this host>).")] = None,
+) -> None:
+    """Exit 0 when the part answers (used by docker-compose healthchecks)."""
+    from contextq import launcher
+
+    settings = get_settings()
+    ok: bool
+    if part == "api":
+        ok = launcher.api_ready(url or "http://127.0.0.1:8000")
+    elif part == "flower":
+        ok = launcher.http_status((url or "http://127.0.0.1:5555").rstrip("/")
+                                  + "/healthcheck") == 200
+    elif part in ("worker", "broker"):
+        if not settings.REDIS_URL:
+            _say("contextq health: REDIS_URL is not set")
+            raise typer.Exit(1)
+        if part == "broker":
+            ok = launcher.redis_ready(settings.REDIS_URL)
+        else:
+            ok = launcher.worker_ping(settings.REDIS_URL,
+                                      [node or f"celery@{socket.gethostname()}"], timeout=3.0)
+    else:
+        _say("contextq health: PART must be api, worker, flower or broker")
+        raise typer.Exit(2)
+    if not ok:
+        _say(f"contextq health: {part} is not answering")
+    raise typer.Exit(0 if ok else 1)
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()

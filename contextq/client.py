@@ -1,0 +1,242 @@
+"""HTTP client commands of the CLI: `contextq upload` and `contextq context`."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+from rich.console import Console
+from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from contextq.settings import Settings
+
+DEFAULT_API_URL = "http://127.0.0.1:8000"
+DONE = ("ready", "failed")
+
+
+class ClientError(Exception):
+    """A message for the user; the CLI prints it and exits 1."""
+
+
+@dataclass(frozen=True)
+class Target:
+    api: str
+    key: str
+
+
+def resolve_target(api: str | None, key: str | None, settings: Settings) -> Target:
+    """--api/--key, else CONTEXTQ_API_URL/CONTEXTQ_API_KEY, else the dev key `contextq up` saved."""
+    api = api or os.environ.get("CONTEXTQ_API_URL") or DEFAULT_API_URL
+    key = key or os.environ.get("CONTEXTQ_API_KEY")
+    if not key:
+        from contextq.launcher import DEV_KEY_FILE, read_secret
+
+        key = read_secret(settings.data_dir / DEV_KEY_FILE)
+    if not key:
+        raise ClientError(
+            "no API key: pass --key, set CONTEXTQ_API_KEY, or run `contextq up` in this "
+            f"directory first (it saves a development key in {settings.data_dir / DEV_KEY_FILE})"
+        )
+    return Target(api.rstrip("/"), key)
+
+
+def _client(target: Target, timeout: float = 60.0) -> httpx.Client:
+    return httpx.Client(
+        base_url=target.api,
+        headers={"Authorization": f"Bearer {target.key}"},
+        timeout=timeout,
+    )
+
+
+def _detail(resp: httpx.Response) -> str:
+    try:
+        body = resp.json()
+    except ValueError:
+        return f"HTTP {resp.status_code}: {resp.text[:200]}"
+    detail = body.get("detail") if isinstance(body, dict) else body
+    if not isinstance(detail, str):
+        detail = json.dumps(detail)[:300]
+    return f"HTTP {resp.status_code}: {detail}"
+
+
+# -- upload ------------------------------------------------------------------------------
+
+
+def upload(
+    target: Target, paths: Sequence[Path], *, conversation_id: str | None = None,
+    project_id: str | None = None, poll_interval_s: float = 0.25, timeout_s: float = 900.0,
+    console: Console | None = None,
+) -> int:
+    """Upload every file, wait until each is ready or failed, print a table; exit code."""
+    console = console or Console()
+    err = Console(stderr=True)
+    rows: dict[Path, dict[str, Any]] = {}
+    form = {k: v for k, v in (("conversation_id", conversation_id),
+                              ("project_id", project_id)) if v}
+    with _client(target) as http:
+        progress = Progress(
+            SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
+            TextColumn("{task.fields[status]}"), TimeElapsedColumn(), console=err,
+            transient=False,
+        )
+        with progress:
+            tasks = {p: progress.add_task(p.name, total=2, status="uploading") for p in paths}
+            for path in paths:
+                rows[path] = _upload_one(http, path, form)
+                progress.update(tasks[path], completed=1, status=rows[path].get("status", "?"))
+            deadline = time.monotonic() + timeout_s
+            pending = [p for p in paths if rows[p].get("status") not in DONE]
+            while pending:
+                if time.monotonic() > deadline:
+                    for p in pending:
+                        rows[p]["error"] = f"still {rows[p].get('status')} after {timeout_s:.0f}s"
+                    break
+                time.sleep(poll_interval_s)
+                for p in pending:
+                    resp = http.get(f"/v1/files/{rows[p]['id']}")
+                    if resp.status_code == 200:
+                        rows[p] = resp.json()
+                    else:
+                        rows[p] = {**rows[p], "status": "failed", "error": _detail(resp)}
+                    progress.update(tasks[p], status=rows[p].get("status", "?"))
+                pending = [p for p in pending if rows[p].get("status") not in DONE]
+            for p in paths:
+                if rows[p].get("status") in DONE:
+                    progress.update(tasks[p], completed=2)
+    console.print(files_table(paths, rows))
+    return 0 if all(rows[p].get("status") == "ready" for p in paths) else 1
+
+
+def _upload_one(http: httpx.Client, path: Path, form: dict[str, str]) -> dict[str, Any]:
+    try:
+        with open(path, "rb") as fh:
+            resp = http.post("/v1/files", files={"file": (path.name, fh)}, data=form)
+    except OSError as exc:
+        return {"status": "failed", "error": f"cannot read {path}: {exc.strerror or exc}"}
+    except httpx.HTTPError as exc:
+        return {"status": "failed", "error": f"upload failed: {exc}"}
+    if resp.status_code not in (200, 201, 202):
+        return {"status": "failed", "error": _detail(resp)}
+    body: dict[str, Any] = resp.json()
+    return body
+
+
+def files_table(paths: Sequence[Path], rows: dict[Path, dict[str, Any]]) -> Table:
+    table = Table(title="contextq upload")
+    for column in ("file", "status", "category", "tokens", "processed", "truncation", "error"):
+        table.add_column(column, overflow="fold")
+    for p in paths:
+        row = rows[p]
+        trunc = row.get("truncation") or {}
+        summary = trunc.get("summary") if isinstance(trunc, dict) else None
+        if not summary and isinstance(trunc, dict) and "truncated" in trunc:
+            summary = "truncated" if trunc["truncated"] else "complete"
+        status = str(row.get("status", "?"))
+        style = {"ready": "green", "failed": "red"}.get(status, "yellow")
+        table.add_row(
+            str(p), f"[{style}]{status}[/{style}]", str(row.get("category") or ""),
+            _num(row.get("token_count")), _num(row.get("processed_token_count")),
+            str(summary or ""), str(row.get("error") or ""),
+        )
+    return table
+
+
+def _num(value: Any) -> str:
+    return "" if value is None else str(value)
+
+
+# -- context report ---------------------------------------------------------------------
+
+
+def fetch_context(
+    target: Target, conversation_id: str, *, strategy: str | None = None,
+    options: str | None = None, model: str | None = None, fmt: str | None = None,
+    force_filter: bool = False,
+) -> dict[str, Any]:
+    params: dict[str, str] = {}
+    if strategy:
+        params["strategy"] = strategy
+    if options:
+        try:
+            json.loads(options)
+        except ValueError as exc:
+            raise ClientError(f"--options is not valid JSON: {exc}") from exc
+        params["options"] = options
+    if model:
+        params["model"] = model
+    if fmt:
+        params["format"] = fmt
+    if force_filter:
+        params["force_filter"] = "true"
+    with _client(target) as http:
+        try:
+            resp = http.get(f"/v1/conversations/{conversation_id}/context", params=params)
+        except httpx.HTTPError as exc:
+            raise ClientError(f"cannot reach {target.api}: {exc}") from exc
+    if resp.status_code != 200:
+        raise ClientError(_detail(resp))
+    body: dict[str, Any] = resp.json()
+    return body
+
+
+def context_report(ctx: dict[str, Any]) -> list[tuple[str, str]]:
+    """The filtering report as (label, value) rows."""
+    messages = ctx.get("messages") or []
+    removed = list(ctx.get("removed_message_ids") or [])
+    kept = ctx.get("kept_message_count")
+    original = ctx.get("original_message_count")
+    if original is None:
+        # history messages sent + removed; the synthetic system prompt (and the
+        # summary of a compaction) are not history messages
+        synthetic = 1 if messages and messages[0].get("role") == "system" else 0
+        if ctx.get("format") == "anthropic":
+            synthetic = 0  # the system prompt travels outside `messages`
+        original = max(0, len(messages) - synthetic) + len(removed)
+        if kept is None:
+            kept = max(0, len(messages) - synthetic)
+    elif kept is None:
+        kept = original - len(removed)
+    limit = ctx.get("context_limit")
+    before = ctx.get("original_tokens")
+    if before is None and ctx.get("usage_before") is not None and limit:
+        before = round(float(ctx["usage_before"]) * int(limit))
+    after = ctx.get("token_count")
+    rows = [
+        ("conversation", str(ctx.get("conversation_id", ""))),
+        ("model", f"{ctx.get('model', '')} (context limit {limit}, "
+                  f"budget {ctx.get('budget_tokens')})"),
+        ("strategy", f"{ctx.get('strategy', '')} (filtered: "
+                     f"{'yes' if ctx.get('filtered') else 'no'})"),
+        ("messages", f"{original} → {kept}"),
+        ("removed ids", ", ".join(removed) if removed else "none"),
+        ("tokens", f"{_num(before)} → {_num(after)}"),
+        ("usage", f"{_pct(ctx.get('usage_before'))} → {_pct(ctx.get('usage_after'))}"),
+        ("duration", f"{ctx.get('duration_ms')} ms"),
+    ]
+    if ctx.get("compaction_id"):
+        rows.append(("compaction", str(ctx["compaction_id"])))
+    for field_name in ("pending_file_ids", "failed_file_ids"):
+        if ctx.get(field_name):
+            rows.append((field_name.replace("_", " "), ", ".join(ctx[field_name])))
+    return rows
+
+
+def _pct(value: Any) -> str:
+    return "?" if value is None else f"{float(value) * 100:.1f}%"
+
+
+def print_context_report(ctx: dict[str, Any], console: Console | None = None) -> None:
+    console = console or Console()
+    table = Table(title="contextq context", show_header=False)
+    table.add_column("what", style="bold")
+    table.add_column("value", overflow="fold")
+    for label, value in context_report(ctx):
+        table.add_row(label, value)
+    console.print(table)

@@ -1,0 +1,271 @@
+"""Compaction (SPEC §5): summarise the history up to a point, keep the rest verbatim.
+
+`plan_compaction` picks `through_seq`: the newest messages that fit
+`keep_recent_tokens` stay verbatim after it, and the cut falls between units, so a
+tool call and its results are never split. Pinned and system messages (with their
+tool chains) inside the covered range stay verbatim too: they are not summarised and
+the context endpoint sends them as they are.
+
+`compact` runs the plan with a summariser. Its input is capped at
+`SUMMARIZER_INPUT_MAX_TOKENS`: longer histories are summarised in chunks, then the
+chunk summaries are summarised. If the summariser raises, it falls back to
+truncation (25% head / 75% tail) and says so in `fallback_reason`.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from contextq.errors import SummarizerError
+from contextq.history.chains import unit_at
+from contextq.history.summarizers import Summarizer, truncate_history
+from contextq.history.tokens import MESSAGE_OVERHEAD_TOKENS, token_count
+from contextq.history.types import Message
+from contextq.settings import Settings
+from contextq.tokens import DEFAULT_ENCODING, count_tokens, truncate_to_tokens
+
+log = logging.getLogger("contextq.history.compaction")
+
+MIN_SUMMARY_TOKENS = 256
+
+
+@dataclass(slots=True)
+class CompactionPlan:
+    through_seq: int  # every message with seq ≤ through_seq is covered
+    to_summarize: list[Message]  # covered messages that go into the summary
+    verbatim: list[Message]  # covered messages kept as they are (pinned, system, their chains)
+    tail: list[Message]  # messages after through_seq (kept verbatim)
+    summary_max_tokens: int
+    covered_tokens: int  # tokens of every covered message (summarised + verbatim)
+
+
+@dataclass(slots=True)
+class CompactionOutcome:
+    """What the service stores as a CompactionResult row."""
+
+    method: Literal["summary", "truncation"]
+    summary: str
+    through_seq: int
+    original_message_count: int  # covered messages
+    compacted_message_count: int  # 1 (the summary) + verbatim ones
+    original_tokens: int  # tokens of the covered messages
+    compacted_tokens: int  # summary + verbatim tokens
+    summary_tokens: int
+    summarized_message_count: int
+    verbatim_ids: list[str]
+    summarizer: str  # name of the summariser used (or "truncation")
+    chunks: int  # summariser calls for the first stage (1 = no chunking)
+    duration_ms: float
+    fallback_reason: str | None = None  # why truncation was used
+    warnings: list[str] = field(default_factory=list)
+
+
+def plan_compaction(
+    messages: Sequence[Message],
+    *,
+    target_tokens: int,
+    keep_recent_tokens: int | None = None,
+    min_recent_messages: int = 1,
+    max_pinned: int = 10,
+) -> CompactionPlan | None:
+    """Choose what to summarise so that summary + verbatim messages ≈ `target_tokens`.
+
+    `keep_recent_tokens` (default half the target) is the room for the newest messages
+    kept verbatim; at least `min_recent_messages` stay. Returns None when there is
+    nothing to summarise.
+    """
+    if target_tokens <= 0:
+        raise ValueError("target_tokens must be positive")
+    if keep_recent_tokens is None:
+        keep_recent_tokens = target_tokens // 2
+    used = 0
+    kept_messages = 0
+    cut = len(messages)  # index of the first tail message
+    i = len(messages) - 1
+    while i >= 0:
+        unit = unit_at(messages, i)
+        cost = sum(token_count(messages[j]) for j in range(unit.start, unit.end + 1))
+        if kept_messages >= min_recent_messages and used + cost > keep_recent_tokens:
+            break
+        used += cost
+        kept_messages += unit.end - unit.start + 1
+        cut = unit.start
+        i = unit.start - 1
+    if cut == 0:
+        return None
+    covered = messages[:cut]
+    verbatim_idx = _verbatim_indices(covered, max_pinned)
+    to_summarize = [m for j, m in enumerate(covered) if j not in verbatim_idx]
+    if not to_summarize:
+        return None
+    verbatim = [covered[j] for j in sorted(verbatim_idx)]
+    verbatim_tokens = sum(token_count(m) for m in verbatim)
+    summary_max = max(MIN_SUMMARY_TOKENS, target_tokens - used - verbatim_tokens)
+    return CompactionPlan(
+        through_seq=covered[-1].seq,
+        to_summarize=to_summarize,
+        verbatim=verbatim,
+        tail=list(messages[cut:]),
+        summary_max_tokens=summary_max,
+        covered_tokens=sum(token_count(m) for m in covered),
+    )
+
+
+def _verbatim_indices(covered: Sequence[Message], max_pinned: int) -> set[int]:
+    keep: set[int] = set()
+    pinned_left = max_pinned
+    for j in range(len(covered) - 1, -1, -1):
+        message = covered[j]
+        if message.role == "system" or (message.pinned and pinned_left > 0):
+            if message.role != "system":
+                pinned_left -= 1
+            unit = unit_at(covered, j)
+            keep.update(range(unit.start, unit.end + 1))
+    return keep
+
+
+def compact(
+    messages: Sequence[Message],
+    summarizer: Summarizer | None,
+    settings: Settings,
+    *,
+    previous_summary: str | None = None,
+    target_tokens: int | None = None,
+    keep_recent_tokens: int | None = None,
+    encoding: str = DEFAULT_ENCODING,
+) -> CompactionOutcome | None:
+    """Compact `messages` (the history after the previous compaction, oldest first).
+
+    `previous_summary` (the newest stored summary) is folded into the new one.
+    `summarizer=None` means truncation only. Returns None when there is nothing to
+    compact. Never raises for a summariser failure: falls back to truncation.
+    """
+    started = time.perf_counter()
+    target = target_tokens or settings.HISTORY_COMPACTION_TARGET_TOKENS
+    plan = plan_compaction(
+        messages,
+        target_tokens=target,
+        keep_recent_tokens=keep_recent_tokens,
+        max_pinned=settings.MAX_PINNED_MESSAGES,
+    )
+    if plan is None:
+        return None
+    inputs = list(plan.to_summarize)
+    if previous_summary:
+        inputs.insert(0, summary_input(previous_summary, encoding))
+    fallback_reason: str | None = None
+    chunks = 0
+    method: Literal["summary", "truncation"] = "summary"
+    name = "truncation"
+    if summarizer is None:
+        fallback_reason = "no summariser configured (SUMMARIZER=truncation)"
+    else:
+        name = summarizer.name
+        try:
+            summary, chunks = summarize_capped(
+                inputs,
+                summarizer,
+                max_tokens=plan.summary_max_tokens,
+                input_cap=settings.SUMMARIZER_INPUT_MAX_TOKENS,
+                encoding=encoding,
+            )
+        except Exception as exc:  # a failed summary is never stored as one
+            if not isinstance(exc, SummarizerError):
+                log.exception("summariser %s crashed", name)
+            fallback_reason = f"{name} summariser failed: {exc}"
+            log.warning("compaction falls back to truncation: %s", fallback_reason)
+    if fallback_reason is not None:
+        method = "truncation"
+        name = "truncation"
+        cut = truncate_history(inputs, max_tokens=plan.summary_max_tokens, encoding=encoding)
+        summary = cut.text
+    summary_tokens = count_tokens(summary, encoding)
+    verbatim_tokens = sum(token_count(m) for m in plan.verbatim)
+    return CompactionOutcome(
+        method=method,
+        summary=summary,
+        through_seq=plan.through_seq,
+        original_message_count=len(plan.to_summarize) + len(plan.verbatim),
+        compacted_message_count=1 + len(plan.verbatim),
+        original_tokens=plan.covered_tokens,
+        compacted_tokens=summary_tokens + MESSAGE_OVERHEAD_TOKENS + verbatim_tokens,
+        summary_tokens=summary_tokens,
+        summarized_message_count=len(plan.to_summarize),
+        verbatim_ids=[str(m.id) for m in plan.verbatim if m.id is not None],
+        summarizer=name,
+        chunks=chunks,
+        duration_ms=round((time.perf_counter() - started) * 1000, 3),
+        fallback_reason=fallback_reason,
+    )
+
+
+def summary_input(summary: str, encoding: str = DEFAULT_ENCODING) -> Message:
+    """A previous summary as a summariser input message."""
+    text = f"Summary of the conversation before this point:\n{summary}"
+    return Message(
+        role="user", content=text, seq=-1,
+        token_count=count_tokens(text, encoding) + MESSAGE_OVERHEAD_TOKENS + 8,
+    )
+
+
+def summarize_capped(
+    messages: Sequence[Message],
+    summarizer: Summarizer,
+    *,
+    max_tokens: int,
+    input_cap: int,
+    encoding: str = DEFAULT_ENCODING,
+    _depth: int = 0,
+) -> tuple[str, int]:
+    """Summarise with every summariser call's input ≤ `input_cap` tokens.
+
+    Over the cap, the messages are split in chunks (whole messages; one message over
+    the cap is cut), each chunk is summarised to at most `input_cap // chunks`, and the
+    chunk summaries are summarised again. Returns (summary, first-stage call count).
+    """
+    chunks = _chunks(messages, input_cap, encoding)
+    if _depth >= 4:
+        raise SummarizerError("summariser input does not shrink under SUMMARIZER_INPUT_MAX_TOKENS")
+    if len(chunks) == 1:
+        return summarizer.summarize(chunks[0], max_tokens=max_tokens, encoding=encoding), 1
+    per_chunk = max(MIN_SUMMARY_TOKENS, min(max_tokens, input_cap // len(chunks) - 16))
+    partials = []
+    for chunk in chunks:
+        text = summarizer.summarize(chunk, max_tokens=per_chunk, encoding=encoding)
+        partials.append(
+            Message(
+                role="user",
+                content=text,
+                seq=chunk[-1].seq,
+                token_count=count_tokens(text, encoding) + MESSAGE_OVERHEAD_TOKENS + 8,
+            )
+        )
+    summary, _ = summarize_capped(
+        partials, summarizer, max_tokens=max_tokens, input_cap=input_cap, encoding=encoding,
+        _depth=_depth + 1,
+    )
+    return summary, len(chunks)
+
+
+def _chunks(messages: Sequence[Message], cap: int, encoding: str) -> list[list[Message]]:
+    chunks: list[list[Message]] = [[]]
+    used = 0
+    for original in messages:
+        message, cost = original, token_count(original)
+        if cost > cap:  # one message alone over the cap: cut its text
+            text, _, kept = truncate_to_tokens(original.text(), max(1, cap - 64), encoding)
+            message = Message(
+                role=original.role, content=text + " …[cut]", seq=original.seq,
+                kind=original.kind, pinned=original.pinned, token_count=kept + 64,
+            )
+            cost = kept + 64
+        if chunks[-1] and used + cost > cap:
+            chunks.append([])
+            used = 0
+        chunks[-1].append(message)
+        used += cost
+    return chunks

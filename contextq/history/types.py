@@ -1,0 +1,113 @@
+"""The message type the history engine works on: plain data, no I/O."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal, cast, get_args
+
+Role = Literal["system", "user", "assistant", "tool"]
+Kind = Literal["user_prompt", "reasoning", "tool_call", "decision", "error", "observation"]
+ROLES: frozenset[str] = frozenset(get_args(Role))
+KINDS: frozenset[str] = frozenset(get_args(Kind))
+
+Content = str | list[dict[str, Any]] | None
+
+
+@dataclass(slots=True)
+class Message:
+    """One message of a conversation, as stored, plus the fields the engine needs.
+
+    `token_count` is the message's cost as sent (see `history.tokens`); the service
+    computes it once at insert. Strategies use it as is and count only when it is None.
+    """
+
+    role: Role
+    content: Content = None
+    id: str | None = None
+    seq: int = 0
+    tool_calls: list[dict[str, Any]] | None = None
+    tool_call_id: str | None = None
+    name: str | None = None
+    pinned: bool = False
+    kind: Kind | None = None
+    importance: float | None = None
+    token_count: int | None = None
+    file_ids: list[str] = field(default_factory=list)
+    created_at: datetime | None = None
+
+    @property
+    def call_ids(self) -> tuple[str, ...]:
+        """Ids of the tool calls this (assistant) message makes."""
+        if not self.tool_calls:
+            return ()
+        return tuple(str(call.get("id", "")) for call in self.tool_calls)
+
+    def text(self) -> str:
+        """The message's text: a string content, or its text parts joined by newlines."""
+        return content_text(self.content)
+
+    def to_openai(self) -> dict[str, Any]:
+        """The dict exactly as the OpenAI chat completions API takes it (no None values)."""
+        out: dict[str, Any] = {"role": self.role}
+        content = self.content
+        if self.role == "assistant" and self.tool_calls:
+            if content not in (None, "", []):
+                out["content"] = content
+            out["tool_calls"] = [_openai_call(call) for call in self.tool_calls]
+        else:
+            out["content"] = "" if content is None else content
+        if self.role == "tool" and self.tool_call_id is not None:
+            out["tool_call_id"] = self.tool_call_id
+        if self.name and self.role in ("user", "system", "assistant"):
+            out["name"] = self.name
+        return out
+
+    @classmethod
+    def from_openai(cls, data: Mapping[str, Any], **fields: Any) -> Message:
+        """Build from an OpenAI-style dict; `fields` sets the engine's extra fields."""
+        role = str(data.get("role", ""))
+        if role not in ROLES:
+            raise ValueError(f"role must be one of {sorted(ROLES)}, not {role!r}")
+        return cls(
+            role=cast(Role, role),
+            content=data.get("content"),
+            tool_calls=data.get("tool_calls") or None,
+            tool_call_id=data.get("tool_call_id"),
+            name=data.get("name"),
+            **fields,
+        )
+
+
+def _openai_call(call: Mapping[str, Any]) -> dict[str, Any]:
+    function = call.get("function") or {}
+    arguments = function.get("arguments", "{}")
+    if not isinstance(arguments, str):
+        import json
+
+        arguments = json.dumps(arguments, ensure_ascii=False, separators=(",", ":"))
+    return {
+        "id": str(call.get("id", "")),
+        "type": "function",
+        "function": {"name": str(function.get("name", "")), "arguments": arguments},
+    }
+
+
+def content_text(content: Content) -> str:
+    """Text of a content value: the string itself, or the text parts joined by newlines."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    texts = []
+    for part in content:
+        if part.get("type") == "text":
+            texts.append(str(part.get("text", "")))
+        elif part.get("type") in ("image_url", "image"):
+            texts.append("[image]")
+        elif part.get("type") in ("input_audio", "audio"):
+            texts.append("[audio]")
+        elif part.get("type") == "file":
+            texts.append("[file]")
+    return "\n".join(texts)

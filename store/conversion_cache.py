@@ -1,0 +1,111 @@
+"""The conversion cache (contextq.files.registry.ConversionCache) over the database.
+
+An entry maps a key (sha256 of the bytes + converter version + options) to a
+markdown blob. Shared across owners and workers. `lock(key)` is a Redis lock
+(redis-py `Lock` with a timeout, blocking wait) so at most one conversion of
+the same key runs across all workers; a waiter re-checks `get` after it gets
+the lock. If Redis cannot be reached the conversion runs unlocked (correct,
+only possibly duplicated) and a warning is logged.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+from sqlalchemy.exc import IntegrityError
+
+from store.blobs import BlobStore
+from store.db import read_session, session_scope
+from store.tables import ConversionCacheEntry, utcnow
+
+log = logging.getLogger(__name__)
+
+LOCK_PREFIX = "contextq:conversion-lock:"
+
+_clients: dict[str, Any] = {}
+_clients_lock = threading.Lock()
+
+
+def _redis(url: str) -> Any:
+    import os
+
+    import redis
+
+    key = f"{os.getpid()}:{url}"  # one client per process (never shared across fork)
+    with _clients_lock:
+        client = _clients.get(key)
+        if client is None:
+            client = redis.Redis.from_url(url, socket_timeout=5, socket_connect_timeout=2)
+            _clients[key] = client
+        return client
+
+
+class DbConversionCache:
+    def __init__(
+        self, *, blobs: BlobStore, redis_url: str | None, lock_timeout_s: float,
+        wait_timeout_s: float,
+    ) -> None:
+        self.blobs = blobs
+        self.redis_url = redis_url
+        self.lock_timeout_s = lock_timeout_s  # a crashed holder's lock expires after this
+        self.wait_timeout_s = wait_timeout_s  # a waiter gives up and converts itself after this
+
+    def get(self, key: str) -> str | None:
+        with read_session() as session:
+            entry = session.get(ConversionCacheEntry, key)
+        if entry is None:
+            return None
+        try:
+            text = self.blobs.read_bytes(entry.markdown_sha256).decode("utf-8")
+        except (FileNotFoundError, ValueError):
+            return None  # blob gone: convert again, `put` repairs the entry
+        with contextlib.suppress(Exception), session_scope() as session:
+            hit = session.get(ConversionCacheEntry, key)
+            if hit is not None:
+                hit.hits += 1
+                hit.last_hit_at = utcnow()
+        return text
+
+    def put(self, key: str, markdown: str) -> None:
+        markdown = markdown.replace("\x00", "")
+        sha = self.blobs.put_bytes(markdown.encode("utf-8", "replace"))
+        try:
+            with session_scope() as session:
+                entry = session.get(ConversionCacheEntry, key)
+                if entry is None:
+                    session.add(ConversionCacheEntry(
+                        key=key, markdown_sha256=sha, size_chars=len(markdown)
+                    ))
+                else:
+                    entry.markdown_sha256, entry.size_chars = sha, len(markdown)
+        except IntegrityError:
+            pass  # another worker stored the same key first: same content
+
+    @contextlib.contextmanager
+    def lock(self, key: str) -> Iterator[None]:
+        if not self.redis_url:
+            yield
+            return
+        import redis
+
+        lk = _redis(self.redis_url).lock(
+            LOCK_PREFIX + key, timeout=self.lock_timeout_s, blocking=True,
+            blocking_timeout=self.wait_timeout_s,
+        )
+        acquired = False
+        try:
+            acquired = bool(lk.acquire())
+        except redis.RedisError as exc:
+            log.warning("conversion lock unavailable (%s); converting without it", exc)
+        if not acquired:
+            log.warning("conversion lock for %s not acquired in time; converting anyway", key)
+        try:
+            yield
+        finally:
+            if acquired:
+                with contextlib.suppress(redis.RedisError):
+                    lk.release()

@@ -1,0 +1,257 @@
+"""Keyword-only queries over the `files` table: claim, result writes, recovery sweep.
+
+Every state change is a conditional UPDATE guarded by the state it was read
+in (status, attempts, …), so a duplicate delivery or two sweeps at once can
+never double-claim or double-write a row: the loser's UPDATE matches 0 rows.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any, Literal
+
+from sqlalchemy import and_, or_, update
+from sqlmodel import Session, col, select
+
+from store.tables import ConversionCacheEntry, File, FileStatus, utcnow
+
+ClaimOutcome = Literal["claimed", "missing", "done", "busy", "exhausted"]
+
+
+@dataclass(frozen=True)
+class Claim:
+    outcome: ClaimOutcome
+    file_id: str
+    attempt: int = 0
+    sha256: str = ""
+    filename: str = ""
+    size_bytes: int = 0
+
+
+def strip_nul(value: Any) -> Any:
+    """Remove NUL from every string (PostgreSQL refuses it in text and JSON)."""
+    if isinstance(value, str):
+        return value.replace("\x00", "") if "\x00" in value else value
+    if isinstance(value, dict):
+        return {strip_nul(k): strip_nul(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [strip_nul(v) for v in value]
+    return value
+
+
+def exhausted_message(attempts: int) -> str:
+    return (
+        f"processing crashed or timed out the worker {attempts} times; the file is probably "
+        "hostile or too large to process within the worker's time and memory limits "
+        "(TASK_TIME_LIMIT_S, WORKER_MAX_MEMORY_MB)"
+    )
+
+
+def _guarded_update(session: Session, where: Sequence[Any], values: dict[str, Any]) -> bool:
+    result = session.execute(update(File).where(*where).values(**values))
+    return result.rowcount == 1  # type: ignore[attr-defined]
+
+
+def claim_file(
+    session: Session, *, file_id: str, worker_id: str, max_attempts: int,
+    lease_expired_before: datetime, holder_is_dead: Callable[[str], bool],
+    now: datetime | None = None,
+) -> Claim:
+    """Claim a file for processing; increments `attempts` before any work starts.
+
+    Claimable: `uploaded`, or `processing` whose holder is dead / is this very
+    process / started before `lease_expired_before`. A `ready`/`failed` row is
+    left alone (redelivery is a no-op). Over `max_attempts` the row ends `failed`.
+    """
+    now = now or utcnow()
+    row = session.get(File, file_id)
+    if row is None:
+        return Claim("missing", file_id)
+    if row.status in (FileStatus.READY, FileStatus.FAILED):
+        return Claim("done", file_id)
+    if row.status == FileStatus.PROCESSING:
+        holder = row.lease_owner or ""
+        started = _aware(row.started_at)
+        expired = started is None or started < lease_expired_before
+        if not (expired or holder == worker_id or (holder and holder_is_dead(holder))):
+            return Claim("busy", file_id)
+    guard = [
+        File.id == file_id, File.status == row.status, File.attempts == row.attempts,
+    ]
+    attempt = row.attempts + 1
+    if attempt > max_attempts:
+        ok = _guarded_update(session, guard, {
+            "status": FileStatus.FAILED, "error": exhausted_message(row.attempts),
+            "lease_owner": None, "updated_at": now, "finished_at": now,
+        })
+        return Claim("exhausted" if ok else "busy", file_id)
+    ok = _guarded_update(session, guard, {
+        "status": FileStatus.PROCESSING, "attempts": attempt, "lease_owner": worker_id,
+        "started_at": now, "updated_at": now, "error": None,
+    })
+    if not ok:
+        return Claim("busy", file_id)
+    return Claim(
+        "claimed", file_id, attempt=attempt, sha256=row.sha256, filename=row.filename,
+        size_bytes=row.size_bytes,
+    )
+
+
+def write_result(
+    session: Session, *, file_id: str, attempt: int, values: dict[str, Any],
+    now: datetime | None = None,
+) -> bool:
+    """Store a result iff the row is still `processing` under this attempt."""
+    now = now or utcnow()
+    values = {k: strip_nul(v) for k, v in values.items()}
+    values.update(lease_owner=None, updated_at=now, finished_at=now)
+    return _guarded_update(
+        session,
+        [File.id == file_id, File.status == FileStatus.PROCESSING, File.attempts == attempt],
+        values,
+    )
+
+
+# --- recovery sweep -------------------------------------------------------------------------
+@dataclass(frozen=True)
+class SweepCandidate:
+    file_id: str
+    status: str
+    attempts: int
+    updated_at: datetime
+    lease_owner: str | None
+    started_at: datetime | None
+
+
+def sweep_candidates(
+    session: Session, *, uploaded_before: datetime, lease_expired_before: datetime,
+    limit: int = 500,
+) -> list[SweepCandidate]:
+    """Rows left `uploaded` past the grace, and every `processing` row (the caller decides
+    which of those are stale: started before the lease, or held by a dead process)."""
+    stmt = (
+        select(File.id, File.status, File.attempts, File.updated_at, File.lease_owner,
+               File.started_at)
+        .where(or_(
+            and_(File.status == FileStatus.UPLOADED, File.updated_at < uploaded_before),
+            File.status == FileStatus.PROCESSING,
+        ))
+        .order_by(col(File.updated_at))
+        .limit(limit)
+    )
+    return [SweepCandidate(*r) for r in session.exec(stmt).all()]
+
+
+def bump_uploaded(session: Session, *, file_id: str, seen_updated_at: datetime,
+                  now: datetime | None = None) -> bool:
+    """Take the right to re-enqueue an `uploaded` row (one sweep wins)."""
+    return _guarded_update(
+        session,
+        [File.id == file_id, File.status == FileStatus.UPLOADED,
+         File.updated_at == seen_updated_at],
+        {"updated_at": now or utcnow()},
+    )
+
+
+def release_stale_processing(
+    session: Session, *, file_id: str, attempts: int, max_attempts: int,
+    now: datetime | None = None,
+) -> Literal["requeue", "failed", "lost"]:
+    """A `processing` row whose worker died or overran: back to `uploaded` for a new
+    attempt, or `failed` when it already had `max_attempts`."""
+    now = now or utcnow()
+    guard = [File.id == file_id, File.status == FileStatus.PROCESSING, File.attempts == attempts]
+    if attempts >= max_attempts:
+        ok = _guarded_update(session, guard, {
+            "status": FileStatus.FAILED, "error": exhausted_message(attempts),
+            "lease_owner": None, "updated_at": now, "finished_at": now,
+        })
+        return "failed" if ok else "lost"
+    ok = _guarded_update(session, guard, {
+        "status": FileStatus.UPLOADED, "lease_owner": None, "updated_at": now,
+    })
+    return "requeue" if ok else "lost"
+
+
+# --- API reads ----------------------------------------------------------------------------
+def get_owned(session: Session, *, owner_id: str, file_id: str) -> File | None:
+    row = session.get(File, file_id) if len(file_id) <= 64 else None
+    return row if row is not None and row.owner_id == owner_id else None
+
+
+def encode_cursor(row: File) -> str:
+    raw = f"{_aware(row.created_at).isoformat()}|{row.id}"  # type: ignore[union-attr]
+    return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str) -> tuple[datetime, str]:
+    """Raises ValueError on anything that is not a cursor we made."""
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
+        ts, file_id = raw.split("|", 1)
+        return datetime.fromisoformat(ts), file_id
+    except (binascii.Error, UnicodeDecodeError, ValueError) as exc:
+        raise ValueError("invalid cursor") from exc
+
+
+def list_owned(
+    session: Session, *, owner_id: str, limit: int, status: str | None = None,
+    conversation_id: str | None = None, project_id: str | None = None,
+    after: tuple[datetime, str] | None = None,
+) -> tuple[list[File], str | None]:
+    """Newest first; returns (rows, next_cursor)."""
+    stmt = select(File).where(File.owner_id == owner_id)
+    if status is not None:
+        stmt = stmt.where(File.status == status)
+    if conversation_id is not None:
+        stmt = stmt.where(File.conversation_id == conversation_id)
+    if project_id is not None:
+        stmt = stmt.where(File.project_id == project_id)
+    if after is not None:
+        ts, last_id = after
+        stmt = stmt.where(or_(
+            col(File.created_at) < ts, and_(File.created_at == ts, col(File.id) < last_id)
+        ))
+    stmt = stmt.order_by(col(File.created_at).desc(), col(File.id).desc()).limit(limit + 1)
+    rows = list(session.exec(stmt).all())
+    next_cursor = encode_cursor(rows[limit - 1]) if len(rows) > limit else None
+    return rows[:limit], next_cursor
+
+
+def blob_referenced(session: Session, *, sha256: str) -> bool:
+    """Does any row still point at this blob (upload, artefact, text or cached conversion)?"""
+    hit = session.exec(
+        select(File.id).where(or_(
+            File.sha256 == sha256, File.content_sha256 == sha256, File.text_sha256 == sha256
+        )).limit(1)
+    ).first()
+    if hit is not None:
+        return True
+    return session.exec(
+        select(ConversionCacheEntry.key)
+        .where(ConversionCacheEntry.markdown_sha256 == sha256).limit(1)
+    ).first() is not None
+
+
+def _aware(ts: datetime | None) -> datetime | None:
+    """SQLite hands back naive datetimes; they are UTC."""
+    if ts is None:
+        return None
+    if ts.tzinfo is None:
+        from datetime import UTC
+
+        return ts.replace(tzinfo=UTC)
+    return ts
+
+
+def aware(ts: datetime | None) -> datetime | None:
+    return _aware(ts)
+
+
+def lease_cutoff(*, time_limit_s: float, margin_s: float = 10.0,
+                 now: datetime | None = None) -> datetime:
+    return (now or utcnow()) - timedelta(seconds=time_limit_s + margin_s)

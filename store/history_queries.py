@@ -1,0 +1,529 @@
+"""Keyword-only query helpers of the history service (conversations, messages,
+compactions, memory, jobs). Shared by the API routes and the compaction task.
+
+Messages go in through `insert_messages`: seq numbers are assigned under the
+conversation's row lock (`FOR UPDATE` on PostgreSQL; SQLite write sessions hold
+the database write lock from `BEGIN IMMEDIATE`), each message's token count is
+computed once from its JSON serialisation as the API sends it, and the running
+totals move in the same transaction.
+
+`load_context_messages` is the context route's fast path: it reads only the
+columns the engine needs, only from the newest compaction on (plus pinned and
+system messages before it, with their tool chains), so its cost grows with what
+can be kept, not with the history length.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import delete, func, insert, or_, select, update
+from sqlmodel import Session
+
+from contextq.errors import InputTooLarge, ValidationFailed
+from contextq.history.chains import unit_at
+from contextq.history.memory import HierarchicalMemory, score_message
+from contextq.history.tokens import count_message_tokens, serialise
+from contextq.history.types import Message as EngineMessage
+from contextq.settings import Settings
+from store.history_tables import Compaction, Conversation, Memory, Message
+from store.tables import Job, JobStatus, new_id, utcnow
+
+MAX_BATCH_MESSAGES = 10_000
+MAX_MESSAGE_CHARS = 1_000_000  # of the message's JSON serialisation (≈ 1 MB)
+MAX_PAGE = 1000
+CHAIN_WINDOW = 256  # seq distance searched around a pinned message for its tool chain
+
+COMPACT_JOB_KIND = "compact_conversation"
+
+# columns the engine needs (no created_at, no cum_tokens)
+_CONTEXT_COLUMNS = (
+    Message.id,
+    Message.seq,
+    Message.role,
+    Message.content,
+    Message.tool_calls,
+    Message.tool_call_id,
+    Message.name,
+    Message.pinned,
+    Message.kind,
+    Message.importance,
+    Message.token_count,
+    Message.file_ids,
+)
+
+
+# ---------------------------------------------------------------- conversations
+
+
+def get_conversation(
+    session: Session, *, owner_id: str, conversation_id: str, for_update: bool = False
+) -> Conversation | None:
+    stmt = select(Conversation).where(
+        Conversation.id == conversation_id, Conversation.owner_id == owner_id
+    )
+    if for_update:
+        stmt = stmt.with_for_update()
+    return session.execute(stmt).scalar_one_or_none()
+
+
+def get_conversation_any_owner(
+    session: Session, *, conversation_id: str, for_update: bool = False
+) -> Conversation | None:
+    """For the worker, which re-reads rows by id (the owner was checked when enqueued)."""
+    stmt = select(Conversation).where(Conversation.id == conversation_id)
+    if for_update:
+        stmt = stmt.with_for_update()
+    return session.execute(stmt).scalar_one_or_none()
+
+
+def create_conversation(session: Session, *, owner_id: str, data: Mapping[str, Any]) -> Conversation:
+    conversation = Conversation(owner_id=owner_id, **data)
+    session.add(conversation)
+    session.flush()
+    return conversation
+
+
+def update_conversation(
+    session: Session, *, conversation: Conversation, data: Mapping[str, Any]
+) -> Conversation:
+    for key, value in data.items():
+        setattr(conversation, key, value)
+    conversation.updated_at = utcnow()
+    session.add(conversation)
+    session.flush()
+    return conversation
+
+
+def delete_conversation(session: Session, *, conversation: Conversation) -> None:
+    """Delete a conversation with its messages, compactions and memory (explicitly, so it
+    does not depend on the database enforcing ON DELETE CASCADE)."""
+    for table in (Message, Compaction, Memory):
+        session.execute(delete(table).where(table.conversation_id == conversation.id))  # type: ignore[attr-defined]
+    session.execute(delete(Conversation).where(Conversation.id == conversation.id))
+
+
+# ---------------------------------------------------------------- messages
+
+
+@dataclass(slots=True)
+class InsertResult:
+    rows: list[dict[str, Any]]
+    conversation: Conversation
+    crossed_compaction_threshold: bool
+
+
+def _engine_message(data: Mapping[str, Any]) -> EngineMessage:
+    return EngineMessage(
+        role=data["role"],
+        content=data.get("content"),
+        tool_calls=data.get("tool_calls") or None,
+        tool_call_id=data.get("tool_call_id"),
+        name=data.get("name"),
+        pinned=bool(data.get("pinned")),
+        kind=data.get("kind"),
+    )
+
+
+def _importance(message: EngineMessage) -> float:
+    return round(float(score_message(message)), 4)
+
+
+def insert_messages(
+    session: Session,
+    *,
+    conversation_id: str,
+    owner_id: str,
+    messages: Sequence[Mapping[str, Any]],
+    settings: Settings,
+) -> InsertResult | None:
+    """Append `messages` (validated dicts: role, content, tool_calls, …) to a conversation.
+
+    Returns None when the conversation does not exist for this owner. Raises
+    ValidationFailed (too many pinned), InputTooLarge (a message or the batch too big).
+    """
+    if len(messages) > MAX_BATCH_MESSAGES:
+        raise InputTooLarge(
+            f"a batch holds at most {MAX_BATCH_MESSAGES} messages, got {len(messages)}; "
+            "send the history in several requests"
+        )
+    conversation = get_conversation(
+        session, owner_id=owner_id, conversation_id=conversation_id, for_update=True
+    )
+    if conversation is None:
+        return None
+    pinned_new = sum(1 for m in messages if m.get("pinned"))
+    if pinned_new and conversation.pinned_count + pinned_new > settings.MAX_PINNED_MESSAGES:
+        raise ValidationFailed(
+            f"at most {settings.MAX_PINNED_MESSAGES} messages can be pinned per conversation "
+            f"({conversation.pinned_count} already, {pinned_new} more asked); unpin some first",
+            field="pinned",
+        )
+    now = utcnow()
+    seq = conversation.last_seq
+    cum = conversation.total_tokens
+    rows: list[dict[str, Any]] = []
+    for index, data in enumerate(messages):
+        engine_message = _engine_message(data)
+        wire = engine_message.to_openai()
+        if len(serialise(wire)) > MAX_MESSAGE_CHARS:
+            raise InputTooLarge(
+                f"message {index} is over {MAX_MESSAGE_CHARS} characters as JSON; "
+                "upload large content as a file instead"
+            )
+        tokens = count_message_tokens(wire, conversation.model)
+        seq += 1
+        cum += tokens
+        rows.append(
+            {
+                "id": new_id(),
+                "conversation_id": conversation.id,
+                "seq": seq,
+                "role": data["role"],
+                "content": data.get("content"),
+                "tool_calls": data.get("tool_calls") or None,
+                "tool_call_id": data.get("tool_call_id"),
+                "name": data.get("name"),
+                "pinned": bool(data.get("pinned")),
+                "kind": data.get("kind"),
+                "importance": _importance(engine_message),
+                "token_count": tokens,
+                "cum_tokens": cum,
+                "file_ids": list(data.get("file_ids") or []),
+                "created_at": now,
+            }
+        )
+    if rows:
+        session.execute(insert(Message), rows)
+        _observe(session, conversation_id=conversation.id, rows=rows)
+    added_tokens = cum - conversation.total_tokens
+    threshold = settings.HISTORY_COMPACTION_MAX_TOKENS
+    before = conversation.tokens_since_compaction
+    conversation.message_count += len(rows)
+    conversation.total_tokens = cum
+    conversation.last_seq = seq
+    conversation.pinned_count += pinned_new
+    conversation.tokens_since_compaction = before + added_tokens
+    conversation.updated_at = now
+    session.add(conversation)
+    session.flush()
+    crossed = before < threshold <= conversation.tokens_since_compaction
+    return InsertResult(rows, conversation, crossed)
+
+
+def _observe(session: Session, *, conversation_id: str, rows: Sequence[Mapping[str, Any]]) -> None:
+    """Feed new messages to the conversation's hierarchical memory (same transaction)."""
+    memory = HierarchicalMemory.from_dict(get_memory_state(session, conversation_id=conversation_id))
+    for row in rows:
+        memory.observe(
+            EngineMessage(
+                id=row["id"], seq=row["seq"], role=row["role"], content=row["content"],
+                tool_calls=row["tool_calls"], tool_call_id=row["tool_call_id"],
+                name=row["name"], pinned=row["pinned"], kind=row["kind"],
+                importance=row["importance"], created_at=row["created_at"],
+            )
+        )
+    save_memory_state(session, conversation_id=conversation_id, state=memory.to_dict())
+
+
+def message_public(row: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        "id": row["id"],
+        "seq": row["seq"],
+        "role": row["role"],
+        "content": row["content"],
+        "tool_calls": row["tool_calls"],
+        "tool_call_id": row["tool_call_id"],
+        "name": row["name"],
+        "pinned": row["pinned"],
+        "kind": row["kind"],
+        "importance": row["importance"],
+        "token_count": row["token_count"],
+        "file_ids": row["file_ids"] or [],
+        "created_at": row["created_at"],
+    }
+
+
+def list_messages(
+    session: Session, *, conversation_id: str, after_seq: int = 0, limit: int = 100
+) -> tuple[list[Message], int | None]:
+    """A page of the original history in seq order; returns (rows, next after_seq or None)."""
+    limit = max(1, min(limit, MAX_PAGE))
+    rows = list(
+        session.execute(
+            select(Message)
+            .where(Message.conversation_id == conversation_id, Message.seq > after_seq)
+            .order_by(Message.seq)  # type: ignore[arg-type]
+            .limit(limit + 1)
+        ).scalars()
+    )
+    more = len(rows) > limit
+    rows = rows[:limit]
+    return rows, (rows[-1].seq if more and rows else None)
+
+
+def get_message(session: Session, *, conversation_id: str, message_id: str) -> Message | None:
+    return session.execute(
+        select(Message).where(Message.id == message_id, Message.conversation_id == conversation_id)
+    ).scalar_one_or_none()
+
+
+def set_pinned(
+    session: Session,
+    *,
+    conversation: Conversation,
+    message: Message,
+    pinned: bool,
+    settings: Settings,
+) -> Message:
+    """Pin or unpin (the only change a stored message ever gets); max MAX_PINNED_MESSAGES."""
+    if message.pinned == pinned:
+        return message
+    if pinned and conversation.pinned_count + 1 > settings.MAX_PINNED_MESSAGES:
+        raise ValidationFailed(
+            f"at most {settings.MAX_PINNED_MESSAGES} messages can be pinned per conversation; "
+            "unpin one first",
+            field="pinned",
+        )
+    message.pinned = pinned
+    conversation.pinned_count = max(0, conversation.pinned_count + (1 if pinned else -1))
+    conversation.updated_at = utcnow()
+    session.add(message)
+    session.add(conversation)
+    session.flush()
+    return message
+
+
+# ---------------------------------------------------------------- context loading
+
+
+def _to_engine(row: Any) -> EngineMessage:
+    return EngineMessage(
+        id=row.id,
+        seq=row.seq,
+        role=row.role,
+        content=row.content,
+        tool_calls=row.tool_calls,
+        tool_call_id=row.tool_call_id,
+        name=row.name,
+        pinned=row.pinned,
+        kind=row.kind,
+        importance=row.importance,
+        token_count=row.token_count,
+        file_ids=row.file_ids or [],
+    )
+
+
+@dataclass(slots=True)
+class ContextMessages:
+    """History the context route hands to the engine, oldest first."""
+
+    messages: list[EngineMessage]
+    anchors: list[int]  # indices of system and pinned messages
+    history_tokens: int  # tokens of `messages`
+
+
+def load_context_messages(
+    session: Session, *, conversation: Conversation, through_seq: int = 0
+) -> ContextMessages:
+    """Messages with seq > `through_seq` (the newest compaction's), plus, from before it,
+    system and pinned messages with their whole tool chains (they stay verbatim)."""
+    tail = [
+        _to_engine(r)
+        for r in session.execute(
+            select(*_CONTEXT_COLUMNS)
+            .where(Message.conversation_id == conversation.id, Message.seq > through_seq)
+            .order_by(Message.seq)  # type: ignore[arg-type]
+        )
+    ]
+    head: list[EngineMessage] = []
+    if through_seq > 0:
+        head = _kept_before(session, conversation_id=conversation.id, through_seq=through_seq)
+    messages = head + tail
+    anchors = [i for i, m in enumerate(messages) if m.pinned or m.role == "system"]
+    history_tokens = sum(m.token_count or 0 for m in messages)
+    return ContextMessages(messages, anchors, history_tokens)
+
+
+def _kept_before(session: Session, *, conversation_id: str, through_seq: int) -> list[EngineMessage]:
+    """System and pinned messages at or before `through_seq`, each with its tool chain."""
+    anchors = [
+        _to_engine(r)
+        for r in session.execute(
+            select(*_CONTEXT_COLUMNS)
+            .where(
+                Message.conversation_id == conversation_id,
+                Message.seq <= through_seq,
+                or_(Message.pinned.is_(True), Message.role == "system"),  # type: ignore[attr-defined]
+            )
+            .order_by(Message.seq)  # type: ignore[arg-type]
+        )
+    ]
+    chained = [m for m in anchors if m.role == "tool" or m.tool_calls]
+    if not chained:
+        return anchors
+    ranges = [
+        (max(1, m.seq - CHAIN_WINDOW), min(through_seq, m.seq + CHAIN_WINDOW)) for m in chained
+    ]
+    window = [
+        _to_engine(r)
+        for r in session.execute(
+            select(*_CONTEXT_COLUMNS)
+            .where(
+                Message.conversation_id == conversation_id,
+                or_(*(Message.seq.between(lo, hi) for lo, hi in ranges)),  # type: ignore[attr-defined]
+            )
+            .order_by(Message.seq)  # type: ignore[arg-type]
+        )
+    ]
+    by_seq = {m.seq: i for i, m in enumerate(window)}
+    keep: dict[int, EngineMessage] = {m.seq: m for m in anchors}
+    for m in chained:
+        index = by_seq.get(m.seq)
+        if index is None:
+            continue
+        unit = unit_at(window, index)
+        for j in unit.members:
+            keep.setdefault(window[j].seq, window[j])
+    return [keep[s] for s in sorted(keep)]
+
+
+def all_engine_messages(
+    session: Session, *, conversation_id: str, through_seq: int | None = None
+) -> list[EngineMessage]:
+    """The whole history (or up to `through_seq`) as engine messages, for compaction."""
+    stmt = select(*_CONTEXT_COLUMNS).where(Message.conversation_id == conversation_id)
+    if through_seq is not None:
+        stmt = stmt.where(Message.seq <= through_seq)
+    return [_to_engine(r) for r in session.execute(stmt.order_by(Message.seq))]  # type: ignore[arg-type]
+
+
+def tokens_after(session: Session, *, conversation_id: str, seq: int) -> int:
+    return int(
+        session.execute(
+            select(func.coalesce(func.sum(Message.token_count), 0)).where(
+                Message.conversation_id == conversation_id, Message.seq > seq
+            )
+        ).scalar_one()
+    )
+
+
+# ---------------------------------------------------------------- compactions
+
+
+def newest_compaction(session: Session, *, conversation_id: str) -> Compaction | None:
+    return session.execute(
+        select(Compaction)
+        .where(Compaction.conversation_id == conversation_id)
+        .order_by(Compaction.through_seq.desc(), Compaction.created_at.desc())  # type: ignore[attr-defined]
+        .limit(1)
+    ).scalar_one_or_none()
+
+
+def list_compactions(
+    session: Session, *, conversation_id: str, limit: int = 100
+) -> list[Compaction]:
+    return list(
+        session.execute(
+            select(Compaction)
+            .where(Compaction.conversation_id == conversation_id)
+            .order_by(Compaction.created_at.desc())  # type: ignore[attr-defined]
+            .limit(max(1, min(limit, MAX_PAGE)))
+        ).scalars()
+    )
+
+
+def add_compaction(session: Session, *, compaction: Compaction) -> Compaction:
+    """Store a CompactionResult and move the conversation's since-compaction totals."""
+    session.add(compaction)
+    remaining = tokens_after(
+        session, conversation_id=compaction.conversation_id, seq=compaction.through_seq
+    )
+    session.execute(
+        update(Conversation)
+        .where(Conversation.id == compaction.conversation_id)
+        .values(last_compacted_seq=compaction.through_seq, tokens_since_compaction=remaining)
+    )
+    session.flush()
+    return compaction
+
+
+def conversations_due_for_compaction(
+    session: Session, *, min_tokens: int, limit: int = 500
+) -> list[Conversation]:
+    """Conversations that grew since their last compaction and hold at least `min_tokens`
+    uncompacted tokens (the caller applies each conversation's own threshold)."""
+    return list(
+        session.execute(
+            select(Conversation)
+            .where(
+                Conversation.last_seq > Conversation.last_compacted_seq,
+                Conversation.tokens_since_compaction >= min_tokens,
+            )
+            .order_by(Conversation.tokens_since_compaction.desc())  # type: ignore[attr-defined]
+            .limit(limit)
+        ).scalars()
+    )
+
+
+# ---------------------------------------------------------------- memory
+
+
+def get_memory_state(session: Session, *, conversation_id: str) -> dict[str, Any] | None:
+    row = session.get(Memory, conversation_id)
+    return None if row is None else dict(row.state)
+
+
+def save_memory_state(session: Session, *, conversation_id: str, state: dict[str, Any]) -> None:
+    row = session.get(Memory, conversation_id)
+    if row is None:
+        session.add(Memory(conversation_id=conversation_id, state=state, updated_at=utcnow()))
+    else:
+        row.state = state
+        row.updated_at = utcnow()
+        session.add(row)
+    session.flush()
+
+
+# ---------------------------------------------------------------- jobs
+
+
+def create_job(session: Session, *, owner_id: str, kind: str, target_id: str | None) -> Job:
+    job = Job(owner_id=owner_id, kind=kind, target_id=target_id)
+    session.add(job)
+    session.flush()
+    return job
+
+
+def get_job(session: Session, *, owner_id: str, job_id: str) -> Job | None:
+    return session.execute(
+        select(Job).where(Job.id == job_id, Job.owner_id == owner_id)
+    ).scalar_one_or_none()
+
+
+def start_job(session: Session, *, job_id: str) -> bool:
+    """queued → running (a conditional update: a redelivered message does not restart a
+    finished job). Returns False when the job is already finished or missing."""
+    result = session.execute(
+        update(Job)
+        .where(Job.id == job_id, Job.status.in_([JobStatus.QUEUED, JobStatus.RUNNING]))  # type: ignore[attr-defined]
+        .values(status=JobStatus.RUNNING, started_at=utcnow(), attempts=Job.attempts + 1)
+    )
+    return bool(result.rowcount)  # type: ignore[attr-defined]
+
+
+def finish_job(
+    session: Session,
+    *,
+    job_id: str,
+    status: str,
+    result: dict[str, Any] | None = None,
+    error: str | None = None,
+) -> None:
+    session.execute(
+        update(Job)
+        .where(Job.id == job_id)
+        .values(status=status, result=result, error=error, finished_at=utcnow())
+    )

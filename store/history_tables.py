@@ -1,0 +1,128 @@
+"""SQLModel tables of the history service: conversations, messages, compactions, memory.
+
+Originals are never altered: filtering and compaction are views over `messages`.
+A conversation carries running totals (message count, tokens, last seq, tokens
+since the newest compaction) so its size is known without re-counting. Each
+message stores its token count (computed once at insert) and `cum_tokens`, the
+conversation's running total through that message: the oldest message that still
+fits a budget is then found through an index instead of a scan.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import JSON, Column, ForeignKey, Index, String, Text, UniqueConstraint
+from sqlmodel import Field, SQLModel
+
+from store.tables import _ts, new_id
+
+ID_LEN = 32
+
+
+class Conversation(SQLModel, table=True):
+    __tablename__ = "conversations"
+
+    id: str = Field(default_factory=new_id, primary_key=True, max_length=ID_LEN)
+    owner_id: str = Field(foreign_key="owners.id", index=True, max_length=ID_LEN)
+    title: str | None = Field(default=None, max_length=500)
+    model: str | None = Field(default=None, max_length=200)
+    system_prompt: str | None = Field(default=None, sa_column=Column(Text))
+    custom_agent_prompt: str | None = Field(default=None, sa_column=Column(Text))
+    replace_system_prompt: bool = False
+    context_strategy: str | None = Field(default=None, max_length=32)
+    context_options: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON))
+    context_threshold: float | None = None
+    reminders: list[Any] | None = Field(default=None, sa_column=Column(JSON))
+    project_id: str | None = Field(default=None, index=True, max_length=64)
+    tools: list[Any] | None = Field(default=None, sa_column=Column(JSON))
+    # running totals, updated in the transaction that inserts messages
+    message_count: int = 0
+    total_tokens: int = 0
+    last_seq: int = 0
+    pinned_count: int = 0
+    last_compacted_seq: int = 0  # through_seq of the newest compaction (0: none)
+    tokens_since_compaction: int = 0  # tokens of the messages after last_compacted_seq
+    created_at: datetime = _ts()
+    updated_at: datetime = _ts()
+
+
+class Message(SQLModel, table=True):
+    __tablename__ = "messages"
+    __table_args__ = (
+        UniqueConstraint("conversation_id", "seq", name="uq_messages_conversation_seq"),
+        Index("ix_messages_conversation_cum_tokens", "conversation_id", "cum_tokens"),
+        Index("ix_messages_conversation_pinned", "conversation_id", "pinned"),
+    )
+
+    id: str = Field(default_factory=new_id, primary_key=True, max_length=ID_LEN)
+    conversation_id: str = Field(
+        sa_column=Column(
+            String(ID_LEN), ForeignKey("conversations.id", ondelete="CASCADE"), nullable=False
+        )
+    )
+    seq: int
+    role: str = Field(max_length=16)
+    content: Any = Field(default=None, sa_column=Column(JSON))  # str, list of parts or None
+    tool_calls: list[dict[str, Any]] | None = Field(default=None, sa_column=Column(JSON))
+    tool_call_id: str | None = Field(default=None, max_length=200)
+    name: str | None = Field(default=None, max_length=200)
+    pinned: bool = False
+    kind: str | None = Field(default=None, max_length=32)
+    importance: float | None = None
+    token_count: int = 0
+    cum_tokens: int = 0
+    file_ids: list[str] | None = Field(default=None, sa_column=Column(JSON))
+    created_at: datetime = _ts()
+
+
+class CompactionMethod:
+    SUMMARY = "summary"
+    TRUNCATION = "truncation"
+
+
+class Compaction(SQLModel, table=True):
+    """A CompactionResult: the summary that stands in for messages with seq ≤ through_seq."""
+
+    __tablename__ = "compactions"
+    __table_args__ = (
+        Index("ix_compactions_conversation_through", "conversation_id", "through_seq"),
+    )
+
+    id: str = Field(default_factory=new_id, primary_key=True, max_length=ID_LEN)
+    conversation_id: str = Field(
+        sa_column=Column(
+            String(ID_LEN), ForeignKey("conversations.id", ondelete="CASCADE"), nullable=False
+        )
+    )
+    method: str = Field(max_length=16)
+    summary: str = Field(sa_column=Column(Text, nullable=False))
+    through_seq: int
+    original_message_count: int
+    compacted_message_count: int
+    original_tokens: int
+    compacted_tokens: int
+    duration_ms: float
+    details: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON))
+    job_id: str | None = Field(default=None, max_length=ID_LEN)
+    created_at: datetime = _ts()
+
+
+class Memory(SQLModel, table=True):
+    """A conversation's hierarchical memory: the engine's `HierarchicalMemory.to_dict()`."""
+
+    __tablename__ = "memory"
+
+    conversation_id: str = Field(
+        sa_column=Column(
+            String(ID_LEN),
+            ForeignKey("conversations.id", ondelete="CASCADE"),
+            primary_key=True,
+        )
+    )
+    state: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    updated_at: datetime = _ts()
+
+
+__all__ = ["Compaction", "CompactionMethod", "Conversation", "Memory", "Message"]

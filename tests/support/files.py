@@ -1,0 +1,39 @@
+"""Upload and poll helpers that work with httpx.Client and TestClient alike."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+TERMINAL = ("ready", "failed")
+
+
+def upload(
+    client: Any, filename: str, data: bytes, *, content_type: str = "application/octet-stream",
+    conversation_id: str | None = None, project_id: str | None = None, expect: int | None = 202,
+) -> Any:
+    """POST /v1/files; returns the parsed JSON (or the response when `expect` is None)."""
+    form = {}
+    if conversation_id is not None:
+        form["conversation_id"] = conversation_id
+    if project_id is not None:
+        form["project_id"] = project_id
+    resp = client.post("/v1/files", files={"file": (filename, data, content_type)}, data=form)
+    if expect is None:
+        return resp
+    assert resp.status_code == expect, (resp.status_code, resp.text)
+    return resp.json()
+
+
+def wait_file_done(client: Any, file_id: str, *, timeout: float = 60.0) -> dict[str, Any]:
+    """Poll GET /v1/files/{id} until ready or failed; return the File object."""
+    deadline = time.monotonic() + timeout
+    body: dict[str, Any] = {}
+    while time.monotonic() < deadline:
+        resp = client.get(f"/v1/files/{file_id}")
+        assert resp.status_code == 200, (resp.status_code, resp.text)
+        body = resp.json()
+        if body["status"] in TERMINAL:
+            return body
+        time.sleep(0.05)
+    raise TimeoutError(f"file {file_id} still {body.get('status')!r} after {timeout}s: {body}")
