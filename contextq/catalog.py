@@ -46,6 +46,7 @@ class ModelLimits:
     encoding: EncodingName  # tokenizer used for counting
     source: Source = "models.dev"  # where the figures came from
     catalog_id: str | None = None  # the id matched in the catalogue
+    max_input_tokens: int | None = None  # a separate input limit, where the model has one
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +56,7 @@ class _Entry:
     context: int
     output: int
     source: Source
+    input: int | None = None
 
 
 # Our canonical provider name → models.dev provider ids that are the model's maker.
@@ -172,7 +174,9 @@ def _index() -> _Index:
                 continue
             output = min(output or context, context)
             if canonical is not None:
-                entry = _Entry(canonical, model_id, context, output, "models.dev")
+                entry = _Entry(
+                    canonical, model_id, context, output, "models.dev", model.limit.input
+                )
                 makers.setdefault(model_id.lower(), entry)
                 normalised.setdefault(_normalise(model_id), entry)
             else:
@@ -247,10 +251,12 @@ def resolve_model(model: str | None, settings: Settings) -> ModelLimits:
     """
     name = (model or "").strip()
     entry = _lookup(name) if name else None
+    max_input: int | None = None
     if entry is not None:
         provider, window, output = entry.provider, entry.context, entry.output
         source: Source = entry.source
         catalog_id: str | None = entry.model_id
+        max_input = entry.input
     else:
         prefixed, bare = _split_prefix(name)
         configured = _PROVIDER_ALIASES.get((settings.LLM_PROVIDER or "").lower())
@@ -261,12 +267,15 @@ def resolve_model(model: str | None, settings: Settings) -> ModelLimits:
             log.debug("model %r not in the catalogue; %s defaults used", name, provider)
     if settings.MAX_CONTEXT_TOKENS is not None:
         window = min(window, settings.MAX_CONTEXT_TOKENS)
+    if max_input is not None:
+        max_input = min(max_input, window)
     return ModelLimits(
         model=name,
         provider=provider,
         context_window=window,
         max_output_tokens=min(output, window),
-        encoding=encoding_name_for_model(name or None),
+        encoding=encoding_name_for_model(catalog_id or _split_prefix(name)[1] or None),
         source=source,
         catalog_id=catalog_id,
+        max_input_tokens=max_input,
     )

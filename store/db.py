@@ -110,7 +110,8 @@ def session_scope(*, write: bool = True) -> Iterator[Session]:
 
 
 def read_session() -> Session:
-    return Session(bind=get_engine().execution_options(sqlite_begin="DEFERRED"), expire_on_commit=False)
+    bind = get_engine().execution_options(sqlite_begin="DEFERRED")
+    return Session(bind=bind, expire_on_commit=False)
 
 
 def migrate(settings: Settings | None = None) -> None:
@@ -120,7 +121,8 @@ def migrate(settings: Settings | None = None) -> None:
 
     settings = settings or get_settings()
     cfg = Config()
-    cfg.set_main_option("script_location", str(Path(__file__).resolve().parent.parent / "migrations"))
+    migrations = Path(__file__).resolve().parent.parent / "migrations"
+    cfg.set_main_option("script_location", str(migrations))
     cfg.set_main_option("sqlalchemy.url", normalise_url(settings.database_url).replace("%", "%%"))
     if settings.database_url.startswith("sqlite"):
         settings.data_dir.mkdir(parents=True, exist_ok=True)

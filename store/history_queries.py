@@ -79,7 +79,9 @@ def get_conversation_any_owner(
     return session.execute(stmt).scalar_one_or_none()
 
 
-def create_conversation(session: Session, *, owner_id: str, data: Mapping[str, Any]) -> Conversation:
+def create_conversation(
+    session: Session, *, owner_id: str, data: Mapping[str, Any]
+) -> Conversation:
     conversation = Conversation(owner_id=owner_id, **data)
     session.add(conversation)
     session.flush()
@@ -215,14 +217,23 @@ def insert_messages(
 
 def _observe(session: Session, *, conversation_id: str, rows: Sequence[Mapping[str, Any]]) -> None:
     """Feed new messages to the conversation's hierarchical memory (same transaction)."""
-    memory = HierarchicalMemory.from_dict(get_memory_state(session, conversation_id=conversation_id))
+    memory = HierarchicalMemory.from_dict(
+        get_memory_state(session, conversation_id=conversation_id)
+    )
     for row in rows:
         memory.observe(
             EngineMessage(
-                id=row["id"], seq=row["seq"], role=row["role"], content=row["content"],
-                tool_calls=row["tool_calls"], tool_call_id=row["tool_call_id"],
-                name=row["name"], pinned=row["pinned"], kind=row["kind"],
-                importance=row["importance"], created_at=row["created_at"],
+                id=row["id"],
+                seq=row["seq"],
+                role=row["role"],
+                content=row["content"],
+                tool_calls=row["tool_calls"],
+                tool_call_id=row["tool_call_id"],
+                name=row["name"],
+                pinned=row["pinned"],
+                kind=row["kind"],
+                importance=row["importance"],
+                created_at=row["created_at"],
             )
         )
     save_memory_state(session, conversation_id=conversation_id, state=memory.to_dict())
@@ -347,7 +358,9 @@ def load_context_messages(
     return ContextMessages(messages, anchors, history_tokens)
 
 
-def _kept_before(session: Session, *, conversation_id: str, through_seq: int) -> list[EngineMessage]:
+def _kept_before(
+    session: Session, *, conversation_id: str, through_seq: int
+) -> list[EngineMessage]:
     """System and pinned messages at or before `through_seq`, each with its tool chain."""
     anchors = [
         _to_engine(r)
@@ -391,10 +404,12 @@ def _kept_before(session: Session, *, conversation_id: str, through_seq: int) ->
 
 
 def all_engine_messages(
-    session: Session, *, conversation_id: str, through_seq: int | None = None
+    session: Session, *, conversation_id: str, after_seq: int = 0, through_seq: int | None = None
 ) -> list[EngineMessage]:
-    """The whole history (or up to `through_seq`) as engine messages, for compaction."""
-    stmt = select(*_CONTEXT_COLUMNS).where(Message.conversation_id == conversation_id)
+    """Messages with after_seq < seq (≤ through_seq) as engine messages, for compaction."""
+    stmt = select(*_CONTEXT_COLUMNS).where(
+        Message.conversation_id == conversation_id, Message.seq > after_seq
+    )
     if through_seq is not None:
         stmt = stmt.where(Message.seq <= through_seq)
     return [_to_engine(r) for r in session.execute(stmt.order_by(Message.seq))]  # type: ignore[arg-type]

@@ -92,4 +92,6 @@ def sweep_compactions() -> dict[str, Any]:
     from store.compaction_service import sweep
 
     settings = get_settings()
-    return sweep(settings=settings, enqueue=lambda cid, jid: enqueue_compaction(cid, jid, settings=settings))
+    return sweep(
+        settings=settings, enqueue=lambda cid, jid: enqueue_compaction(cid, jid, settings=settings)
+    )

@@ -10,7 +10,8 @@ Fixtures (stable names; other suites rely on them):
                              ["postgres"], indirect=True)`; default is SQLite.
 - `make_stack(**env)`        activate more env vars on the current stack (returns the new one).
 - `owner`, `make_owner(name)` an owner + API key (`.key`, `.owner_id`, `.headers`).
-- `worker_factory(stack=None, **kw)` start a real `celery worker` subprocess; all stopped at teardown.
+- `worker_factory(stack=None, **kw)` start a real `celery worker` subprocess (all stopped at
+                             teardown).
 - `beat_factory(stack=None)` start a real `celery beat` subprocess.
 - `api_server`               a uvicorn subprocess serving `api.main:app` for `stack`.
 - `client`                   httpx client to `api_server` with `owner`'s key.
@@ -30,9 +31,17 @@ import pytest
 from tests.support import postgres as pg
 from tests.support.api import ApiServer, in_process_client
 from tests.support.db import OwnerKey, create_owner, migrate
+from tests.support.procs import reap_all
 from tests.support.stack import StackEnv, reset_process_state
 from tests.support.valkey import db_url, start_valkey
 from tests.support.worker import CeleryBeat, CeleryWorker
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _reap_processes() -> Iterator[None]:
+    """Whatever a test left running is stopped at the end of the session."""
+    yield
+    reap_all()
 
 
 # --- broker -------------------------------------------------------------------

@@ -7,6 +7,7 @@ quickly when the broker is down (the caller keeps the row for the sweep).
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from typing import Any
 
@@ -70,7 +71,5 @@ def reset() -> None:
         apps = list(_apps.values())
         _apps.clear()
     for app in apps:
-        try:
+        with contextlib.suppress(Exception):  # best effort on teardown
             app.close()
-        except Exception:  # noqa: S110 - best effort on teardown
-            pass

@@ -9,7 +9,7 @@
 RLIMIT_AS limits *virtual* memory. onnxruntime (markitdown's magika), numpy
 and OpenBLAS reserve large virtual arenas they never touch, so a cap near the
 real RSS budget makes plain imports fail. The cap is therefore
-max(4 × WORKER_MAX_MEMORY_MB, 8 GiB): a backstop that turns a runaway
+max(4 x WORKER_MAX_MEMORY_MB, 8 GiB): a backstop that turns a runaway
 allocation (decompression bombs, huge parses) into MemoryError — which the
 engine reports as a failed file — instead of the OOM killer. The RSS budget
 itself is enforced by Celery's `worker_max_memory_per_child` (the child is

@@ -46,6 +46,7 @@ def _tools_used(values: list[str] | None) -> list[str]:
 @router.get("/conversations/{conversation_id}/context")
 def get_context(
     conversation_id: str,
+    *,
     owner_id: OwnerDep,
     session: ReadSessionDep,
     settings: SettingsDep,
@@ -54,13 +55,15 @@ def get_context(
     options: str | None = Query(None),
     force_filter: bool = False,
     skip_filter: bool = False,
-    format: Literal["openai", "anthropic"] = "openai",  # noqa: A002
+    format: Literal["openai", "anthropic"] = "openai",
     tools_used: list[str] | None = Query(None),  # noqa: B008
 ) -> Response:
     """The message list to send now, with the filtering report (SPEC §2)."""
     parsed_options = _parse_options(options)
     if force_filter and skip_filter:
-        raise ValidationFailed("force_filter and skip_filter exclude each other", field="skip_filter")
+        raise ValidationFailed(
+            "force_filter and skip_filter exclude each other", field="skip_filter"
+        )
     conversation = q.get_conversation(session, owner_id=owner_id, conversation_id=conversation_id)
     if conversation is None:
         raise HTTPException(404, "conversation not found")

@@ -45,9 +45,8 @@ NOT_FOUND = "conversation not found"
 
 def json_response(data: Any, status_code: int = 200) -> Response:
     """orjson straight to bytes: datetimes as ISO 8601, no second validation pass."""
-    return Response(
-        orjson.dumps(data), status_code=status_code, media_type="application/json"
-    )
+    body = orjson.dumps(data, option=orjson.OPT_NAIVE_UTC)
+    return Response(body, status_code=status_code, media_type="application/json")
 
 
 def conversation_public(conversation: Conversation) -> dict[str, Any]:
@@ -60,11 +59,10 @@ def _check_strategy(data: dict[str, Any], current: Conversation | None = None) -
     options = data.get("context_options", current.context_options if current else None)
     if strategy is not None:
         validate_strategy(strategy, field="context_strategy")
-    if "context_strategy" in data or "context_options" in data:
-        if options is not None:
-            data["context_options"] = validate_options(
-                strategy or "token_budget", options, field="context_options"
-            )
+    if ("context_strategy" in data or "context_options" in data) and options is not None:
+        data["context_options"] = validate_options(
+            strategy or "token_budget", options, field="context_options"
+        )
     if data.get("context_threshold") is not None:
         data["context_threshold"] = validate_threshold(data["context_threshold"])
 
@@ -82,9 +80,7 @@ def _owned(session: Any, owner_id: str, conversation_id: str, **kw: Any) -> Conv
 
 
 @router.post("/conversations", status_code=201, response_model=ConversationPublic)
-def create_conversation(
-    owner_id: OwnerDep, body: ConversationCreate | None = None
-) -> Response:
+def create_conversation(owner_id: OwnerDep, body: ConversationCreate | None = None) -> Response:
     data = (body or ConversationCreate()).model_dump()
     _check_strategy(data)
     with session_scope() as session:
@@ -104,7 +100,9 @@ def update_conversation(
 ) -> Response:
     data = body.model_dump(exclude_unset=True)
     if data.get("replace_system_prompt", False) is None:
-        raise ValidationFailed("replace_system_prompt must be true or false", field="replace_system_prompt")
+        raise ValidationFailed(
+            "replace_system_prompt must be true or false", field="replace_system_prompt"
+        )
     with session_scope() as session:
         conversation = _owned(session, owner_id, conversation_id, for_update=True)
         _check_strategy(data, conversation)
@@ -127,19 +125,24 @@ def delete_conversation(conversation_id: str, owner_id: OwnerDep) -> Response:
 def _parse_messages(payload: Any, settings: Settings) -> tuple[list[dict[str, Any]], bool]:
     """One message or {"messages": [...]}; returns (validated dicts, was_batch)."""
     if not isinstance(payload, dict):
-        raise HTTPException(422, "send one message object or {\"messages\": [...]}")
+        raise HTTPException(422, 'send one message object or {"messages": [...]}')
     batch = "messages" in payload
-    if batch and isinstance(payload["messages"], list):
-        if len(payload["messages"]) > q.MAX_BATCH_MESSAGES:
-            raise HTTPException(
-                413,
-                f"a batch holds at most {q.MAX_BATCH_MESSAGES} messages, got "
-                f"{len(payload['messages'])}; send the history in several requests",
-            )
+    if (
+        batch
+        and isinstance(payload["messages"], list)
+        and len(payload["messages"]) > q.MAX_BATCH_MESSAGES
+    ):
+        raise HTTPException(
+            413,
+            f"a batch holds at most {q.MAX_BATCH_MESSAGES} messages, got "
+            f"{len(payload['messages'])}; send the history in several requests",
+        )
     try:
-        parsed = MessageBatch.model_validate(payload).messages if batch else [
-            MessageIn.model_validate(payload)
-        ]
+        parsed = (
+            MessageBatch.model_validate(payload).messages
+            if batch
+            else [MessageIn.model_validate(payload)]
+        )
     except ValidationError as exc:
         prefix = ["body"]
         detail = [
@@ -163,11 +166,17 @@ def _check_message(message: MessageIn, where: str) -> None:
         return f"{where}.{name}" if where else name
 
     if message.role == "tool" and not message.tool_call_id:
-        raise ValidationFailed("a tool message needs the tool_call_id it answers", field=field("tool_call_id"))
+        raise ValidationFailed(
+            "a tool message needs the tool_call_id it answers", field=field("tool_call_id")
+        )
     if message.tool_calls and message.role != "assistant":
-        raise ValidationFailed("only assistant messages carry tool_calls", field=field("tool_calls"))
+        raise ValidationFailed(
+            "only assistant messages carry tool_calls", field=field("tool_calls")
+        )
     if message.tool_call_id and message.role != "tool":
-        raise ValidationFailed("only tool messages carry a tool_call_id", field=field("tool_call_id"))
+        raise ValidationFailed(
+            "only tool messages carry a tool_call_id", field=field("tool_call_id")
+        )
 
 
 @router.post("/conversations/{conversation_id}/messages", status_code=201)
@@ -218,7 +227,9 @@ def list_messages(
     after = 0
     if cursor:
         if not cursor.isdigit():
-            raise ValidationFailed("cursor must be a next_cursor value from this list", field="cursor")
+            raise ValidationFailed(
+                "cursor must be a next_cursor value from this list", field="cursor"
+            )
         after = int(cursor)
     rows, next_seq = q.list_messages(
         session, conversation_id=conversation_id, after_seq=after, limit=limit
@@ -246,7 +257,10 @@ def patch_message(
         if message is None:
             raise HTTPException(404, "message not found")
         q.set_pinned(
-            session, conversation=conversation, message=message, pinned=body.pinned,
+            session,
+            conversation=conversation,
+            message=message,
+            pinned=body.pinned,
             settings=settings,
         )
         out = q.message_public(message.model_dump())
@@ -281,8 +295,7 @@ def list_compactions(
     return json_response(
         {
             "data": [
-                CompactionPublic.model_validate(r, from_attributes=True).model_dump()
-                for r in rows
+                CompactionPublic.model_validate(r, from_attributes=True).model_dump() for r in rows
             ],
             "next_cursor": None,
         }
@@ -315,9 +328,7 @@ def _write_memory(owner_id: str, conversation_id: str, change: Any) -> Response:
 
 @router.put("/conversations/{conversation_id}/memory/goal")
 def set_goal(conversation_id: str, body: GoalIn, owner_id: OwnerDep) -> Response:
-    return _write_memory(
-        owner_id, conversation_id, lambda m: m.set_goal(body.text, body.subtasks)
-    )
+    return _write_memory(owner_id, conversation_id, lambda m: m.set_goal(body.text, body.subtasks))
 
 
 @router.put("/conversations/{conversation_id}/memory/phase")

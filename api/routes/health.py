@@ -1,5 +1,55 @@
-"""Routes: health."""
+"""GET /healthz (no auth): 200 when the database and the broker answer, else 503."""
+
+from __future__ import annotations
+
+import logging
 
 from fastapi import APIRouter
+from fastapi.responses import JSONResponse
+from sqlalchemy import text
+from starlette.concurrency import run_in_threadpool
 
-router = APIRouter()
+from contextq.settings import get_settings
+from store.db import get_engine
+
+log = logging.getLogger("contextq.api.health")
+
+router = APIRouter(tags=["health"])
+
+_clients: dict[str, object] = {}
+
+
+def _database() -> str:
+    try:
+        with get_engine().connect() as conn:
+            conn.execute(text("SELECT 1"))
+        return "ok"
+    except Exception as exc:
+        log.warning("healthz: database: %s", exc)
+        return "unavailable"
+
+
+def _broker() -> str:
+    import redis
+
+    url = get_settings().REDIS_URL
+    if not url:
+        return "not configured"
+    try:
+        client = _clients.get(url)
+        if client is None:
+            client = redis.Redis.from_url(url, socket_timeout=1, socket_connect_timeout=1)
+            _clients[url] = client
+        client.ping()  # type: ignore[attr-defined]
+        return "ok"
+    except Exception as exc:
+        log.warning("healthz: broker: %s", exc)
+        return "unavailable"
+
+
+@router.get("/healthz", responses={503: {"description": "database or broker unavailable"}})
+async def healthz() -> JSONResponse:
+    database = await run_in_threadpool(_database)
+    broker = await run_in_threadpool(_broker)
+    status = 200 if database == broker == "ok" else 503
+    return JSONResponse({"database": database, "broker": broker}, status_code=status)

@@ -15,6 +15,7 @@ most once at a time and a waiter reuses the result.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import io
 import json
@@ -81,6 +82,7 @@ _built: dict[str, Any] = {}  # "markitdown" → the process's instance
 _markitdown_lock = threading.Lock()
 
 
+@functools.cache
 def markitdown_version() -> str:
     from importlib.metadata import version
 
@@ -386,7 +388,9 @@ class DocumentProcessor:
             "chars": len(markdown),
         }
         if converted.pages is not None:
-            metadata["slides" if info.file_type == "pptx" else "pages"] = converted.pages
+            metadata["pages"] = converted.pages  # PDF pages, PPTX slides
+            if info.file_type == "pptx":
+                metadata["slides"] = converted.pages
         full_tokens = converted.tokens
         if not _NO_TEXT_NOISE.sub("", markdown).strip():
             pages = f" ({converted.pages} pages)" if converted.pages else ""

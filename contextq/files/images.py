@@ -26,9 +26,10 @@ ALLOWED_FORMATS = ("PNG", "JPEG", "GIF", "WEBP", "BMP", "TIFF")
 _KEEP_FORMAT = frozenset({"PNG", "JPEG", "GIF", "WEBP"})
 _MEDIA_TYPES = {"PNG": "image/png", "JPEG": "image/jpeg", "GIF": "image/gif", "WEBP": "image/webp"}
 _MAX_RESIZE_ROUNDS = 12
+_ANTHROPIC_MAX_PIXELS = 1600 * 750
 ESTIMATE_FORMULAS = (
     "openai_high: fit in 2048x2048, shortest side to 768, 170 per 512-px tile + 85; "
-    "openai_low: 85; anthropic: width*height/750 after fitting 1568 px long side and 1.15 MP"
+    "openai_low: 85; anthropic: width*height/750 after fitting 1568 px long side and 1.2 MP"
 )
 
 
@@ -46,9 +47,13 @@ def openai_high_tokens(width: int, height: int) -> int:
 
 
 def anthropic_tokens(width: int, height: int) -> int:
-    """Anthropic: width*height/750 after scaling to ≤ 1568 px long side and ≤ ~1.15 MP."""
+    """Anthropic: width*height/750 after scaling to ≤ 1568 px long side and ≤ ~1600 tokens.
+
+    Anthropic's largest sizes (1092x1092, 951x1268, 784x1568 ...) are ~1.15-1.2 MP; the cap
+    used here is 1600 tokens = 1.2 MP.
+    """
     w, h = float(width), float(height)
-    scale = min(1.0, 1568 / max(w, h), math.sqrt(1_150_000 / (w * h)))
+    scale = min(1.0, 1568 / max(w, h), math.sqrt(_ANTHROPIC_MAX_PIXELS / (w * h)))
     return max(1, math.ceil(int(w * scale) * int(h * scale) / 750))
 
 
@@ -226,23 +231,34 @@ class ImageProcessor:
 
     @staticmethod
     def _shrink_to_bytes(image: Any, data: bytes, fmt: str, limit: int) -> tuple[Any, bytes]:
-        """Scale by √(limit / size) with LANCZOS, from the same source each round, until under."""
+        """Scale by √(limit / size) with LANCZOS, from the same source each round, until under.
+
+        Re-encoding changes the bytes per pixel (a JPEG saved at another quality), so a
+        result far under the limit gets one more step back up; the largest fit wins.
+        """
         source = image
         width, height = source.size
-        factor = 1.0
+        factor, size = 1.0, len(data)
+        best: tuple[Any, bytes] | None = None
         for _ in range(_MAX_RESIZE_ROUNDS):
-            factor *= math.sqrt(limit / len(data)) * 0.98
+            factor = min(1.0, factor * math.sqrt(limit / size) * 0.98)
             new_w, new_h = max(1, int(width * factor)), max(1, int(height * factor))
             image = _resize(source, new_w, new_h)
             data = _encode(image, fmt)
-            if len(data) <= limit:
-                return image, data
-            if new_w == 1 and new_h == 1:
-                break
-        raise InvalidInput(
-            f"this image could not be brought under {_human(limit)} "
-            "(MAX_IMAGE_ATTACHMENT_SIZE) by resizing"
-        )
+            size = len(data)
+            if size <= limit:
+                if best is None or size > len(best[1]):
+                    best = (image, data)
+                if size >= limit * 0.6 or factor >= 1.0:
+                    break
+            elif best is not None or (new_w == 1 and new_h == 1):
+                break  # stepping back up overshot: keep the best fit found
+        if best is None:
+            raise InvalidInput(
+                f"this image could not be brought under {_human(limit)} "
+                "(MAX_IMAGE_ATTACHMENT_SIZE) by resizing"
+            )
+        return best
 
 
 def _describe(

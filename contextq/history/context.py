@@ -1,7 +1,7 @@
 """The history part of the ready-to-send context (SPEC §2, §6).
 
-Order: system prompt → newest compaction summary → (hierarchical memory block) →
-filtered history.
+Order: system prompt (then the history's own leading system messages) → newest
+compaction summary → (hierarchical memory block) → filtered history.
 
 The compaction summary is sent as a **user** message, wrapped in
 `<conversation_summary>` tags, not as a system message: it is made from user and
@@ -144,16 +144,14 @@ def build_history_context(
     if format not in ("openai", "anthropic"):
         raise ValidationFailed("format must be openai or anthropic", field="format")
     limits = resolve_model(model, settings)
-    fixed: list[Message] = []
-    if system_prompt:
-        fixed.append(Message(role="system", content=system_prompt))
+    head = [Message(role="system", content=system_prompt)] if system_prompt else []
+    summary = [summary_message(compaction)] if compaction is not None else []
     if compaction is not None:
-        fixed.append(summary_message(compaction))
         history = visible_history(messages, compaction.through_seq)
         history_tokens = None
     else:
         history = list(messages)
-    fixed_tokens = sum(token_count(m, limits.model) for m in fixed)
+    fixed_tokens = sum(token_count(m, limits.model) for m in head + summary)
     options = dict(options or {})
     if tools and "tool_definition_tokens" not in options:
         serialised = json.dumps(list(tools), ensure_ascii=False, separators=(",", ":"))
@@ -171,7 +169,11 @@ def build_history_context(
         history_tokens=history_tokens,
         memory=memory,
     )
-    final = fixed + result.preamble + result.messages
+    kept = result.messages
+    lead = 0  # the history's own leading system messages go with the system prompt
+    while lead < len(kept) and kept[lead].role == "system":
+        lead += 1
+    final = head + kept[:lead] + summary + result.preamble + kept[lead:]
     system: str | None = None
     if format == "anthropic":
         system, out = to_anthropic(final)

@@ -7,7 +7,7 @@
   routine success (a successful tool_call or observation) -0.2; clamped to [0, 1].
 - Working memory holds recent and important actions. When it holds more than
   `compression_threshold` actions (default 20, settable), the critical ones
-  (importance > 0.7, at most `MAX_CRITICAL_KEPT`) and the `recent_to_keep` newest
+  (importance > 0.7; the newest half-threshold of them) and the `recent_to_keep` newest
   (default 5) stay; the rest fold into counters rendered as
   `Executed 12 tools (10 successful); Read 3 files`.
 - The decision trail (decision, rationale, impact, created_at) is never compressed.
@@ -32,6 +32,7 @@ from typing import Any, cast
 
 from contextq.errors import ValidationFailed
 from contextq.history.types import KINDS, Kind, Message
+from contextq.tokens import DEFAULT_ENCODING, count_tokens, truncate_to_tokens
 
 log = logging.getLogger("contextq.history.memory")
 
@@ -50,7 +51,6 @@ CRITICAL_IMPORTANCE = 0.7
 ERROR_ALERT_AFTER = 3
 DEFAULT_COMPRESSION_THRESHOLD = 20
 DEFAULT_RECENT_TO_KEEP = 5
-MAX_CRITICAL_KEPT = 30
 MAX_CONTENT_CHARS = 300
 MAX_FILES_LISTED = 50
 
@@ -270,7 +270,10 @@ class HierarchicalMemory:
         keep_recent = self.recent_to_keep
         older = self.working[: len(self.working) - keep_recent] if keep_recent else self.working[:]
         recent = self.working[len(older):]
-        critical = [a for a in older if a.importance > CRITICAL_IMPORTANCE][-MAX_CRITICAL_KEPT:]
+        # at most half the threshold of critical ones, so compression runs now and then,
+        # not on every action once critical ones pile up
+        cap = max(1, self.compression_threshold // 2)
+        critical = [a for a in older if a.importance > CRITICAL_IMPORTANCE][-cap:]
         keep_ids = {a.id for a in critical}
         for action in older:
             if action.id not in keep_ids:
@@ -367,41 +370,78 @@ class HierarchicalMemory:
         done = sum(1 for t in self.subtasks if t["done"])
         return round(done / len(self.subtasks), 4)
 
-    def render(self) -> str:
-        """GOAL / KEY DECISIONS / ERROR PATTERNS / PREVIOUS ACTIONS / RECENT ACTIONS, or ""."""
-        sections: list[str] = []
-        if self.goal or self.subtasks or self.phase:
-            done = sum(t["done"] for t in self.subtasks)
-            lines = [f"GOAL: {self.goal or '(not set)'}"]
-            if self.subtasks:
-                lines[0] += f" (progress {done}/{len(self.subtasks)})"
-                lines += [f"  [{'x' if t['done'] else ' '}] {t['name']}" for t in self.subtasks]
-            if self.phase:
-                lines.append(f"PHASE: {self.phase}")
-            sections.append("\n".join(lines))
-        if self.decisions:
-            lines = ["KEY DECISIONS:"]
-            for d in self.decisions:
-                line = f"- {d['decision']}"
-                if d["rationale"]:
-                    line += f" (why: {d['rationale']})"
-                if d["impact"]:
-                    line += f" (impact: {d['impact']})"
-                lines.append(line)
-            sections.append("\n".join(lines))
-        alerts = [(p, e) for p, e in self.error_patterns.items() if e["count"] >= 2]
-        if alerts:
-            lines = ["ERROR PATTERNS:"]
-            for pattern, entry in alerts:
-                flag = " ALERT" if entry["alert"] else ""
-                lines.append(f"- {pattern} (x{entry['count']}){flag}")
-            sections.append("\n".join(lines))
-        summary = self.compressed.summary()
-        if summary:
-            sections.append(f"PREVIOUS ACTIONS: {summary}")
-        if self.working:
-            sections.append("RECENT ACTIONS:\n" + "\n".join(a.line() for a in self.working))
-        return "\n\n".join(sections)
+    def render(self, max_tokens: int | None = None, encoding: str = DEFAULT_ENCODING) -> str:
+        """GOAL / KEY DECISIONS / ERROR PATTERNS / PREVIOUS ACTIONS / RECENT ACTIONS, or "".
+
+        With `max_tokens`, the oldest decisions and actions are left out of the text
+        (saying how many) until it fits; the stored trail itself is never cut.
+        """
+        decisions, actions = len(self.decisions), len(self.working)
+        while True:
+            text = self._render(decisions, actions)
+            if max_tokens is None or count_tokens(text, encoding) <= max_tokens:
+                return text
+            if decisions == 0 and actions == 0:
+                return truncate_to_tokens(text, max_tokens, encoding)[0]
+            decisions, actions = decisions // 2, actions // 2
+
+    def _render(self, decision_limit: int, action_limit: int) -> str:
+        sections = [
+            self._goal_section(),
+            self._decision_section(decision_limit),
+            self._error_section(),
+            f"PREVIOUS ACTIONS: {summary}" if (summary := self.compressed.summary()) else "",
+            self._recent_section(action_limit),
+        ]
+        return "\n\n".join(s for s in sections if s)
+
+    def _goal_section(self) -> str:
+        if not (self.goal or self.subtasks or self.phase):
+            return ""
+        done = sum(1 for t in self.subtasks if t["done"])
+        lines = [f"GOAL: {self.goal or '(not set)'}"]
+        if self.subtasks:
+            lines[0] += f" (progress {done}/{len(self.subtasks)})"
+            lines += [f"  [{'x' if t['done'] else ' '}] {t['name']}" for t in self.subtasks]
+        if self.phase:
+            lines.append(f"PHASE: {self.phase}")
+        return "\n".join(lines)
+
+    def _decision_section(self, limit: int) -> str:
+        if not self.decisions:
+            return ""
+        lines = ["KEY DECISIONS:"]
+        shown = self.decisions[len(self.decisions) - limit :] if limit else []
+        if len(shown) < len(self.decisions):
+            lines.append(f"- ({len(self.decisions) - len(shown)} earlier decisions not shown)")
+        for d in shown:
+            line = f"- {d['decision']}"
+            if d["rationale"]:
+                line += f" (why: {d['rationale']})"
+            if d["impact"]:
+                line += f" (impact: {d['impact']})"
+            lines.append(line)
+        return "\n".join(lines)
+
+    def _error_section(self) -> str:
+        recurring = [(p, e) for p, e in self.error_patterns.items() if e["count"] >= 2]
+        if not recurring:
+            return ""
+        lines = ["ERROR PATTERNS:"]
+        for pattern, entry in recurring:
+            flag = " ALERT" if entry["alert"] else ""
+            lines.append(f"- {pattern} (x{entry['count']}){flag}")
+        return "\n".join(lines)
+
+    def _recent_section(self, limit: int) -> str:
+        if not self.working:
+            return ""
+        shown = self.working[len(self.working) - limit :] if limit else []
+        lines = ["RECENT ACTIONS:"]
+        if len(shown) < len(self.working):
+            lines.append(f"- ({len(self.working) - len(shown)} older actions not shown)")
+        lines += [a.line() for a in shown]
+        return "\n".join(lines)
 
     def snapshot(self) -> dict[str, Any]:
         """SPEC §2 GET /memory: goal, phase, decisions, error_patterns, stats."""

@@ -49,6 +49,8 @@ DEFAULT_RESERVE_TOKENS = 1000
 DEFAULT_CONTEXT_THRESHOLD = 0.8
 DEFAULT_WINDOW_SIZE = 20
 CRITICAL_IMPORTANCE = 0.7
+CRITICAL_SHARE = 0.25  # hierarchical: budget share kept for older critical messages
+MEMORY_BLOCK_SHARE = 4  # the hierarchical memory block takes at most 1/4 of the budget
 
 
 @dataclass(slots=True)
@@ -94,7 +96,8 @@ def validate_strategy(name: Any, *, field: str = "context_strategy") -> Strategy
     """A strategy name as written by a user: unknown → ValidationFailed naming `field`."""
     if name not in STRATEGY_NAMES:
         raise ValidationFailed(
-            f"unknown strategy {name!r}; choose one of {', '.join(STRATEGY_NAMES)}", field=field
+            f"{field}: unknown strategy {name!r}; choose one of {', '.join(STRATEGY_NAMES)}",
+            field=field,
         )
     return cast(StrategyName, name)
 
@@ -185,13 +188,18 @@ def compute_budget(
     tool_definition_tokens: int = 0,
     budget_percentage: float = DEFAULT_BUDGET_PERCENTAGE,
     reserve_tokens: int = DEFAULT_RESERVE_TOKENS,
+    max_input_tokens: int | None = None,
 ) -> Budget:
     """SPEC §4: (context_limit - max_output_tokens - tool_definition_tokens)
     * budget_percentage - reserve_tokens, where max_output_tokens is the model's max
-    output capped at a quarter of the window unless given."""
+    output capped at a quarter of the window unless given. A model with a separate
+    input limit (gpt-5: 272K of 400K) never gets more than that."""
     if max_output_tokens is None:
         max_output_tokens = min(model_max_output, context_limit // 4)
-    hard = max(0, context_limit - max_output_tokens - tool_definition_tokens)
+    room = context_limit - max_output_tokens
+    if max_input_tokens is not None:
+        room = min(room, max_input_tokens)
+    hard = max(0, room - tool_definition_tokens)
     budget = max(0, int(hard * budget_percentage) - reserve_tokens)
     return Budget(context_limit, max_output_tokens, tool_definition_tokens, budget, hard)
 
@@ -333,19 +341,20 @@ def hierarchical(
             compression_threshold=compression_threshold,
             recent_to_keep=recent_actions,
         )
-    block = memory.render()
+    block = memory.render(max_tokens=max(0, budget_tokens // MEMORY_BLOCK_SHARE))
     preamble = [Message(role="user", content=block, kind=None)] if block else []
     block_tokens = sum(token_count(m) for m in preamble)
-    selection = token_budget(
+    room = max(0, budget_tokens - block_tokens)
+    selection = token_budget(  # the recent tail first, leaving a share for older critical ones
         messages,
-        budget_tokens=max(0, budget_tokens - block_tokens),
+        budget_tokens=int(room * (1 - CRITICAL_SHARE)),
         hard_limit_tokens=None if hard_limit_tokens is None else hard_limit_tokens - block_tokens,
         min_messages_to_keep=min_messages_to_keep,
         max_pinned=max_pinned,
         anchors=anchors,
     )
     kept = set(selection.kept)
-    used = block_tokens + sum(token_count(messages[i]) for i in kept)
+    used = sum(token_count(messages[i]) for i in kept)
     tail_start = min((i for i in kept if messages[i].role != "system"), default=len(messages))
     i = tail_start - 1
     while i >= 0:  # older critical messages, newest first, while they fit
@@ -353,13 +362,23 @@ def hierarchical(
         i = unit.start - 1
         if not unit.members or unit.members[0] in kept:
             continue
-        importance = max(score_message(messages[j]) for j in unit.members)
-        if importance <= CRITICAL_IMPORTANCE:
+        if max(score_message(messages[j]) for j in unit.members) <= CRITICAL_IMPORTANCE:
             continue
         cost = _cost(messages, unit)
-        if used + cost <= budget_tokens:
+        if used + cost <= room:
             kept.update(unit.members)
             used += cost
+    i = tail_start - 1
+    while i >= 0:  # then the tail grows back into what is left
+        unit = unit_at(messages, i)
+        i = unit.start - 1
+        if not unit.members or unit.members[0] in kept:
+            continue
+        cost = _cost(messages, unit)
+        if used + cost > room:
+            break
+        kept.update(unit.members)
+        used += cost
     return Selection(sorted(kept), preamble)
 
 
@@ -442,6 +461,7 @@ def filter_history(
         tool_definition_tokens=opts.get("tool_definition_tokens", 0),
         budget_percentage=opts.get("budget_percentage", DEFAULT_BUDGET_PERCENTAGE),
         reserve_tokens=opts.get("reserve_tokens", DEFAULT_RESERVE_TOKENS),
+        max_input_tokens=limits.max_input_tokens,
     )
     if history_tokens is None:
         history_tokens = sum(token_count(m, limits.model) for m in messages)

@@ -156,27 +156,30 @@ def _sentences(messages: Sequence[Message]) -> list[_Sentence]:
                 continue
             if len(sentence) > _MAX_SENTENCE_CHARS:
                 sentence = sentence[:_MAX_SENTENCE_CHARS] + " …"
-            if message.pinned:
-                section = "pinned"
-            elif message.kind == "decision" or (
-                message.role != "tool" and _DECISION.search(sentence)
-            ):
-                section = "decisions"
-            elif is_error_message or _ERROR.search(sentence):
+            section = _section(message, sentence, is_error_message, first_user=first_user)
+            if section == "errors":
                 pattern = normalise_error(sentence)
                 if pattern in seen_errors:
                     continue  # one example per error pattern
                 seen_errors.add(pattern)
-                section = "errors"
-            elif message.role == "user" and (first_user or message.kind == "user_prompt"
-                                             or _GOAL.search(sentence)):
-                section = "goals"
-            else:
-                section = "points"
             out.append(_Sentence(len(out), message.seq, message.role, sentence, section))
         if message.role == "user":
             first_user = False
     return out
+
+
+def _section(message: Message, sentence: str, is_error: bool, *, first_user: bool) -> str:
+    if message.pinned:
+        return "pinned"
+    if message.kind == "decision" or (message.role != "tool" and _DECISION.search(sentence)):
+        return "decisions"
+    if is_error or _ERROR.search(sentence):
+        return "errors"
+    if message.role == "user" and (
+        first_user or message.kind == "user_prompt" or _GOAL.search(sentence)
+    ):
+        return "goals"
+    return "points"
 
 
 def _score(sentences: list[_Sentence]) -> None:

@@ -23,17 +23,23 @@ class ApiServer(ManagedProcess):
         )
 
     def start(self, *, wait: bool = True, timeout: float = 60.0) -> ApiServer:
-        super().start()
-        if wait:
+        if not wait:
+            super().start()
+            return self
+
+        def wait_up() -> None:
             def up() -> bool:
                 if not self.alive():
                     raise RuntimeError(f"api exited:\n{self.log()[-4000:]}")
                 try:
-                    return httpx.get(self.base_url + "/healthz", timeout=2).status_code in (200, 503)
+                    resp = httpx.get(self.base_url + "/healthz", timeout=2)
+                    return resp.status_code in (200, 503)
                 except httpx.TransportError:
                     return False
 
             wait_until(up, timeout=timeout, interval=0.1, what="uvicorn to answer /healthz")
+
+        self.start_and_wait(wait_up)
         return self
 
     def client(self, key: str | None = None, *, timeout: float = 30.0) -> httpx.Client:

@@ -37,3 +37,35 @@ def wait_file_done(client: Any, file_id: str, *, timeout: float = 60.0) -> dict[
             return body
         time.sleep(0.05)
     raise TimeoutError(f"file {file_id} still {body.get('status')!r} after {timeout}s: {body}")
+
+
+def multipart_body(
+    filename: bytes, data: bytes, *, fields: dict[str, str] | None = None,
+    boundary: str = "contextqTestBoundary7MA4YWxkTrZu0gW",
+    content_type: bytes = b"application/octet-stream",
+) -> tuple[str, bytes]:
+    """A multipart/form-data body built by hand, so a test controls every byte of the
+    filename (clients percent-encode control characters). Returns (content_type, body)."""
+    b = boundary.encode()
+    parts: list[bytes] = []
+    for name, value in (fields or {}).items():
+        parts.append(
+            b"--" + b + b'\r\nContent-Disposition: form-data; name="' + name.encode()
+            + b'"\r\n\r\n' + value.encode() + b"\r\n"
+        )
+    parts.append(
+        b"--" + b + b'\r\nContent-Disposition: form-data; name="file"; filename="' + filename
+        + b'"\r\nContent-Type: ' + content_type + b"\r\n\r\n" + data + b"\r\n"
+    )
+    parts.append(b"--" + b + b"--\r\n")
+    return f"multipart/form-data; boundary={boundary}", b"".join(parts)
+
+
+def upload_raw(client: Any, filename: bytes, data: bytes, *, expect: int | None = 202,
+               **kw: Any) -> Any:
+    ctype, body = multipart_body(filename, data, **kw)
+    resp = client.post("/v1/files", content=body, headers={"Content-Type": ctype})
+    if expect is None:
+        return resp
+    assert resp.status_code == expect, (resp.status_code, resp.text)
+    return resp.json()

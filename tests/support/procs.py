@@ -7,6 +7,7 @@ of a Celery worker never outlive the test.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import signal
@@ -20,6 +21,9 @@ from typing import TypeVar
 from tests.support import PROJECT_ROOT, VENV_BIN
 
 T = TypeVar("T")
+
+# every ManagedProcess started and not yet stopped (the session finalizer reaps leftovers)
+LIVE: set[ManagedProcess] = set()
 
 
 def wait_until(
@@ -71,7 +75,17 @@ class ManagedProcess:
                 self.argv, env=self.env, cwd=self.cwd, stdout=log, stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL, start_new_session=True,
             )
+        LIVE.add(self)
         return self
+
+    def start_and_wait(self, wait: Callable[[], object]) -> None:
+        """Start, then run `wait`; if waiting fails, the process is stopped before raising."""
+        ManagedProcess.start(self)
+        try:
+            wait()
+        except BaseException:
+            self.stop(timeout=3)
+            raise
 
     @property
     def pid(self) -> int:
@@ -84,38 +98,32 @@ class ManagedProcess:
     def signal_group(self, sig: int) -> None:
         if self.proc is None:
             return
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(self.proc.pid, sig)
-        except ProcessLookupError:
-            pass
 
     def kill(self) -> None:
         """SIGKILL the whole process group (the process and every child it forked)."""
+        LIVE.discard(self)
         if self.proc is None:
             return
         self.signal_group(signal.SIGKILL)
-        try:
+        with contextlib.suppress(subprocess.TimeoutExpired):
             self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            pass
         self.proc = None
 
     def stop(self, timeout: float = 10.0, sig: int = signal.SIGTERM) -> None:
         """Ask politely (SIGTERM to the group), then SIGKILL the group."""
+        LIVE.discard(self)
         if self.proc is None:
             return
         if self.proc.poll() is None:
             self.signal_group(sig)
-            try:
+            with contextlib.suppress(subprocess.TimeoutExpired):
                 self.proc.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                pass
         # whatever is left in the group (pool children) goes too
         self.signal_group(signal.SIGKILL)
-        try:
+        with contextlib.suppress(subprocess.TimeoutExpired):
             self.proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            pass
         self.proc = None
 
     # logs ------------------------------------------------------------------
@@ -151,6 +159,12 @@ class ManagedProcess:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def reap_all() -> None:
+    """Stop every process a test left running (safety net for the session end)."""
+    for proc in list(LIVE):
+        proc.stop(timeout=3)
 
 
 def free_port(host: str = "127.0.0.1") -> int:

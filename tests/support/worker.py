@@ -41,9 +41,10 @@ class CeleryWorker(ManagedProcess):
         )
 
     def start(self, *, wait: bool = True, timeout: float = 60.0) -> CeleryWorker:
-        super().start()
         if wait:
-            self.wait_ready(timeout=timeout)
+            self.start_and_wait(lambda: self.wait_ready(timeout=timeout))
+        else:
+            super().start()
         return self
 
     def wait_ready(self, *, timeout: float = 60.0) -> None:
@@ -82,7 +83,8 @@ class CeleryBeat(ManagedProcess):
         )
 
     def start(self, *, wait: bool = True, timeout: float = 60.0) -> CeleryBeat:
-        super().start()
         if wait:
-            self.wait_for_log(r"beat: Starting", timeout=timeout)
+            self.start_and_wait(lambda: self.wait_for_log(r"beat: Starting", timeout=timeout))
+        else:
+            super().start()
         return self

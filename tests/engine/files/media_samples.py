@@ -153,6 +153,65 @@ def rtf_bytes() -> bytes:
     ).encode("ascii")
 
 
+def msg_bytes(subject: str = "Quarterly numbers", body: str | None = None) -> bytes:
+    """A minimal Outlook .msg: an OLE compound file (CFB v3) with MAPI string streams.
+
+    Written by hand (no library here writes CFB): one FAT sector, the directory,
+    the MiniFAT and the mini stream that holds every (small) property stream.
+    """
+    end, free, fat_sect, no_stream = 0xFFFFFFFE, 0xFFFFFFFF, 0xFFFFFFFD, 0xFFFFFFFF
+    streams = {
+        "__substg1.0_0037001F": subject.encode("utf-16-le"),
+        "__substg1.0_0C1F001F": "ann@example.com".encode("utf-16-le"),
+        "__substg1.0_0E04001F": "Bob Builder".encode("utf-16-le"),
+        "__substg1.0_1000001F": (body or f"Hello Bob, the code is {SENTINEL}.").encode("utf-16-le"),
+        "__properties_version1.0": b"\0" * 32,
+    }
+    mini, minifat, starts = bytearray(), [], {}
+    for name, data in streams.items():
+        count = max(1, -(-len(data) // 64))
+        starts[name] = len(mini) // 64
+        mini += data.ljust(count * 64, b"\0")
+        minifat += [starts[name] + i + 1 for i in range(count - 1)] + [end]
+
+    def entry(name: str, kind: int, child: int, right: int, start: int, size: int) -> bytes:
+        raw = name.encode("utf-16-le") + b"\0\0"
+        return (raw.ljust(64, b"\0") + struct.pack("<HBB", len(raw), kind, 1)
+                + struct.pack("<III", no_stream, right, child) + b"\0" * 16 + b"\0" * 4
+                + b"\0" * 16 + struct.pack("<IQ", start, size))
+
+    n_dir = -(-(len(streams) + 1) * 128 // 512)
+    n_minifat = -(-len(minifat) * 4 // 512)
+    n_mini = -(-len(mini) // 512)
+    dir_start, minifat_start = 1, 1 + n_dir
+    mini_start = minifat_start + n_minifat
+    names = list(streams)
+    entries = entry("Root Entry", 5, 1, no_stream, mini_start, len(mini))
+    for i, name in enumerate(names):
+        right = i + 2 if i + 1 < len(names) else no_stream
+        entries += entry(name, 2, no_stream, right, starts[name], len(streams[name]))
+    fat = [fat_sect]
+    for first, count in ((dir_start, n_dir), (minifat_start, n_minifat), (mini_start, n_mini)):
+        fat += [first + i + 1 for i in range(count - 1)] + [end]
+    header = (
+        bytes.fromhex("D0CF11E0A1B11AE1") + b"\0" * 16
+        + struct.pack("<HHHHH", 0x3E, 3, 0xFFFE, 9, 6) + b"\0" * 6
+        + struct.pack("<IIIIIIIII", 0, 1, dir_start, 0, 4096, minifat_start, n_minifat, end, 0)
+        + struct.pack("<I", 0) + struct.pack("<I", free) * 108
+    )
+
+    def sectors(data: bytes, count: int, fill: bytes = b"\0") -> bytes:
+        return data.ljust(count * 512, fill)
+
+    return (
+        header
+        + sectors(b"".join(struct.pack("<I", v) for v in fat), 1, b"\xff")
+        + sectors(entries, n_dir)
+        + sectors(b"".join(struct.pack("<I", v) for v in minifat), n_minifat, b"\xff")
+        + sectors(bytes(mini), n_mini)
+    )
+
+
 def zip_bomb_docx(entries: int = 0, declared: int = 0) -> bytes:
     """A DOCX-shaped zip that holds many entries and/or one hugely compressible part."""
     out = io.BytesIO()
@@ -242,7 +301,7 @@ def wav_bytes(seconds: float = 1.0, rate: int = 8000, channels: int = 1) -> byte
 
 def encoded_audio_bytes(
     container: str, codec: str, seconds: float = 1.0, rate: int = 44100, channels: int = 2,
-    title: str | None = None,
+    title: str | None = None, bitrate: int | None = None,
 ) -> bytes:
     """Audio encoded with PyAV (mp3, flac, ogg/vorbis, ogg/opus, m4a/aac) with a sine wave."""
     import av
@@ -254,6 +313,8 @@ def encoded_audio_bytes(
         if title is not None:
             output.metadata["title"] = title
         stream = output.add_stream(codec, rate=rate, layout=layout)
+        if bitrate is not None:
+            stream.bit_rate = bitrate
         frame_size = stream.codec_context.frame_size or 1024
         sample_fmt = stream.codec_context.format.name
         total = int(seconds * rate)
@@ -288,3 +349,17 @@ def _frame(wave_: Any, fmt: str, layout: str, channels: int) -> Any:
     else:
         array = np.repeat(samples, channels).reshape(1, -1)
     return av.AudioFrame.from_ndarray(array, format=fmt, layout=layout)
+
+
+# --- a registry of the media processors only (the pipeline with real detection) ------------
+
+def media_registry() -> Any:
+    from contextq.files.audio import AudioProcessor
+    from contextq.files.documents import DocumentProcessor
+    from contextq.files.images import ImageProcessor
+    from contextq.files.registry import Registry
+
+    registry = Registry()
+    for processor in (ImageProcessor(), AudioProcessor(), DocumentProcessor()):
+        registry.register(processor)
+    return registry

@@ -13,9 +13,8 @@ from typing import Any
 import pytest
 
 from contextq.errors import InvalidInput
-from contextq.files import documents, pdf
+from contextq.files import documents, pdf, pipeline
 from contextq.files.documents import Converted, DocumentProcessor, convert_document
-from contextq.files.pipeline import process_file
 from contextq.files.registry import MemoryConversionCache, ProcessContext, StreamInfo
 from contextq.settings import Settings
 from tests.engine.files import media_samples as samples
@@ -37,7 +36,7 @@ VECTORS = [
            ("word/document.xml",), {"converter": "markitdown"}),
     Vector("deck.pptx", lambda: samples.pptx_bytes(3), "pptx",
            (SENTINEL, "# Slide title 1", "# Slide title 3", f"{SENTINEL} on slide 3"),
-           (), {"slides": 3, "converter": "markitdown"}),
+           (), {"slides": 3, "pages": 3, "converter": "markitdown"}),
     Vector("paper.pdf", lambda: samples.pdf_bytes(3, per_page_sentinel=True), "pdf",
            ("## Page 1", "## Page 3", samples.sentinel_for(1), samples.sentinel_for(3), SENTINEL),
            ("## Page 4",), {"pages": 3, "converter": "pdfium"}),
@@ -50,10 +49,14 @@ VECTORS = [
     Vector("memo.rtf", samples.rtf_bytes, "rtf", (SENTINEL, "RTF heading", "café", "€ euro"),
            ("HIDDEN-INFO-TITLE", "HIDDEN-GENERATOR", "Times New Roman", "\\par", "fonttbl"),
            {"converter": "contextq-rtf"}),
+    Vector("mail.msg", samples.msg_bytes, "msg",
+           ("**From:** ann@example.com", "**To:** Bob Builder", "**Subject:** Quarterly numbers",
+            f"Hello Bob, the code is {SENTINEL}."), ("__substg1.0",), {"converter": "markitdown"}),
 ]
 MEDIA_TYPES = {
     "pdf": "application/pdf", "html": "text/html", "epub": "application/epub+zip",
     "odt": "application/vnd.oasis.opendocument.text", "rtf": "application/rtf",
+    "msg": "application/vnd.ms-outlook",
     "docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
     "pptx": "application/vnd.openxmlformats-officedocument.presentationml.presentation",
 }
@@ -71,6 +74,11 @@ def write(tmp_path: Path, name: str, data: bytes) -> Path:
     path = tmp_path / name
     path.write_bytes(data)
     return path
+
+
+def process_file(path: Path, filename: str, **kwargs: Any) -> Any:
+    """The real pipeline (detection → processor → finalize) over the media processors."""
+    return pipeline.process_file(path, filename, registry=samples.media_registry(), **kwargs)
 
 
 @pytest.fixture
@@ -214,7 +222,9 @@ def test_same_bytes_twice_hit_the_cache(tmp_path: Path, settings: Settings) -> N
     data = samples.docx_bytes()
     first_path = write(tmp_path, "a.docx", data)
     second_path = write(tmp_path, "copy-of-a.docx", data)  # another upload of the same bytes
-    first = processor.process(first_path, info_for(first_path, "docx"), ProcessContext(settings, cache))
+    first = processor.process(
+        first_path, info_for(first_path, "docx"), ProcessContext(settings, cache)
+    )
     second = processor.process(
         second_path, info_for(second_path, "docx"), ProcessContext(settings, cache)
     )
@@ -232,7 +242,8 @@ def test_different_bytes_or_type_are_different_keys(tmp_path: Path, settings: Se
     one = write(tmp_path, "one.docx", samples.docx_bytes(["first text"]))
     two = write(tmp_path, "two.docx", samples.docx_bytes(["second text"]))
     for path in (one, two):
-        assert not processor.process(path, info_for(path, "docx"), ProcessContext(settings, cache)).cache_hit
+        result = processor.process(path, info_for(path, "docx"), ProcessContext(settings, cache))
+        assert not result.cache_hit
     assert counting.calls == 2
     sha = "0" * 64
     assert documents.cache_key(sha, "html") != documents.cache_key(sha, "docx")
@@ -264,7 +275,8 @@ def test_two_threads_converting_the_same_bytes_run_one_conversion(
 
     def run(i: int) -> None:
         barrier.wait()
-        results[i] = processor.process(paths[i], info_for(paths[i], "pdf"), ProcessContext(settings, cache))
+        ctx = ProcessContext(settings, cache)
+        results[i] = processor.process(paths[i], info_for(paths[i], "pdf"), ctx)
 
     threads = [threading.Thread(target=run, args=(i,)) for i in range(2)]
     for t in threads:
@@ -296,5 +308,7 @@ def test_failed_conversion_is_not_cached(tmp_path: Path, settings: Settings) -> 
     path = write(tmp_path, "bad.pdf", samples.pdf_bytes(2)[:500])
     for _ in range(2):
         with pytest.raises(InvalidInput, match="truncated or corrupt"):
-            DocumentProcessor().process(path, info_for(path, "pdf"), ProcessContext(settings, cache))
+            DocumentProcessor().process(
+                path, info_for(path, "pdf"), ProcessContext(settings, cache)
+            )
     assert cache._data == {}

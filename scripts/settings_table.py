@@ -1,0 +1,120 @@
+"""Print (or write into README.md) the configuration table, generated from Settings.
+
+    .venv/bin/python scripts/settings_table.py           # print the table
+    .venv/bin/python scripts/settings_table.py --write   # replace it in README.md
+
+The README holds the table between `<!-- settings:start -->` and
+`<!-- settings:end -->`; tests/test_readme.py fails when a setting is missing.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from contextq.settings import Settings  # noqa: E402
+
+START, END = "<!-- settings:start -->", "<!-- settings:end -->"
+
+MEANING: dict[str, str] = {
+    "ENVIRONMENT": "`development`, `test` or `production`; production refuses the TEST_* hooks",
+    "DATA_DIR": "database (SQLite), blobs, embedded broker data, logs, dev key and secrets",
+    "DATABASE_URL": "SQLAlchemy URL; unset: `sqlite:///DATA_DIR/contextq.db` (WAL). "
+                    "PostgreSQL: `postgresql+psycopg://user:pass@host/db`",
+    "REDIS_URL": "broker and Celery results; unset: `contextq up` starts an embedded Valkey",
+    "MAX_TOKENS_PER_FILE": "final tiktoken truncation of every processed text",
+    "MAX_TOTAL_OUTPUT": "characters of processed output per file",
+    "MAX_LINES": "lines kept of a text or code file",
+    "MAX_LINE_LENGTH": "characters kept of one line",
+    "MAX_COLUMNS": "CSV/TSV/XLSX columns kept",
+    "DEFAULT_ROWS_HEAD": "first rows kept of a table",
+    "DEFAULT_ROWS_TAIL": "last rows kept of a table",
+    "MAX_CELL_LENGTH": "characters kept of one cell",
+    "MAX_NESTING_DEPTH": "JSON/YAML/XML depth kept",
+    "MAX_ARRAY_ITEMS": "items kept of one array",
+    "MAX_OBJECT_KEYS": "keys kept of one object",
+    "MAX_STRING_LENGTH": "characters kept of one string value",
+    "MAX_IMAGE_ATTACHMENT_SIZE": "bytes; larger images are resized (LANCZOS)",
+    "MAX_IMAGE_DIMENSION": "pixels of the longer side; unset: resize by size only",
+    "MAX_IMAGE_PIXELS": "pixels; a larger image is refused (decompression bomb)",
+    "MAX_AUDIO_BYTES": "bytes; larger audio is subsampled (mono, lower rate) and cut",
+    "MAX_AUDIO_DURATION_S": "seconds of audio kept",
+    "MAX_ARCHIVE_ENTRIES": "entries of a zip-based file (DOCX, XLSX, …) before it is refused",
+    "MAX_ARCHIVE_UNCOMPRESSED_BYTES": "summed uncompressed size of a zip-based file",
+    "MAX_ARCHIVE_RATIO": "compression ratio over which a zip-based file is refused",
+    "MAX_JSON_PARSE_BYTES": "JSON above this is streamed (ijson) instead of parsed whole",
+    "HISTORY_COMPACTION_MAX_TOKENS": "history tokens that trigger a compaction",
+    "HISTORY_COMPACTION_TARGET_TOKENS": "size a compaction aims for",
+    "SUMMARIZER_INPUT_MAX_TOKENS": "tokens given to the summariser at most",
+    "MAX_PINNED_MESSAGES": "pinned messages per conversation (over: 422)",
+    "MIN_MESSAGES_TO_KEEP": "newest messages every strategy keeps",
+    "LLM_PROVIDER": "provider whose defaults apply to unknown models",
+    "MAX_CONTEXT_TOKENS": "context window override for every model",
+    "ENABLE_AUTO_COMPRESSION": "compact automatically past the threshold",
+    "SUMMARIZER": "`extractive` (offline), `openai` (any OpenAI-compatible endpoint) "
+                  "or `truncation`",
+    "OPENAI_BASE_URL": "endpoint of the `openai` summariser",
+    "OPENAI_API_KEY": "key of the `openai` summariser",
+    "SUMMARIZER_MODEL": "model of the `openai` summariser",
+    "SUMMARIZER_TIMEOUT_S": "seconds per summariser call",
+    "SUMMARIZER_MAX_RETRIES": "retries of a failed summariser call",
+    "MAX_UPLOAD_BYTES": "bytes per upload; over: 413 before the body is read",
+    "TASK_SOFT_TIME_LIMIT_S": "soft limit per task (the task fails the file saying so)",
+    "TASK_TIME_LIMIT_S": "hard limit per task (the pool child is killed and replaced)",
+    "MAX_ATTEMPTS": "processing attempts per file (worker killed or timed out) before `failed`",
+    "RECOVERY_SWEEP_INTERVAL_S": "how often beat re-enqueues stuck `uploaded`/`processing` rows",
+    "RECOVERY_UPLOADED_GRACE_S": "an `uploaded` row younger than this is left to its own enqueue",
+    "COMPACTION_SWEEP_INTERVAL_S": "how often beat looks for conversations past the threshold",
+    "WORKER_MAX_MEMORY_MB": "a pool child over it is replaced after its task",
+    "TASK_EXPIRES_S": "every enqueued message expires after this",
+    "BROKER_VISIBILITY_TIMEOUT_S": "seconds before an unacked message (killed worker) comes "
+                                   "back; unset: TASK_TIME_LIMIT_S + 60",
+    "FLOWER_USER": "Flower basic-auth user",
+    "FLOWER_PASSWORD": "Flower basic-auth password; unset: generated once into "
+                       "DATA_DIR/flower-password (0600)",
+    "TEST_PROCESS_DELAY_S": "test hook: process_file sleeps after claiming a row "
+                            "(refused in production)",
+    "TEST_KILL_SENTINEL": "test hook: process_file SIGKILLs itself for files containing it "
+                          "(refused in production)",
+}
+
+MiB = 1024 * 1024
+
+
+def _default(value: Any) -> str:
+    if value is None:
+        return "—"
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, int) and value >= MiB and value % MiB == 0:
+        return f"{value} ({value // MiB} MiB)"
+    return str(value)
+
+
+def table() -> str:
+    rows = ["| variable | default | meaning |", "|---|---|---|"]
+    for name, field in Settings.model_fields.items():
+        meaning = MEANING.get(name, "")
+        rows.append(f"| `{name}` | {_default(field.default)} | {meaning} |")
+    return "\n".join(rows)
+
+
+def main() -> int:
+    text = table()
+    if "--write" not in sys.argv:
+        print(text)
+        return 0
+    readme = ROOT / "README.md"
+    content = readme.read_text(encoding="utf-8")
+    head, _, rest = content.partition(START)
+    _, _, tail = rest.partition(END)
+    readme.write_text(f"{head}{START}\n{text}\n{END}{tail}", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,362 @@
+"""`contextq up` as a real subprocess: four lines, a working stack, nothing left behind.
+
+The stack is started once for the module (tests run in file order; the SIGTERM
+test stops it). Each test asserts on real processes and real HTTP answers.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import socket
+import stat
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import psutil
+import pytest
+import redis
+
+ROOT = Path(__file__).resolve().parent.parent
+CLI = [sys.executable, "-m", "contextq.cli"]
+START_TIMEOUT_S = 150.0
+KEY_RE = r"cq_[A-Za-z0-9_-]{20,}"
+
+pytestmark = pytest.mark.integration
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _env(data_dir: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("REDIS_URL", "DATABASE_URL", "FLOWER_PASSWORD", "CONTEXTQ_API_URL",
+                        "CONTEXTQ_API_KEY", "ENVIRONMENT")}
+    env["DATA_DIR"] = str(data_dir)
+    env["COLUMNS"] = "200"  # rich tables in captured output
+    return env
+
+
+class Up:
+    """One `contextq up` subprocess; stdout lines collected by a thread."""
+
+    def __init__(self, data_dir: Path, port: int, flower_port: int) -> None:
+        self.data_dir, self.port, self.flower_port = data_dir, port, flower_port
+        self.stderr_path = data_dir.parent / f"up-{port}.stderr"
+        self.lines: list[str] = []
+        self.seen: dict[int, float] = {}  # pid -> create_time of every descendant observed
+        with open(self.stderr_path, "ab") as err:
+            self.proc = subprocess.Popen(
+                [*CLI, "up", "--port", str(port), "--flower-port", str(flower_port),
+                 "--concurrency", "1"],
+                cwd=ROOT, env=_env(data_dir), stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE, stderr=err, start_new_session=True,
+            )
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for raw in self.proc.stdout:
+            self.lines.append(raw.decode("utf-8", "replace").rstrip("\n"))
+
+    @property
+    def stderr(self) -> str:
+        return self.stderr_path.read_text(errors="replace")
+
+    def wait_banner(self) -> list[str]:
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while len(self.lines) < 4:
+            if self.proc.poll() is not None:
+                pytest.fail(f"contextq up exited with {self.proc.returncode}:\n{self.stderr}")
+            if time.monotonic() > deadline:
+                pytest.fail(f"no banner within {START_TIMEOUT_S}s; stdout={self.lines}\n"
+                            f"{self.stderr}")
+            time.sleep(0.1)
+        self.record_tree()
+        return self.lines[:4]
+
+    def record_tree(self) -> list[psutil.Process]:
+        procs = psutil.Process(self.proc.pid).children(recursive=True)
+        for p in procs:
+            try:
+                self.seen[p.pid] = p.create_time()
+            except psutil.NoSuchProcess:
+                pass
+        return procs
+
+    def survivors(self) -> list[str]:
+        alive = []
+        for pid, created in self.seen.items():
+            try:
+                p = psutil.Process(pid)
+                if p.create_time() == created and p.status() != psutil.STATUS_ZOMBIE:
+                    alive.append(f"{pid} {' '.join(p.cmdline())[:120]}")
+            except psutil.NoSuchProcess:
+                continue
+        return alive
+
+    def valkey_servers(self) -> list[int]:
+        # valkey rewrites its title to `valkey-server 127.0.0.1:PORT`; `up` runs it in DATA_DIR
+        found = []
+        for p in psutil.process_iter(["name", "cmdline"]):
+            cmd = " ".join(p.info["cmdline"] or [])
+            if "valkey-server" not in cmd and "valkey-server" not in (p.info["name"] or ""):
+                continue
+            try:
+                if p.status() != psutil.STATUS_ZOMBIE and p.cwd().startswith(str(self.data_dir)):
+                    found.append(p.pid)
+            except psutil.Error:
+                continue
+        return found
+
+    def kill_everything(self) -> None:
+        """Safety net for a failed test: nothing this module started may survive."""
+        if self.proc.poll() is None:
+            self.record_tree()
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait(timeout=10)
+        for pid, created in self.seen.items():
+            try:
+                p = psutil.Process(pid)
+                if p.create_time() == created:
+                    p.kill()
+            except psutil.NoSuchProcess:
+                continue
+        self._reader.join(timeout=10)
+        if self.proc.stdout is not None:
+            self.proc.stdout.close()
+
+
+@pytest.fixture(scope="module")
+def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Up]:
+    data_dir = tmp_path_factory.mktemp("up") / "data"
+    up = Up(data_dir, _free_port(), _free_port())
+    try:
+        up.wait_banner()
+        yield up
+    finally:
+        up.kill_everything()
+
+
+def _api(up: Up) -> str:
+    return f"http://127.0.0.1:{up.port}"
+
+
+def _key(up: Up) -> str:
+    match = re.fullmatch(rf"API key: ({KEY_RE})", up.lines[3])
+    assert match, up.lines
+    return match.group(1)
+
+
+def test_prints_exactly_the_four_lines(stack: Up) -> None:
+    api = _api(stack)
+    assert stack.lines[:3] == [
+        f"API: {api}",
+        f"Docs: {api}/docs",
+        f"Flower: http://127.0.0.1:{stack.flower_port}",
+    ]
+    assert re.fullmatch(rf"API key: {KEY_RE}", stack.lines[3])
+    assert len(stack.lines) == 4, "stdout carries the four lines only; the rest goes to stderr"
+
+
+def test_every_part_runs_as_a_child(stack: Up) -> None:
+    cmdlines = [" ".join(p.cmdline()) for p in stack.record_tree()]
+    for part in ("valkey-server", "uvicorn api.main:app", "worker.app worker", "worker.app beat",
+                 "worker.app flower"):
+        assert any(part in c for c in cmdlines), (part, cmdlines)
+    assert len(stack.valkey_servers()) == 1
+
+
+def test_healthz_and_docs(stack: Up) -> None:
+    resp = httpx.get(f"{_api(stack)}/healthz", timeout=10)
+    assert resp.status_code == 200
+    assert resp.json() == {"database": "ok", "broker": "ok"}
+    assert httpx.get(f"{_api(stack)}/docs", timeout=10).status_code == 200
+
+
+def test_printed_key_works(stack: Up) -> None:
+    api = _api(stack)
+    ok = httpx.get(f"{api}/v1/files", headers={"Authorization": f"Bearer {_key(stack)}"},
+                   timeout=10)
+    assert ok.status_code == 200, ok.text
+    assert "data" in ok.json()
+    assert httpx.get(f"{api}/v1/files", timeout=10).status_code == 401
+    bad = httpx.get(f"{api}/v1/files", headers={"Authorization": "Bearer cq_wrong"}, timeout=10)
+    assert bad.status_code == 401
+
+
+def test_flower_requires_basic_auth(stack: Up) -> None:
+    url = f"http://127.0.0.1:{stack.flower_port}/"
+    assert httpx.get(url, timeout=10).status_code == 401
+    password = (stack.data_dir / "flower-password").read_text().strip()
+    assert httpx.get(url, auth=("admin", "wrong"), timeout=10).status_code == 401
+    assert httpx.get(url, auth=("admin", password), timeout=10).status_code == 200
+    # the compose healthcheck (`contextq health flower`) needs no credentials
+    assert httpx.get(f"{url}healthcheck", timeout=10).status_code == 200
+    # the password never appears on a command line
+    for p in stack.record_tree():
+        assert password not in " ".join(p.cmdline())
+
+
+def test_secrets_private_and_broker_locked(stack: Up) -> None:
+    for name in ("dev-api-key", "flower-password", "valkey-password", "valkey/valkey.conf"):
+        mode = stat.S_IMODE((stack.data_dir / name).stat().st_mode)
+        assert mode == 0o600, (name, oct(mode))
+    assert (stack.data_dir / "dev-api-key").read_text().strip() == _key(stack)
+    conf = (stack.data_dir / "valkey" / "valkey.conf").read_text()
+    for line in ("bind 127.0.0.1", "appendonly yes", "maxmemory-policy noeviction"):
+        assert line in conf.splitlines()
+    port = int(re.search(r"^port (\d+)$", conf, re.M).group(1))  # type: ignore[union-attr]
+    password = (stack.data_dir / "valkey-password").read_text().strip()
+    anonymous = redis.Redis(port=port, socket_timeout=5)
+    with pytest.raises(redis.AuthenticationError):
+        anonymous.ping()
+    anonymous.close()
+    client = redis.Redis(port=port, password=password, socket_timeout=5)
+    assert client.config_get("maxmemory-policy") == {"maxmemory-policy": "noeviction"}
+    assert client.config_get("appendonly") == {"appendonly": "yes"}
+    client.close()
+
+
+def test_keys_create_prints_one_key(stack: Up) -> None:
+    out = subprocess.run([*CLI, "keys", "create", "--owner", "alice"], cwd=ROOT,
+                         env=_env(stack.data_dir), capture_output=True, timeout=120, check=True)
+    lines = out.stdout.decode().splitlines()
+    assert len(lines) == 1 and re.fullmatch(KEY_RE, lines[0]), out.stdout
+    resp = httpx.get(f"{_api(stack)}/v1/files",
+                     headers={"Authorization": f"Bearer {lines[0]}"}, timeout=10)
+    assert resp.status_code == 200
+
+
+def test_second_up_on_same_data_dir_is_refused(stack: Up) -> None:
+    out = subprocess.run([*CLI, "up", "--port", str(_free_port()), "--flower-port",
+                          str(_free_port())], cwd=ROOT, env=_env(stack.data_dir),
+                         capture_output=True, timeout=120)
+    assert out.returncode == 1
+    assert b"already running" in out.stderr
+    assert len(stack.valkey_servers()) == 1
+
+
+def test_upload_cli_waits_for_ready_and_prints_table(stack: Up, tmp_path: Path) -> None:
+    sample = tmp_path / "notes.txt"
+    sample.write_text("sentinel-4417 " * 70)  # ~1 KB of text
+    # no --key: the CLI falls back to DATA_DIR/dev-api-key
+    out = subprocess.run([*CLI, "upload", str(sample), "--api", _api(stack)], cwd=ROOT,
+                         env=_env(stack.data_dir), capture_output=True, timeout=180)
+    text = out.stdout.decode()
+    assert out.returncode == 0, (text, out.stderr.decode()[-2000:])
+    row = next(line for line in text.splitlines() if "notes.txt" in line)
+    assert "ready" in row and "text" in row, text
+    listed = httpx.get(f"{_api(stack)}/v1/files", headers={"Authorization": f"Bearer {_key(stack)}"},
+                       timeout=10).json()["data"]
+    assert any(f["filename"] == "notes.txt" and f["status"] == "ready" for f in listed)
+
+
+def test_upload_cli_fails_for_an_empty_file(stack: Up, tmp_path: Path) -> None:
+    empty = tmp_path / "empty.txt"
+    empty.write_bytes(b"")
+    out = subprocess.run([*CLI, "upload", str(empty), "--api", _api(stack),
+                          "--key", _key(stack)], cwd=ROOT, env=_env(stack.data_dir),
+                         capture_output=True, timeout=120)
+    assert out.returncode == 1
+    row = next(line for line in out.stdout.decode().splitlines() if "empty.txt" in line)
+    assert "failed" in row and "422" in row
+
+
+def test_context_cli_prints_the_filtering_report(stack: Up) -> None:
+    api, headers = _api(stack), {"Authorization": f"Bearer {_key(stack)}"}
+    conv = httpx.post(f"{api}/v1/conversations", json={"title": "cli"}, headers=headers,
+                      timeout=10)
+    assert conv.status_code == 201, conv.text
+    cid = conv.json()["id"]
+    batch = [{"role": "user" if i % 2 == 0 else "assistant", "content": f"message {i} " * 20}
+             for i in range(30)]
+    added = httpx.post(f"{api}/v1/conversations/{cid}/messages", json={"messages": batch},
+                       headers=headers, timeout=30)
+    assert added.status_code == 201, added.text
+    out = subprocess.run([*CLI, "context", cid, "--strategy", "sliding_window", "--options",
+                          '{"window_size": 10}', "--force", "--api", api],
+                         cwd=ROOT, env=_env(stack.data_dir), capture_output=True, timeout=120)
+    text = out.stdout.decode()
+    assert out.returncode == 0, (text, out.stderr.decode()[-2000:])
+    answer = httpx.get(f"{api}/v1/conversations/{cid}/context", headers=headers, timeout=10,
+                       params={"strategy": "sliding_window", "options": '{"window_size": 10}',
+                               "force_filter": "true"}).json()
+    removed = answer["removed_message_ids"]
+    assert removed, answer
+    kept = answer.get("kept_message_count", 30 - len(removed))
+    assert re.search(rf"messages\s*│?\s*30 → {kept}\b", text), text
+    assert removed[0] in text.replace("\n", "")
+    assert "sliding_window" in text and "ms" in text
+    bad = subprocess.run([*CLI, "context", cid, "--options", "{not json", "--api", api],
+                         cwd=ROOT, env=_env(stack.data_dir), capture_output=True, timeout=120)
+    assert bad.returncode == 1 and b"not valid JSON" in bad.stderr
+
+
+def test_sigterm_stops_every_child(stack: Up) -> None:
+    stack.record_tree()
+    assert len(stack.seen) >= 6, stack.seen  # valkey, api, worker + pool child, beat, flower
+    stack.proc.send_signal(signal.SIGTERM)
+    assert stack.proc.wait(timeout=60) == 0, stack.stderr
+    assert stack.survivors() == []
+    assert stack.valkey_servers() == []
+    assert not (stack.data_dir / "celerybeat.pid").exists()
+
+
+def test_restart_reuses_key_and_a_dead_child_stops_the_rest(stack: Up) -> None:
+    assert stack.proc.poll() is not None, "runs after the SIGTERM test"
+    again = Up(stack.data_dir, _free_port(), _free_port())
+    try:
+        lines = again.wait_banner()
+        assert lines[3] == stack.lines[3], "the development key is reused"
+        # the broker kept its data across the restart (AOF in DATA_DIR)
+        assert list((stack.data_dir / "valkey" / "appendonlydir").iterdir())
+        flower = [p for p in again.record_tree() if "worker.app flower" in " ".join(p.cmdline())]
+        assert len(flower) == 1
+        flower[0].kill()
+        code = again.proc.wait(timeout=60)
+        assert code != 0
+        assert "flower exited unexpectedly" in again.stderr
+        assert again.survivors() == []
+        assert again.valkey_servers() == []
+    finally:
+        again.kill_everything()
+
+
+def test_sigkill_of_up_leaves_no_server_behind(tmp_path: Path) -> None:
+    up = Up(tmp_path / "data", _free_port(), _free_port())
+    try:
+        up.wait_banner()
+        assert up.valkey_servers()
+        up.proc.kill()  # no chance to clean up: the children's parent-death signal must
+        up.proc.wait(timeout=10)
+        deadline = time.monotonic() + 60
+        while (up.survivors() or up.valkey_servers()) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert up.survivors() == []
+        assert up.valkey_servers() == []
+    finally:
+        up.kill_everything()
+
+
+def test_port_in_use_is_reported_before_anything_starts(tmp_path: Path) -> None:
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        out = subprocess.run([*CLI, "up", "--port", str(port), "--flower-port",
+                              str(_free_port())], cwd=ROOT, env=_env(tmp_path / "d"),
+                             capture_output=True, timeout=120)
+    assert out.returncode == 1
+    assert f"port 127.0.0.1:{port} is in use" in out.stderr.decode()
+    assert not (tmp_path / "d" / "valkey").exists()
