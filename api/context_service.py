@@ -21,6 +21,7 @@ never calls an LLM and never waits on a task.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -67,6 +68,7 @@ def build_context(
     tools_used: list[str] | None = None,
 ) -> dict[str, Any]:
     """SPEC §2's context answer as a dict (raises ValidationFailed for bad options)."""
+    started = time.perf_counter()
     model = model or conversation.model
     requested = strategy if strategy is not None else conversation.context_strategy
     name = resolve_strategy(requested)
@@ -152,12 +154,14 @@ def build_context(
     answer = report.to_dict()
     answer["removed_message_ids"] = prefix_removed + report.removed_message_ids
     answer["original_message_count"] = conversation.message_count
+    answer["original_tokens"] = conversation.total_tokens
     answer["pending_file_ids"] = []
     answer["failed_file_ids"] = []
     answer["tools_used"] = list(tools_used or [])
     answer["messages"] = context.messages
     if output_format == "anthropic":
         answer["system"] = context.system
+    answer["duration_ms"] = round((time.perf_counter() - started) * 1000, 3)  # reads included
     return answer
 
 
@@ -193,8 +197,9 @@ def _window_start(
             budget_percentage=options.get("budget_percentage", DEFAULT_BUDGET_PERCENTAGE),
             reserve_tokens=options.get("reserve_tokens", DEFAULT_RESERVE_TOKENS),
         )
-        room = max(budget.hard_limit_tokens, budget.budget_tokens)
-        cut = conversation.total_tokens - room
+        # the strategy keeps the newest units within the budget, and the newest
+        # `min_messages_to_keep` messages even past it (up to the hard limit)
+        cut = conversation.total_tokens - budget.budget_tokens
         if cut <= 0:
             return None
         first = session.execute(
@@ -204,6 +209,8 @@ def _window_start(
         ).scalar_one()
         if first is None:
             return None
+        keep = int(options.get("min_messages_to_keep", settings.MIN_MESSAGES_TO_KEEP))
+        first = min(int(first), conversation.last_seq - keep)
         start = int(first) - CHAIN_MARGIN
     return start if start > 1 else None
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from typing import Annotated
 
@@ -10,7 +11,7 @@ from sqlmodel import Session
 
 from contextq.settings import Settings, get_settings
 from store.db import read_session, session_scope
-from store.keys import owner_for_key
+from store.keys import hash_key, owner_for_key
 
 
 def get_session() -> Iterator[Session]:
@@ -24,6 +25,34 @@ def get_read_session() -> Iterator[Session]:
         yield session
 
 
+# Valid keys are remembered for a few seconds per process, so polling a file costs one
+# query, not two. Only successes are cached; a revoked key stops working within the TTL.
+AUTH_CACHE_TTL_S = 10.0
+AUTH_CACHE_MAX = 10_000
+_auth_cache: dict[str, tuple[str, float]] = {}
+
+
+def _cached_owner(key: str) -> str | None:
+    hit = _auth_cache.get(key)
+    if hit is None:
+        return None
+    owner_id, expires = hit
+    if time.monotonic() > expires:
+        _auth_cache.pop(key, None)
+        return None
+    return owner_id
+
+
+def _remember_owner(key: str, owner_id: str) -> None:
+    if len(_auth_cache) >= AUTH_CACHE_MAX:
+        _auth_cache.clear()
+    _auth_cache[key] = (owner_id, time.monotonic() + AUTH_CACHE_TTL_S)
+
+
+def clear_auth_cache() -> None:
+    _auth_cache.clear()
+
+
 def get_owner_id(request: Request) -> str:
     header = request.headers.get("authorization", "")
     scheme, _, key = header.partition(" ")
@@ -32,10 +61,16 @@ def get_owner_id(request: Request) -> str:
             401, "missing API key: send `Authorization: Bearer <key>` (create one with "
             "`contextq keys create`)", headers={"WWW-Authenticate": "Bearer"},
         )
+    key = key.strip()
+    cache_key = f"{get_settings().database_url}|{hash_key(key)}"
+    owner_id = _cached_owner(cache_key)
+    if owner_id is not None:
+        return owner_id
     with read_session() as session:
-        owner_id = owner_for_key(session, key.strip())
+        owner_id = owner_for_key(session, key)
     if owner_id is None:
         raise HTTPException(401, "invalid API key", headers={"WWW-Authenticate": "Bearer"})
+    _remember_owner(cache_key, owner_id)
     return owner_id
 
 

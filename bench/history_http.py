@@ -83,11 +83,28 @@ def _prepare(data_dir: Path) -> str:
 def _start_api(data_dir: Path, port: int, log: Path) -> subprocess.Popen[bytes]:
     import httpx
 
-    uvicorn = [sys.executable, "-m", "uvicorn", "api.main:app", "--host", "127.0.0.1",
-               "--port", str(port), "--log-level", "warning", "--no-access-log"]
+    uvicorn = [
+        sys.executable,
+        "-m",
+        "uvicorn",
+        "api.main:app",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--log-level",
+        "warning",
+        "--no-access-log",
+    ]
     with log.open("wb") as out:
-        proc = subprocess.Popen(uvicorn, env=_env(data_dir), cwd=ROOT, stdout=out,
-                                stderr=subprocess.STDOUT, start_new_session=True)
+        proc = subprocess.Popen(
+            uvicorn,
+            env=_env(data_dir),
+            cwd=ROOT,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         if proc.poll() is not None:
@@ -115,12 +132,15 @@ def _import(client: Any, size: int) -> tuple[str, float, int]:
     from tests.api.history_data import agent_history
 
     history = agent_history(size, pinned=min(5, max(1, size // 100)))
-    cid = client.post("/v1/conversations", json={
-        "model": "gpt-4o", "system_prompt": "You are a careful coding agent."}).json()["id"]
+    cid = client.post(
+        "/v1/conversations",
+        json={"model": "gpt-4o", "system_prompt": "You are a careful coding agent."},
+    ).json()["id"]
     started = time.perf_counter()
     for i in range(0, len(history), BATCH):
-        r = client.post(f"/v1/conversations/{cid}/messages",
-                        json={"messages": history[i : i + BATCH]})
+        r = client.post(
+            f"/v1/conversations/{cid}/messages", json={"messages": history[i : i + BATCH]}
+        )
         r.raise_for_status()
     return cid, time.perf_counter() - started, len(history)
 
@@ -149,20 +169,29 @@ def run(sizes: tuple[int, ...] = DEFAULT_SIZES, requests: int = 200) -> list[dic
         key = _prepare(data_dir)
         port = _free_port()
         proc = _start_api(data_dir, port, data_dir / "api.log")
-        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=600,
-                          headers={"Authorization": f"Bearer {key}"}) as client:
+        with httpx.Client(
+            base_url=f"http://127.0.0.1:{port}",
+            timeout=600,
+            headers={"Authorization": f"Bearer {key}"},
+        ) as client:
             for size in sizes:
                 cid, import_s, count = _import(client, size)
                 n = requests if size < 100_000 else max(20, requests // 4)
                 times, answer = _measure(client, cid, n)
-                rows.append({
-                    "messages": count, "import_s": import_s,
-                    "p50_ms": _pct(times, 50), "p99_ms": _pct(times, 99),
-                    "mean_ms": statistics.fmean(times), "requests": n,
-                    "kept": answer["kept_message_count"], "filtered": answer["filtered"],
-                    "server_ms": answer["duration_ms"],
-                    "removed": len(answer["removed_message_ids"]),
-                })
+                rows.append(
+                    {
+                        "messages": count,
+                        "import_s": import_s,
+                        "p50_ms": _pct(times, 50),
+                        "p99_ms": _pct(times, 99),
+                        "mean_ms": statistics.fmean(times),
+                        "requests": n,
+                        "kept": answer["kept_message_count"],
+                        "filtered": answer["filtered"],
+                        "server_ms": answer["duration_ms"],
+                        "removed": len(answer["removed_message_ids"]),
+                    }
+                )
     finally:
         if proc is not None:
             _stop(proc)
@@ -172,22 +201,27 @@ def run(sizes: tuple[int, ...] = DEFAULT_SIZES, requests: int = 200) -> list[dic
 
 def report(rows: list[dict[str, Any]]) -> None:
     print("\nGET /v1/conversations/{id}/context over HTTP (uvicorn, SQLite, gpt-4o, token_budget)")
-    print(f"{'messages':>9} {'import':>9} {'kept':>6} {'removed':>8} {'p50':>9} {'p99':>9} "
-          f"{'server':>9}  target")
+    print(
+        f"{'messages':>9} {'import':>9} {'kept':>6} {'removed':>8} {'p50':>9} {'p99':>9} "
+        f"{'server':>9}  target"
+    )
     for r in rows:
         target = ""
         if r["messages"] >= TARGET_AT * 0.95 and r["messages"] <= TARGET_AT:
             ok = r["p99_ms"] <= TARGET_P99_MS
             target = f"p99 <= {TARGET_P99_MS:.0f} ms: {'MET' if ok else 'MISSED'}"
-        print(f"{r['messages']:>9} {r['import_s']:>8.2f}s {r['kept']:>6} {r['removed']:>8} "
-              f"{r['p50_ms']:>7.1f}ms {r['p99_ms']:>7.1f}ms {r['server_ms']:>7.1f}ms  {target}")
+        print(
+            f"{r['messages']:>9} {r['import_s']:>8.2f}s {r['kept']:>6} {r['removed']:>8} "
+            f"{r['p50_ms']:>7.1f}ms {r['p99_ms']:>7.1f}ms {r['server_ms']:>7.1f}ms  {target}"
+        )
 
 
 def http_section(args: Any = None) -> list[dict[str, Any]]:
-    """Entry point for bench/history.py's hook: reads `args.sizes` / `args.requests` if set."""
+    """Entry point for bench/history.py's hook: reads `args.http_sizes`, `args.http_requests`,
+    `args.api` and `args.key` when set (a running API instead of a fresh local one)."""
     sizes = tuple(getattr(args, "http_sizes", None) or DEFAULT_SIZES)
     requests = int(getattr(args, "http_requests", None) or 200)
-    rows = run(sizes, requests)
+    rows = run(sizes, requests, api=getattr(args, "api", None), key=getattr(args, "key", None))
     report(rows)
     return rows
 

@@ -20,6 +20,7 @@ and prints the ratios against the targets:
     .venv/bin/python bench/queue.py --no-upload  # the floor only
 """
 
+# ruff: noqa: E402  (the import path is fixed before anything imports `queue`)
 from __future__ import annotations
 
 import sys
@@ -111,8 +112,9 @@ def bench_noop(app: Any, n_latency: int, n_throughput: int) -> dict[str, float]:
     for r in results:
         r.get(timeout=120)
     elapsed = time.perf_counter() - t0
-    return {"p50_s": pct(lat, 50), "p95_s": pct(lat, 95), "throughput_per_s": n_throughput / elapsed,
-            "n_latency": n_latency, "n_throughput": n_throughput}
+    return {"p50_s": pct(lat, 50), "p95_s": pct(lat, 95),
+            "throughput_per_s": n_throughput / elapsed, "n_latency": n_latency,
+            "n_throughput": n_throughput}
 
 
 def bench_http(api_url: str, n: int) -> dict[str, float]:

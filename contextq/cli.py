@@ -90,7 +90,7 @@ def up(
 
 
 @app.command()
-def upload(
+def upload(  # noqa: PLR0917  (typer maps parameters to options)
     files: Annotated[list[Path], typer.Argument(help="Files to upload.", exists=True,
                                                 dir_okay=False, readable=True)],
     conversation_id: Annotated[str | None, typer.Option(help="Attach to a conversation.")] = None,
@@ -114,7 +114,7 @@ def upload(
 
 
 @app.command()
-def context(
+def context(  # noqa: PLR0917  (typer maps parameters to options)
     conversation_id: Annotated[str, typer.Argument(help="Conversation id.")],
     strategy: Annotated[str | None, typer.Option(help="token_budget, sliding_window, "
                                                       "noop or hierarchical.")] = None,

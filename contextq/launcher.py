@@ -255,7 +255,7 @@ def _child_setup(parent_pid: int) -> Callable[[], None]:
     def setup() -> None:  # runs in the child between fork and exec
         os.setpgid(0, 0)
         if libc is not None:
-            pass
+            libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
             if os.getppid() != parent_pid:  # the launcher died before prctl took effect
                 os.kill(os.getpid(), signal.SIGTERM)
 
@@ -325,10 +325,8 @@ class Supervisor:
                 _signal_group(child.pgid, signal.SIGTERM)
             deadline = time.monotonic() + grace_s
             for child in batch:
-                try:
+                with contextlib.suppress(subprocess.TimeoutExpired):
                     child.proc.wait(timeout=max(0.0, deadline - time.monotonic()))
-                except subprocess.TimeoutExpired:
-                    pass
             for child in batch:
                 # SIGKILL the group even when the leader is gone: its pool children may remain
                 _signal_group(child.pgid, signal.SIGKILL)
@@ -477,7 +475,8 @@ class Stack:
             wanted.append(("Flower", "127.0.0.1", self.options.flower_port, "--flower-port"))
         for label, host, port, flag in wanted:
             if not port_is_free(host, port):
-                raise LaunchError(f"{label} port {host}:{port} is in use; choose another with {flag}")
+                raise LaunchError(
+                    f"{label} port {host}:{port} is in use; choose another with {flag}")
 
     def prepare(self) -> None:
         """Migrations, the dev key and the secrets: everything before a process starts."""
@@ -519,6 +518,9 @@ class Stack:
                                             extra=["--without-mingle", "--without-gossip"]),
                       stop_order=2)
         if "beat" in o.parts:
+            # we hold the DATA_DIR lock, so a pid file left here is stale (a SIGKILLed `up`);
+            # its pid may have been reused, and beat would then refuse to start
+            (data_dir / "celerybeat.pid").unlink(missing_ok=True)
             sup.spawn("beat", beat_argv(data_dir / "celerybeat-schedule",
                                         data_dir / "celerybeat.pid"), stop_order=1)
         if "flower" in o.parts:
@@ -535,6 +537,9 @@ class Stack:
             checks["worker"] = lambda: worker_ping(self.redis_url, [self.worker_node])
         if "flower" in o.parts:
             checks["flower"] = lambda: flower_ready(self.flower_url)
+        if "beat" in o.parts:  # beat answers nothing; its pid file means it got the lock
+            pidfile = self.settings.data_dir / "celerybeat.pid"
+            checks["beat"] = pidfile.exists
         for name, check in checks.items():
             self._wait(name, check, timeout=max(1.0, deadline - time.monotonic()))
         self._raise_if_dead()

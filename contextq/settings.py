@@ -61,6 +61,8 @@ class Settings(BaseSettings):
     SUMMARIZER_MODEL: str = "gpt-4o-mini"
     SUMMARIZER_TIMEOUT_S: float = Field(60.0, gt=0)
     SUMMARIZER_MAX_RETRIES: int = Field(3, ge=0)
+    # hierarchical memory: working-memory size that triggers compression (contextq.history.memory)
+    MEMORY_COMPRESSION_THRESHOLD: int = Field(20, ge=2)
 
     # API and queue
     MAX_UPLOAD_BYTES: int = Field(1024 * MiB, ge=1)

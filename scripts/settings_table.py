@@ -95,10 +95,31 @@ def _default(value: Any) -> str:
     return str(value)
 
 
+def source_comments() -> dict[str, str]:
+    """The comment next to (or just above) each field in contextq/settings.py: the
+    meaning of a setting added without an entry in MEANING."""
+    import re
+
+    comments: dict[str, str] = {}
+    above: list[str] = []
+    for line in (ROOT / "contextq" / "settings.py").read_text(encoding="utf-8").splitlines():
+        stripped = line.strip()
+        if stripped.startswith("#"):
+            above.append(stripped.lstrip("# ").strip())
+            continue
+        match = re.match(r"\s+([A-Z][A-Z0-9_]+):[^#]*(?:#\s*(.*))?$", line)
+        if match:
+            text = match.group(2) or " ".join(above)
+            comments[match.group(1)] = text.replace("|", "\\|")
+        above = []
+    return comments
+
+
 def table() -> str:
     rows = ["| variable | default | meaning |", "|---|---|---|"]
+    comments = source_comments()
     for name, field in Settings.model_fields.items():
-        meaning = MEANING.get(name, "")
+        meaning = MEANING.get(name) or comments.get(name, "")
         rows.append(f"| `{name}` | {_default(field.default)} | {meaning} |")
     return "\n".join(rows)
 

@@ -111,12 +111,24 @@ class BlobWriter:
         self._fh.write(data)
 
     def commit(self) -> tuple[str, int]:
-        """fsync, rename to the content hash; returns (sha256, size)."""
+        """fsync, rename to the content hash; returns (sha256, size). When a blob with
+        this hash is already stored (same bytes uploaded before) the temp file is dropped:
+        no second fsync."""
+        sha = self._digest.hexdigest()
+        final = self._store.path(sha)
+        try:
+            if final.stat().st_size == self.size:
+                # refresh mtime: blob clean-up spares blobs touched in the last minute, so
+                # a delete of another row with these bytes cannot remove it under us
+                os.utime(final)
+                self.abort()
+                return sha, self.size
+        except FileNotFoundError:
+            pass
         try:
             self._fh.flush()
             os.fsync(self._fh.fileno())
             self._fh.close()
-            sha = self._digest.hexdigest()
             self._store._commit(self._tmp_path, sha)
         except BaseException:
             self.abort()

@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
-from sqlalchemy import and_, or_, update
+from sqlalchemy import and_, insert, or_, update
 from sqlmodel import Session, col, select
 
-from store.tables import ConversionCacheEntry, File, FileStatus, utcnow
+from store.tables import ConversionCacheEntry, File, FileContent, FileStatus, utcnow
 
 ClaimOutcome = Literal["claimed", "missing", "done", "busy", "exhausted"]
 
@@ -51,9 +51,16 @@ def exhausted_message(attempts: int) -> str:
     )
 
 
+FILES = File.__table__  # Core statements: no ORM identity map or session sync per row
+C = FILES.c  # type: ignore[attr-defined]
+
+
 def _guarded_update(session: Session, where: Sequence[Any], values: dict[str, Any]) -> bool:
-    result = session.execute(update(File).where(*where).values(**values))
-    return result.rowcount == 1  # type: ignore[attr-defined]
+    if "meta" in values:  # attribute name → column name
+        values = {**values, "metadata": values["meta"]}
+        del values["meta"]
+    result = session.connection().execute(update(FILES).where(*where).values(**values))
+    return result.rowcount == 1
 
 
 def claim_file(
@@ -68,7 +75,10 @@ def claim_file(
     left alone (redelivery is a no-op). Over `max_attempts` the row ends `failed`.
     """
     now = now or utcnow()
-    row = session.get(File, file_id)
+    row = session.connection().execute(
+        select(C.status, C.attempts, C.started_at, C.lease_owner, C.sha256, C.filename,
+               C.size_bytes).where(C.id == file_id)
+    ).first()
     if row is None:
         return Claim("missing", file_id)
     if row.status in (FileStatus.READY, FileStatus.FAILED):
@@ -79,9 +89,7 @@ def claim_file(
         expired = started is None or started < lease_expired_before
         if not (expired or holder == worker_id or (holder and holder_is_dead(holder))):
             return Claim("busy", file_id)
-    guard = [
-        File.id == file_id, File.status == row.status, File.attempts == row.attempts,
-    ]
+    guard = [C.id == file_id, C.status == row.status, C.attempts == row.attempts]
     attempt = row.attempts + 1
     if attempt > max_attempts:
         ok = _guarded_update(session, guard, {
@@ -103,17 +111,30 @@ def claim_file(
 
 def write_result(
     session: Session, *, file_id: str, attempt: int, values: dict[str, Any],
-    now: datetime | None = None,
+    text: str | None = None, now: datetime | None = None,
 ) -> bool:
-    """Store a result iff the row is still `processing` under this attempt."""
+    """Store a result (and the processed `text`) iff the row is still `processing` under
+    this attempt; a stale or duplicate attempt writes nothing."""
     now = now or utcnow()
     values = {k: strip_nul(v) for k, v in values.items()}
     values.update(lease_owner=None, updated_at=now, finished_at=now)
-    return _guarded_update(
+    ok = _guarded_update(
         session,
-        [File.id == file_id, File.status == FileStatus.PROCESSING, File.attempts == attempt],
+        [C.id == file_id, C.status == FileStatus.PROCESSING, C.attempts == attempt],
         values,
     )
+    if ok and text is not None:
+        session.connection().execute(
+            insert(FileContent.__table__).values(file_id=file_id, text=strip_nul(text))
+        )
+    return ok
+
+
+def file_text(session: Session, *, file_id: str) -> str | None:
+    """The processed text of a ready file (what goes into context), else None."""
+    return session.connection().execute(
+        select(FileContent.__table__.c.text).where(FileContent.__table__.c.file_id == file_id)
+    ).scalar_one_or_none()
 
 
 # --- recovery sweep -------------------------------------------------------------------------
@@ -151,8 +172,7 @@ def bump_uploaded(session: Session, *, file_id: str, seen_updated_at: datetime,
     """Take the right to re-enqueue an `uploaded` row (one sweep wins)."""
     return _guarded_update(
         session,
-        [File.id == file_id, File.status == FileStatus.UPLOADED,
-         File.updated_at == seen_updated_at],
+        [C.id == file_id, C.status == FileStatus.UPLOADED, C.updated_at == seen_updated_at],
         {"updated_at": now or utcnow()},
     )
 
@@ -164,7 +184,7 @@ def release_stale_processing(
     """A `processing` row whose worker died or overran: back to `uploaded` for a new
     attempt, or `failed` when it already had `max_attempts`."""
     now = now or utcnow()
-    guard = [File.id == file_id, File.status == FileStatus.PROCESSING, File.attempts == attempts]
+    guard = [C.id == file_id, C.status == FileStatus.PROCESSING, C.attempts == attempts]
     if attempts >= max_attempts:
         ok = _guarded_update(session, guard, {
             "status": FileStatus.FAILED, "error": exhausted_message(attempts),
@@ -223,10 +243,10 @@ def list_owned(
 
 
 def blob_referenced(session: Session, *, sha256: str) -> bool:
-    """Does any row still point at this blob (upload, artefact, text or cached conversion)?"""
+    """Does any row still point at this blob (upload, artefact or cached conversion)?"""
     hit = session.exec(
         select(File.id).where(or_(
-            File.sha256 == sha256, File.content_sha256 == sha256, File.text_sha256 == sha256
+            File.sha256 == sha256, File.content_sha256 == sha256
         )).limit(1)
     ).first()
     if hit is not None:

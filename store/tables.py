@@ -74,12 +74,10 @@ class File(SQLModel, table=True):
     meta: dict[str, Any] | None = Field(default=None, sa_column=Column("metadata", JSON))
     cache_hit: bool = False
     error: str | None = Field(default=None, sa_column=Column(Text))
-    # the artefact GET /content serves (text/markdown, or the resized image / subsampled audio)
+    # the artefact GET /content serves: a blob for binary artefacts (resized image,
+    # subsampled audio); None for text results, whose text is in `file_contents`
     content_sha256: str | None = Field(default=None, max_length=64)
     content_media_type: str | None = Field(default=None, max_length=255)
-    # the processed text that goes into context (equals content_sha256 for text results;
-    # for images/audio it is the short text description next to the binary artefact)
-    text_sha256: str | None = Field(default=None, max_length=64)
     # who holds the `processing` claim: "<host>:<pid>:<process start>"; lets a redelivered
     # message take over at once when that process is dead (same host), else after the lease
     lease_owner: str | None = Field(default=None, max_length=255)
@@ -89,6 +87,20 @@ class File(SQLModel, table=True):
     updated_at: datetime = _ts()
     started_at: datetime | None = Field(default=None, sa_type=DateTime(timezone=True))
     finished_at: datetime | None = Field(default=None, sa_type=DateTime(timezone=True))
+
+
+class FileContent(SQLModel, table=True):
+    """The processed text of a ready file: what goes into context (already cut to
+    MAX_TOTAL_OUTPUT / MAX_TOKENS_PER_FILE, so small). For images and audio it is the
+    short description next to the binary artefact. Kept out of `files` so listing files
+    never loads it; written in the same transaction as the file's result."""
+
+    __tablename__ = "file_contents"
+
+    file_id: str = Field(
+        primary_key=True, max_length=32, foreign_key="files.id", ondelete="CASCADE"
+    )
+    text: str = Field(sa_column=Column(Text, nullable=False))
 
 
 class JobStatus:

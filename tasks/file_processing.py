@@ -122,11 +122,12 @@ def process_file_by_id(
 
     blobs = get_blob_store(settings)
     values: dict[str, Any]
+    text: str | None = None
     try:
         blob_path = blobs.path(claim.sha256)
         _test_hooks(settings, blob_path)
-        values = _run_engine(blob_path, claim.filename, settings=settings, blobs=blobs,
-                             reraise=time_limit_errors)
+        values, text = _run_engine(blob_path, claim.filename, settings=settings, blobs=blobs,
+                                   reraise=time_limit_errors)
     except time_limit_errors:
         values = {
             "status": FileStatus.FAILED,
@@ -136,7 +137,9 @@ def process_file_by_id(
             ),
         }
     with session_scope() as session:
-        written = q.write_result(session, file_id=file_id, attempt=claim.attempt, values=values)
+        written = q.write_result(
+            session, file_id=file_id, attempt=claim.attempt, values=values, text=text
+        )
     if not written:
         log.info("file %s: result of attempt %s not written (row moved on)", file_id,
                  claim.attempt)
@@ -146,12 +149,14 @@ def process_file_by_id(
 def _run_engine(
     blob_path: Any, filename: str, *, settings: Settings, blobs: BlobStore,
     reraise: tuple[type[BaseException], ...],
-) -> dict[str, Any]:
+) -> tuple[dict[str, Any], str | None]:
+    """(row values, processed text). The text goes to `file_contents` (small: already
+    cut); only a binary artefact is written as a blob."""
     from contextq.files.pipeline import process_file
 
     if not blob_path.is_file():
         return {"status": FileStatus.FAILED,
-                "error": "the uploaded bytes are missing from storage; upload the file again"}
+                "error": "the uploaded bytes are missing from storage; upload the file again"}, None
     result = process_file(
         blob_path, filename, settings=settings, cache=_conversion_cache(settings, blobs),
         reraise=reraise,
@@ -166,10 +171,9 @@ def _run_engine(
     if not result.success:
         values.update(status=FileStatus.FAILED,
                       error=result.error or "the file could not be processed")
-        return values
+        return values, None
     text = (result.content or "").replace("\x00", "")
-    text_sha = blobs.put_bytes(text.encode("utf-8", "replace"))
-    content_sha, content_type = text_sha, TEXT_MEDIA_TYPE
+    content_sha, content_type = None, TEXT_MEDIA_TYPE
     if result.binary is not None:
         content_sha = blobs.put_bytes(result.binary)
         content_type = result.binary_media_type or "application/octet-stream"
@@ -177,9 +181,9 @@ def _run_engine(
         status=FileStatus.READY, error=None, token_count=result.token_count,
         processed_token_count=result.processed_token_count,
         truncation=result.truncation.to_dict(), content_sha256=content_sha,
-        content_media_type=content_type, text_sha256=text_sha,
+        content_media_type=content_type,
     )
-    return values
+    return values, text
 
 
 # --- recovery sweep --------------------------------------------------------------------------

@@ -63,16 +63,37 @@ def conversation_lock(conversation_id: str, *, settings: Settings) -> Iterator[b
         client.close()
 
 
-def enqueue_compaction(conversation_id: str, job_id: str | None, *, settings: Settings) -> None:
-    """Send `compact_conversation` (call only after the job row is committed)."""
-    from worker.app import app
+def enqueue_compaction(conversation_id: str, job_id: str | None, *, settings: Settings) -> bool:
+    """Send `compact_conversation` (call only after the job row is committed).
 
-    app.send_task(
-        names.COMPACT_CONVERSATION,
-        args=[conversation_id, job_id],
-        queue=names.QUEUE_HISTORY,
-        expires=settings.TASK_EXPIRES_S,
-    )
+    If the broker cannot take it, the job ends `failed` saying so (the beat sweep
+    tries again later for a conversation past its threshold) and False is returned.
+    """
+    from worker.producer import send
+
+    try:
+        send(
+            names.COMPACT_CONVERSATION,
+            args=[conversation_id, job_id],
+            queue=names.QUEUE_HISTORY,
+            settings=settings,
+        )
+    except Exception as exc:
+        log.warning("could not enqueue compaction of %s: %s", conversation_id, exc)
+        if job_id:
+            from store import history_queries as q
+            from store.db import session_scope
+            from store.tables import JobStatus
+
+            with session_scope() as session:
+                q.finish_job(
+                    session,
+                    job_id=job_id,
+                    status=JobStatus.FAILED,
+                    error=f"could not enqueue the compaction (broker unavailable): {exc}"[:2000],
+                )
+        return False
+    return True
 
 
 @shared_task(name=names.COMPACT_CONVERSATION)

@@ -6,6 +6,7 @@ test stops it). Each test asserts on real processes and real HTTP answers.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import signal
@@ -88,10 +89,8 @@ class Up:
     def record_tree(self) -> list[psutil.Process]:
         procs = psutil.Process(self.proc.pid).children(recursive=True)
         for p in procs:
-            try:
+            with contextlib.suppress(psutil.NoSuchProcess):
                 self.seen[p.pid] = p.create_time()
-            except psutil.NoSuchProcess:
-                pass
         return procs
 
     def survivors(self) -> list[str]:
@@ -241,7 +240,7 @@ def test_keys_create_prints_one_key(stack: Up) -> None:
 def test_second_up_on_same_data_dir_is_refused(stack: Up) -> None:
     out = subprocess.run([*CLI, "up", "--port", str(_free_port()), "--flower-port",
                           str(_free_port())], cwd=ROOT, env=_env(stack.data_dir),
-                         capture_output=True, timeout=120)
+                         capture_output=True, timeout=120, check=False)
     assert out.returncode == 1
     assert b"already running" in out.stderr
     assert len(stack.valkey_servers()) == 1
@@ -252,13 +251,13 @@ def test_upload_cli_waits_for_ready_and_prints_table(stack: Up, tmp_path: Path) 
     sample.write_text("sentinel-4417 " * 70)  # ~1 KB of text
     # no --key: the CLI falls back to DATA_DIR/dev-api-key
     out = subprocess.run([*CLI, "upload", str(sample), "--api", _api(stack)], cwd=ROOT,
-                         env=_env(stack.data_dir), capture_output=True, timeout=180)
+                         env=_env(stack.data_dir), capture_output=True, timeout=180, check=False)
     text = out.stdout.decode()
     assert out.returncode == 0, (text, out.stderr.decode()[-2000:])
     row = next(line for line in text.splitlines() if "notes.txt" in line)
     assert "ready" in row and "text" in row, text
-    listed = httpx.get(f"{_api(stack)}/v1/files", headers={"Authorization": f"Bearer {_key(stack)}"},
-                       timeout=10).json()["data"]
+    listed = httpx.get(f"{_api(stack)}/v1/files", timeout=10,
+                       headers={"Authorization": f"Bearer {_key(stack)}"}).json()["data"]
     assert any(f["filename"] == "notes.txt" and f["status"] == "ready" for f in listed)
 
 
@@ -267,7 +266,7 @@ def test_upload_cli_fails_for_an_empty_file(stack: Up, tmp_path: Path) -> None:
     empty.write_bytes(b"")
     out = subprocess.run([*CLI, "upload", str(empty), "--api", _api(stack),
                           "--key", _key(stack)], cwd=ROOT, env=_env(stack.data_dir),
-                         capture_output=True, timeout=120)
+                         capture_output=True, timeout=120, check=False)
     assert out.returncode == 1
     row = next(line for line in out.stdout.decode().splitlines() if "empty.txt" in line)
     assert "failed" in row and "422" in row
@@ -286,7 +285,8 @@ def test_context_cli_prints_the_filtering_report(stack: Up) -> None:
     assert added.status_code == 201, added.text
     out = subprocess.run([*CLI, "context", cid, "--strategy", "sliding_window", "--options",
                           '{"window_size": 10}', "--force", "--api", api],
-                         cwd=ROOT, env=_env(stack.data_dir), capture_output=True, timeout=120)
+                         cwd=ROOT, env=_env(stack.data_dir), capture_output=True, timeout=120,
+                         check=False)
     text = out.stdout.decode()
     assert out.returncode == 0, (text, out.stderr.decode()[-2000:])
     answer = httpx.get(f"{api}/v1/conversations/{cid}/context", headers=headers, timeout=10,
@@ -299,7 +299,8 @@ def test_context_cli_prints_the_filtering_report(stack: Up) -> None:
     assert removed[0] in text.replace("\n", "")
     assert "sliding_window" in text and "ms" in text
     bad = subprocess.run([*CLI, "context", cid, "--options", "{not json", "--api", api],
-                         cwd=ROOT, env=_env(stack.data_dir), capture_output=True, timeout=120)
+                         cwd=ROOT, env=_env(stack.data_dir), capture_output=True, timeout=120,
+                         check=False)
     assert bad.returncode == 1 and b"not valid JSON" in bad.stderr
 
 
@@ -315,6 +316,8 @@ def test_sigterm_stops_every_child(stack: Up) -> None:
 
 def test_restart_reuses_key_and_a_dead_child_stops_the_rest(stack: Up) -> None:
     assert stack.proc.poll() is not None, "runs after the SIGTERM test"
+    # a pid file left by a SIGKILLed `up`, naming a live process (pid reuse): beat must start
+    (stack.data_dir / "celerybeat.pid").write_text(f"{os.getpid()}\n")
     again = Up(stack.data_dir, _free_port(), _free_port())
     try:
         lines = again.wait_banner()
@@ -356,7 +359,7 @@ def test_port_in_use_is_reported_before_anything_starts(tmp_path: Path) -> None:
         port = busy.getsockname()[1]
         out = subprocess.run([*CLI, "up", "--port", str(port), "--flower-port",
                               str(_free_port())], cwd=ROOT, env=_env(tmp_path / "d"),
-                             capture_output=True, timeout=120)
+                             capture_output=True, timeout=120, check=False)
     assert out.returncode == 1
     assert f"port 127.0.0.1:{port} is in use" in out.stderr.decode()
     assert not (tmp_path / "d" / "valkey").exists()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+import sys
 from pathlib import Path
 
 from contextq.settings import Settings
@@ -35,7 +36,7 @@ def test_ci_runs_the_readme_test_command() -> None:
     assert "set -euo pipefail" in ci
     for script in (ROOT / ".ci" / "run", ROOT / "scripts" / "test"):
         assert os.access(script, os.X_OK), f"{script} must be executable"
-    assert subprocess.run(["bash", "-n", str(ROOT / ".ci" / "run")]).returncode == 0
+    assert subprocess.run(["bash", "-n", str(ROOT / ".ci" / "run")], check=False).returncode == 0
 
 
 def test_every_setting_is_in_the_configuration_table() -> None:
@@ -51,3 +52,11 @@ def test_readme_names_every_cli_command() -> None:
     for command in ("up", "upload", "context", "keys create", "migrate", "api", "worker", "beat",
                     "flower", "health"):
         assert f"`contextq {command}" in README, command
+
+
+def test_bench_script_starts() -> None:
+    # bench/queue.py is named like the stdlib `queue`: it must not shadow it for celery/kombu
+    out = subprocess.run([sys.executable, str(ROOT / "bench" / "queue.py"), "--help"],
+                         capture_output=True, timeout=120, check=False, cwd=ROOT / "bench")
+    assert out.returncode == 0, out.stderr.decode()[-2000:]
+    assert b"--no-upload" in out.stdout

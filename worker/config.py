@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kombu import Queue
+from kombu import Exchange, Queue
 
 from contextq.settings import Settings
 from tasks import names
@@ -53,7 +53,7 @@ def celery_config(settings: Settings) -> dict[str, Any]:
         "task_time_limit": settings.TASK_TIME_LIMIT_S,
         "worker_max_memory_per_child": settings.WORKER_MAX_MEMORY_MB * 1024,  # KiB
         # declared queues only
-        "task_queues": [Queue(q, routing_key=q) for q in names.QUEUES],
+        "task_queues": [Queue(q, Exchange(q, type="direct"), routing_key=q) for q in names.QUEUES],
         "task_default_queue": names.QUEUE_FILES,
         "task_create_missing_queues": False,
         "task_routes": {

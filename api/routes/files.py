@@ -16,6 +16,8 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, HTTPException, Query, Request, Response
 from fastapi.responses import FileResponse
+from sqlalchemy import delete
+from sqlmodel import col
 from starlette.concurrency import run_in_threadpool
 
 from api.deps import OwnerDep, ReadSessionDep, SettingsDep
@@ -25,7 +27,7 @@ from contextq.settings import Settings
 from store import files_queries as q
 from store.blobs import get_blob_store
 from store.db import session_scope
-from store.tables import File, FileStatus
+from store.tables import File, FileContent, FileStatus
 
 log = logging.getLogger("contextq.api.files")
 
@@ -126,9 +128,12 @@ def get_file_content(
     row = _owned(session, owner_id, file_id)
     if row.status == FileStatus.FAILED:
         raise HTTPException(409, f"the file failed to process: {row.error}")
-    if row.status != FileStatus.READY or not row.content_sha256:
+    if row.status != FileStatus.READY:
         raise HTTPException(409, f"the file is not ready yet (status: {row.status}); poll "
                                  f"GET /v1/files/{row.id} until it is ready")
+    if not row.content_sha256:  # a text result
+        text = q.file_text(session, file_id=row.id) or ""
+        return Response(text.encode("utf-8"), media_type="text/markdown; charset=utf-8")
     path = get_blob_store(settings).path(row.content_sha256)
     if not path.is_file():
         raise HTTPException(410, "the processed content is missing from storage; upload the "
@@ -164,7 +169,8 @@ def list_files(  # noqa: PLR0917 - FastAPI query parameters
 def delete_file(file_id: str, owner_id: OwnerDep, settings: SettingsDep) -> Response:
     with session_scope() as session:
         row = _owned(session, owner_id, file_id)
-        shas = {s for s in (row.sha256, row.content_sha256, row.text_sha256) if s}
+        shas = {s for s in (row.sha256, row.content_sha256) if s}
+        session.execute(delete(FileContent).where(col(FileContent.file_id) == row.id))
         session.delete(row)
     _collect_blobs(shas, settings)
     return Response(status_code=204)

@@ -156,6 +156,8 @@ _MAGIC: tuple[tuple[Callable[[bytes], bool], str], ...] = (
 
 def sniff(path: Path, head: bytes) -> Format | None:
     """The format the bytes declare, `UNSUPPORTED_BINARY` for unknown binary, None for text."""
+    if head.startswith((*_UTF16_BOMS, _UTF8_BOM)):
+        return None  # a text BOM (FF FE also looks like an MPEG frame sync)
     for test, extension in _MAGIC:
         if test(head):
             return formats.EXTENSIONS[extension]

@@ -184,9 +184,13 @@ class ImageProcessor:
         data = _encode(image, out_format) if changed else original
         limit = settings.MAX_IMAGE_ATTACHMENT_SIZE
         if len(data) > limit:
+            before_size = image.size
             image, data = self._shrink_to_bytes(image, data, out_format, limit)
-            resized = True
-            notes.append(f"resized to fit {_human(limit)} (MAX_IMAGE_ATTACHMENT_SIZE)")
+            if image.size != before_size:
+                resized = True
+                notes.append(f"resized to fit {_human(limit)} (MAX_IMAGE_ATTACHMENT_SIZE)")
+            else:
+                notes.append(f"re-encoded to fit {_human(limit)} (MAX_IMAGE_ATTACHMENT_SIZE)")
         new_w, new_h = image.size
         if resized:
             truncation.record("pixels", new_w * new_h, upright_w * upright_h)

@@ -7,27 +7,24 @@ error a person can act on; only the exception types the caller passes in
 
 from __future__ import annotations
 
+import functools
 import logging
 from pathlib import Path
 
 from contextq import tokens
 from contextq.errors import ContextqError, UnsupportedFileType
 from contextq.files.registry import ConversionCache, ProcessContext, Registry, StreamInfo
-from contextq.files.result import FileExtractionResult
+from contextq.files.result import FileExtractionResult, TruncationInfo
 from contextq.settings import Settings
 
 log = logging.getLogger(__name__)
 
-_registry: Registry | None = None
-
-
+@functools.cache
 def default_registry() -> Registry:
-    global _registry
-    if _registry is None:
-        from contextq.files.builtin import build_registry
+    """The built-in processors, built once per process."""
+    from contextq.files.builtin import build_registry
 
-        _registry = build_registry()
-    return _registry
+    return build_registry()
 
 
 def process_file(
@@ -46,11 +43,7 @@ def process_file(
     try:
         info = detect(path, filename)
         if info.category == "unsupported":
-            raise UnsupportedFileType(
-                f"unsupported file type ({info.media_type}, detected from "
-                f"{'content' if info.extension else 'content; no extension'}): "
-                "contextq reads text, code, tables, JSON/YAML/XML, documents, images and audio"
-            )
+            raise UnsupportedFileType(_unsupported_message(info))
         processor = (registry or default_registry()).find(info)
         if processor is None:
             raise UnsupportedFileType(f"unsupported file type: no processor for {info.file_type}")
@@ -58,15 +51,40 @@ def process_file(
         result = processor.process(path, info, ctx)
     except reraise:
         raise
-    except BaseException as exc:  # noqa: BLE001 - every input error must become a row status
+    except BaseException as exc:  # every input error must become a row status
         if not isinstance(exc, Exception):
             raise  # KeyboardInterrupt, SystemExit
         result = _failure_from(exc, info)
     if result.success:
         finalize(result, settings)
     if info is not None:
-        result.metadata.setdefault("detected_from", "extension" if info.extension else "content")
+        result.metadata.setdefault("detected_from", _detected_from(info))
     return result
+
+
+_KIND_WORDS = {
+    "executable": "an executable program",
+    "binary": "binary data of no known format",
+    "zip": "a zip archive",
+    "archive": "a compressed archive",
+    "ole2": "an old-style Office file of a kind not read here (only XLS and MSG are)",
+}
+
+
+def _unsupported_message(info: StreamInfo) -> str:
+    what = _KIND_WORDS.get(info.file_type, f"of type {info.file_type} ({info.media_type})")
+    named = f" although its name ends in {info.extension}" if info.extension else ""
+    return (
+        f"unsupported file: its content is {what}{named}; contextq reads text, code, "
+        "tables, JSON/YAML/TOML/XML, documents, images and audio"
+    )
+
+
+def _detected_from(info: StreamInfo) -> str:
+    from contextq.files.formats import BARE_NAMES, EXTENSIONS
+
+    claimed = EXTENSIONS.get(info.extension) or BARE_NAMES.get(info.filename.lower())
+    return "extension" if claimed and claimed.file_type == info.file_type else "content"
 
 
 def _failure_from(exc: Exception, info: StreamInfo | None) -> FileExtractionResult:
@@ -91,7 +109,13 @@ def _failure_from(exc: Exception, info: StreamInfo | None) -> FileExtractionResu
 
 
 def finalize(result: FileExtractionResult, settings: Settings) -> None:
-    """Token counts and the final cuts every processed text goes through."""
+    """Token counts and the final cuts every processed text goes through.
+
+    The content that leaves here, truncation note included, is at most
+    MAX_TOTAL_OUTPUT characters and MAX_TOKENS_PER_FILE tokens, and
+    `processed_token_count` is its exact count. Results that carry a binary
+    artefact with their own `processed_token_count` (images) keep that count.
+    """
     text = result.content or ""
     # strip NUL: PostgreSQL refuses it in text, and no model wants it
     if "\x00" in text:
@@ -102,16 +126,56 @@ def finalize(result: FileExtractionResult, settings: Settings) -> None:
             if result.full_text_tokens is not None
             else tokens.count_tokens(text)
         )
-    if len(text) > settings.MAX_TOTAL_OUTPUT:
-        result.truncation.record("chars", settings.MAX_TOTAL_OUTPUT, len(text))
-        text = text[: settings.MAX_TOTAL_OUTPUT]
-    if result.processed_token_count is None or result.content != text:
-        kept, total, kept_n = tokens.truncate_to_tokens(text, settings.MAX_TOKENS_PER_FILE)
+    own_count = result.binary is not None and result.processed_token_count is not None
+    reserve_chars = reserve_tokens = 0
+    for _ in range(6):
+        trunc, content = _cut(
+            result,
+            text=text,
+            settings=settings,
+            reserve_chars=reserve_chars,
+            reserve_tokens=reserve_tokens,
+            own_count=own_count,
+        )
+        n = tokens.count_tokens(content)
+        over_tokens = 0 if own_count else n - settings.MAX_TOKENS_PER_FILE
+        over_chars = len(content) - settings.MAX_TOTAL_OUTPUT
+        if over_tokens <= 0 and over_chars <= 0:
+            break
+        # the note pushed it over: leave room for it and cut again
+        reserve_tokens += max(over_tokens, 0) + (1 if over_tokens > 0 else 0)
+        reserve_chars += max(over_chars, 0)
+    else:  # limits too small to hold a note: a hard cut of everything
+        content = content[: settings.MAX_TOTAL_OUTPUT]
+        if not own_count:
+            content, _, n = tokens.truncate_to_tokens(content, settings.MAX_TOKENS_PER_FILE)
+    result.truncation = trunc
+    result.content = content
+    if not own_count:
+        result.processed_token_count = n
+
+
+def _cut(
+    result: FileExtractionResult,
+    *,
+    text: str,
+    settings: Settings,
+    reserve_chars: int,
+    reserve_tokens: int,
+    own_count: bool,
+) -> tuple[TruncationInfo, str]:
+    trunc = TruncationInfo()
+    trunc.merge(result.truncation)
+    char_limit = max(settings.MAX_TOTAL_OUTPUT - reserve_chars, 0)
+    if len(text) > char_limit:
+        trunc.record("chars", char_limit, len(text))
+        text = text[:char_limit]
+    if not own_count:
+        budget = max(settings.MAX_TOKENS_PER_FILE - reserve_tokens, 0)
+        kept, total, kept_n = tokens.truncate_to_tokens(text, budget)
         if kept_n < total:
-            result.truncation.record("tokens", kept_n, max(total, result.token_count or 0))
+            trunc.record("tokens", kept_n, max(total, result.token_count or 0))
             text = kept
-        if result.binary is None or result.processed_token_count is None:
-            result.processed_token_count = kept_n
-    if result.truncation.truncated and result.content is not None and text:
-        text = text.rstrip() + f"\n\n[truncated: {result.truncation.summary}]\n"
-    result.content = text
+    if trunc.truncated and result.content is not None and text:
+        text = text.rstrip() + f"\n\n[truncated: {trunc.summary}]\n"
+    return trunc, text

@@ -163,7 +163,7 @@ class _JsonViewBuilder:
             elif event in ("end_map", "end_array"):
                 self.end()
             elif event == "map_key":
-                if self.stack and not isinstance(self.stack[-1].container, _Discard):
+                if self.stack and not self._full(self.stack[-1]):
                     self.stack[-1].key = self.lim.string_value(value)
             else:
                 self.scalar(event, value)
@@ -221,8 +221,8 @@ class _JsonViewBuilder:
                 frame.container["..."] = more_keys(frame.count - lim.keys)
 
     def scalar(self, event: str, value: Any) -> None:
-        if self.stack and isinstance(self.stack[-1].container, _Discard):
-            self.stack[-1].count += 1
+        if self.stack and self._full(self.stack[-1]):
+            self.stack[-1].count += 1  # counted, not kept
             return
         if event == "string":
             value = self.lim.string_value(value)
@@ -459,6 +459,7 @@ def read_xml(path: Path, settings: Settings, lim: _Limits, meta: dict[str, Any])
 
     open_elems: list[Any] = []
     counts: list[int] = []  # children seen so far, per open element
+    hidden: list[bool] = []  # past its parent's item limit, below the depth limit, or inside one
     root: Any = None
     try:
         with path.open("rb") as fh:
@@ -466,6 +467,10 @@ def read_xml(path: Path, settings: Settings, lim: _Limits, meta: dict[str, Any])
                 if event == "start":
                     if counts:
                         counts[-1] += 1
+                    hidden.append(
+                        bool(hidden)
+                        and (hidden[-1] or counts[-1] > lim.items or len(open_elems) >= lim.depth)
+                    )
                     open_elems.append(elem)
                     counts.append(0)
                     lim.max_depth = max(lim.max_depth, len(open_elems))
@@ -475,9 +480,12 @@ def read_xml(path: Path, settings: Settings, lim: _Limits, meta: dict[str, Any])
                 depth = len(open_elems)
                 open_elems.pop()
                 children = counts.pop()
+                if hidden.pop():
+                    elem.clear()
+                    if open_elems:
+                        open_elems[-1].remove(elem)
+                    continue
                 _trim_element(elem, lim, depth, children)
-                if open_elems and (depth > lim.depth or counts[-1] > lim.items):
-                    open_elems[-1].remove(elem)
     except DefusedXmlException as exc:
         raise HostileInput(
             f"this XML declares entities or external references ({type(exc).__name__}); "
@@ -496,9 +504,6 @@ def _trim_element(elem: Any, lim: _Limits, depth: int, children: int) -> None:
     """Cut an element that has just ended: text, attributes, depth, children."""
     import xml.etree.ElementTree as ET
 
-    if depth > lim.depth:
-        elem.clear()  # about to be dropped by its parent
-        return
     lim.items_total += children
     lim.items_shown += min(children, lim.items) if depth < lim.depth else 0
     lim.keys_total += len(elem.attrib)

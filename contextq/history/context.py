@@ -130,13 +130,16 @@ def build_history_context(
     tools: Sequence[Mapping[str, Any]] | None = None,
     memory: HierarchicalMemory | None = None,
     history_tokens: int | None = None,
+    anchors: Sequence[int] | None = None,
 ) -> HistoryContext:
     """Ready-to-send history for `model`: see the module docstring for the order.
 
     `messages`: the stored history in seq order with `token_count` set.
     `tools`: tool definitions sent with the request (their tokens come off the budget
     unless `options` sets `tool_definition_tokens`). `history_tokens`: the stored
-    running total of `messages` (only used when there is no compaction).
+    running total of `messages`, and `anchors`: indices in `messages` of its system
+    and pinned messages, if the caller has them (both only used without a
+    compaction; they spare the engine a pass over the whole history).
     Raises ValidationFailed for bad options / format; otherwise never fails: a
     strategy error sends the whole history (fail-open), logged and reported.
     """
@@ -149,6 +152,7 @@ def build_history_context(
     if compaction is not None:
         history = visible_history(messages, compaction.through_seq)
         history_tokens = None
+        anchors = None
     else:
         history = list(messages)
     fixed_tokens = sum(token_count(m, limits.model) for m in head + summary)
@@ -167,6 +171,7 @@ def build_history_context(
         skip_filter=skip_filter,
         fixed_tokens=fixed_tokens,
         history_tokens=history_tokens,
+        anchors=anchors,
         memory=memory,
     )
     kept = result.messages

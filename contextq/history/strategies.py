@@ -126,6 +126,14 @@ def validate_options(
                 f"unknown option {key!r} for strategy {name} (allowed: {choices})", field=where
             )
         clean[key] = _check_option(value, spec, where)
+    if name == "hierarchical" and "compression_threshold" in clean:
+        recent = clean.get("recent_actions", 5)
+        if recent >= clean["compression_threshold"]:
+            raise ValidationFailed(
+                f"{field}.recent_actions ({recent}) must be below compression_threshold"
+                f" ({clean['compression_threshold']})",
+                field=f"{field}.recent_actions",
+            )
     return clean
 
 
@@ -232,7 +240,12 @@ def _anchor_units(
 
 
 def _cost(messages: Sequence[Message], unit: Unit) -> int:
-    return sum(token_count(messages[i]) for i in unit.members)
+    total = 0
+    for i in unit.members:
+        message = messages[i]
+        count = message.token_count
+        total += token_count(message) if count is None else count
+    return total
 
 
 def _merge(anchor_units: Mapping[int, Unit], kept_units: list[Unit]) -> list[int]:
@@ -255,23 +268,16 @@ def noop(messages: Sequence[Message]) -> Selection:
     return Selection(list(range(len(messages))))
 
 
-def token_budget(
+def _walk_budget(
     messages: Sequence[Message],
+    anchor_units: Mapping[int, Unit],
     *,
     budget_tokens: int,
-    hard_limit_tokens: int | None = None,
-    min_messages_to_keep: int = 10,
-    max_pinned: int = 10,
-    anchors: Sequence[int] | None = None,
-) -> Selection:
-    """Keep system, pinned, then the newest units that fit `budget_tokens`.
-
-    The newest `min_messages_to_keep` messages are kept even past the budget as long
-    as the total stays within `hard_limit_tokens` ("where possible"); the newest unit
-    is always kept. Stops at the first unit that does not fit (no gaps in the tail).
-    """
+    hard_limit_tokens: int | None,
+    min_messages_to_keep: int,
+) -> list[Unit]:
+    """The newest non-anchor units that fit next to the anchors (newest first)."""
     hard = budget_tokens if hard_limit_tokens is None else max(hard_limit_tokens, budget_tokens)
-    anchor_units = _anchor_units(messages, anchors, max_pinned)
     used = sum(_cost(messages, u) for u in anchor_units.values())
     kept: list[Unit] = []
     kept_messages = 0
@@ -290,6 +296,29 @@ def token_budget(
         kept.append(unit)
         used += cost
         kept_messages += len(unit.members)
+    return kept
+
+
+def token_budget(
+    messages: Sequence[Message],
+    *,
+    budget_tokens: int,
+    hard_limit_tokens: int | None = None,
+    min_messages_to_keep: int = 10,
+    max_pinned: int = 10,
+    anchors: Sequence[int] | None = None,
+) -> Selection:
+    """Keep system, pinned, then the newest units that fit `budget_tokens`.
+
+    The newest `min_messages_to_keep` messages are kept even past the budget as long
+    as the total stays within `hard_limit_tokens` ("where possible"); the newest unit
+    is always kept. Stops at the first unit that does not fit (no gaps in the tail).
+    """
+    anchor_units = _anchor_units(messages, anchors, max_pinned)
+    kept = _walk_budget(
+        messages, anchor_units, budget_tokens=budget_tokens, hard_limit_tokens=hard_limit_tokens,
+        min_messages_to_keep=min_messages_to_keep,
+    )
     return Selection(_merge(anchor_units, kept))
 
 
@@ -345,17 +374,16 @@ def hierarchical(
     preamble = [Message(role="user", content=block, kind=None)] if block else []
     block_tokens = sum(token_count(m) for m in preamble)
     room = max(0, budget_tokens - block_tokens)
-    selection = token_budget(  # the recent tail first, leaving a share for older critical ones
-        messages,
+    anchor_units = _anchor_units(messages, anchors, max_pinned)
+    tail = _walk_budget(  # the recent tail first, leaving a share for older critical ones
+        messages, anchor_units,
         budget_tokens=int(room * (1 - CRITICAL_SHARE)),
         hard_limit_tokens=None if hard_limit_tokens is None else hard_limit_tokens - block_tokens,
         min_messages_to_keep=min_messages_to_keep,
-        max_pinned=max_pinned,
-        anchors=anchors,
     )
-    kept = set(selection.kept)
+    kept = set(_merge(anchor_units, tail))
     used = sum(token_count(messages[i]) for i in kept)
-    tail_start = min((i for i in kept if messages[i].role != "system"), default=len(messages))
+    tail_start = tail[-1].start if tail else len(messages)
     i = tail_start - 1
     while i >= 0:  # older critical messages, newest first, while they fit
         unit = unit_at(messages, i)
@@ -492,10 +520,7 @@ def filter_history(
         removed_ids: list[str] = []
         kept_tokens = history_tokens
     else:
-        keep = set(kept_set)
-        removed_ids = [
-            str(m.id) for i, m in enumerate(messages) if i not in keep and m.id is not None
-        ]
+        removed_ids = _removed_ids(messages, kept_set)
         kept_tokens = sum(token_count(m) for m in kept)
     kept_tokens += sum(token_count(m) for m in selection.preamble)
     return FilterResult(
@@ -516,6 +541,19 @@ def filter_history(
         error=error,
         warnings=warnings,
     )
+
+
+def _removed_ids(messages: Sequence[Message], kept: list[int]) -> list[str]:
+    """Ids of the messages between the kept ones (`kept` ascending), gap by gap."""
+    removed: list[str | None] = []
+    previous = -1
+    for index in [*kept, len(messages)]:
+        if index > previous + 1:
+            removed.extend([m.id for m in messages[previous + 1 : index]])
+        previous = index
+    if None in removed:
+        return [i for i in removed if i is not None]
+    return cast(list[str], removed)
 
 
 def _run(
@@ -548,7 +586,9 @@ def _run(
         return hierarchical(
             messages,
             memory=memory,
-            compression_threshold=opts.get("compression_threshold"),
+            compression_threshold=opts.get(
+                "compression_threshold", settings.MEMORY_COMPRESSION_THRESHOLD
+            ),
             recent_actions=opts.get("recent_actions"),
             **common,
         )

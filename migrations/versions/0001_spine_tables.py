@@ -72,7 +72,6 @@ def upgrade() -> None:
     sa.Column('error', sa.Text(), nullable=True),
     sa.Column('content_sha256', sqlmodel.sql.sqltypes.AutoString(length=64), nullable=True),
     sa.Column('content_media_type', sqlmodel.sql.sqltypes.AutoString(length=255), nullable=True),
-    sa.Column('text_sha256', sqlmodel.sql.sqltypes.AutoString(length=64), nullable=True),
     sa.Column('lease_owner', sqlmodel.sql.sqltypes.AutoString(length=255), nullable=True),
     sa.Column('conversation_id', sqlmodel.sql.sqltypes.AutoString(length=64), nullable=True),
     sa.Column('project_id', sqlmodel.sql.sqltypes.AutoString(length=64), nullable=True),
@@ -91,6 +90,12 @@ def upgrade() -> None:
         batch_op.create_index(batch_op.f('ix_files_status'), ['status'], unique=False)
         batch_op.create_index('ix_files_status_updated', ['status', 'updated_at'], unique=False)
 
+    op.create_table('file_contents',
+    sa.Column('file_id', sqlmodel.sql.sqltypes.AutoString(length=32), nullable=False),
+    sa.Column('text', sa.Text(), nullable=False),
+    sa.ForeignKeyConstraint(['file_id'], ['files.id'], ondelete='CASCADE'),
+    sa.PrimaryKeyConstraint('file_id')
+    )
     op.create_table('jobs',
     sa.Column('id', sqlmodel.sql.sqltypes.AutoString(length=32), nullable=False),
     sa.Column('owner_id', sqlmodel.sql.sqltypes.AutoString(length=32), nullable=False),
@@ -122,6 +127,7 @@ def downgrade() -> None:
         batch_op.drop_index(batch_op.f('ix_jobs_owner_id'))
 
     op.drop_table('jobs')
+    op.drop_table('file_contents')
     with op.batch_alter_table('files', schema=None) as batch_op:
         batch_op.drop_index('ix_files_status_updated')
         batch_op.drop_index(batch_op.f('ix_files_status'))

@@ -7,16 +7,38 @@ sent message can be traced back to the stored one.
 
 from __future__ import annotations
 
+import itertools
 import json
 import random
 import re
 from typing import Any
 
 MARK = re.compile(r"<#(\d+)>")
-WORDS = (
-    "parse config module request cache worker token budget index query table retry "
-    "timeout schema upload summary commit branch deploy metric latency error handler"
-).split()
+WORDS = [
+    "parse",
+    "config",
+    "module",
+    "request",
+    "cache",
+    "worker",
+    "token",
+    "budget",
+    "index",
+    "query",
+    "table",
+    "retry",
+    "timeout",
+    "schema",
+    "upload",
+    "summary",
+    "commit",
+    "branch",
+    "deploy",
+    "metric",
+    "latency",
+    "error",
+    "handler",
+]
 
 
 def _text(rng: random.Random, n: int, marker: int) -> str:
@@ -39,25 +61,49 @@ def agent_history(
             continue
         choice = rng.random()
         if choice < 0.25:
-            out.append({"role": "user", "content": _text(rng, words, marker), "kind": "user_prompt"})
+            out.append(
+                {"role": "user", "content": _text(rng, words, marker), "kind": "user_prompt"}
+            )
         elif choice < 0.7:
             calls = []
             for _ in range(rng.randint(1, 3)):
                 call += 1
-                calls.append({"id": f"call_{call}", "type": "function", "function": {
-                    "name": rng.choice(["read_file", "grep", "run_tests"]),
-                    "arguments": json.dumps({"path": f"src/{rng.choice(WORDS)}.py"})}})
-            out.append({"role": "assistant", "content": _text(rng, 5, marker), "tool_calls": calls,
-                        "kind": "tool_call"})
+                calls.append(
+                    {
+                        "id": f"call_{call}",
+                        "type": "function",
+                        "function": {
+                            "name": rng.choice(["read_file", "grep", "run_tests"]),
+                            "arguments": json.dumps({"path": f"src/{rng.choice(WORDS)}.py"}),
+                        },
+                    }
+                )
+            out.append(
+                {
+                    "role": "assistant",
+                    "content": _text(rng, 5, marker),
+                    "tool_calls": calls,
+                    "kind": "tool_call",
+                }
+            )
             for c in calls:
                 failed = rng.random() < 0.1
-                out.append({"role": "tool", "tool_call_id": c["id"],
-                            "content": ("Error: " if failed else "") + _text(rng, words, len(out)),
-                            "kind": "error" if failed else "observation"})
+                out.append(
+                    {
+                        "role": "tool",
+                        "tool_call_id": c["id"],
+                        "content": ("Error: " if failed else "") + _text(rng, words, len(out)),
+                        "kind": "error" if failed else "observation",
+                    }
+                )
         elif choice < 0.8:
-            out.append({"role": "assistant", "content": _text(rng, words, marker), "kind": "decision"})
+            out.append(
+                {"role": "assistant", "content": _text(rng, words, marker), "kind": "decision"}
+            )
         else:
-            out.append({"role": "assistant", "content": _text(rng, words, marker), "kind": "reasoning"})
+            out.append(
+                {"role": "assistant", "content": _text(rng, words, marker), "kind": "reasoning"}
+            )
     out = out[:n]
     last_call = max((i for i, m in enumerate(out) if m.get("tool_calls")), default=None)
     if last_call is not None:  # never end inside a chain (a call without all its results)
@@ -73,7 +119,9 @@ def _pin(messages: list[dict[str, Any]], count: int, rng: random.Random) -> None
         return
     calls = [i for i, m in enumerate(messages[: len(messages) // 2]) if m.get("tool_calls")]
     plain = [i for i, m in enumerate(messages) if m["role"] == "user"]
-    chosen = ([calls[len(calls) // 3]] if calls else []) + rng.sample(plain, min(count - 1, len(plain)))
+    chosen = ([calls[len(calls) // 3]] if calls else []) + rng.sample(
+        plain, min(count - 1, len(plain))
+    )
     for i in chosen[:count]:
         messages[i]["pinned"] = True
 
@@ -133,6 +181,6 @@ def validate_with_sdks(answer: dict[str, Any]) -> None:
         assert answer["system"] is None or isinstance(answer["system"], str)
         roles = [m["role"] for m in answer["messages"]]
         assert roles[0] == "user"
-        assert all(a != b for a, b in zip(roles, roles[1:], strict=False)), "roles must alternate"
+        assert all(a != b for a, b in itertools.pairwise(roles)), "roles must alternate"
         for m in answer["messages"]:
             adapter.validate_python(m, strict=True)

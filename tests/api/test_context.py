@@ -20,7 +20,9 @@ SYSTEM = "You are a careful coding agent."
 def _load(client: Any, messages: list[dict[str, Any]], **conv: Any) -> str:
     cid = client.post("/v1/conversations", json={"system_prompt": SYSTEM, **conv}).json()["id"]
     for i in range(0, len(messages), 5000):
-        r = client.post(f"/v1/conversations/{cid}/messages", json={"messages": messages[i : i + 5000]})
+        r = client.post(
+            f"/v1/conversations/{cid}/messages", json={"messages": messages[i : i + 5000]}
+        )
         assert r.status_code == 201, r.text
     return cid
 
@@ -60,12 +62,24 @@ def test_2000_messages_small_window_budget_and_invariants(
     check_openai_invariants(sent, history, system_prompt=SYSTEM)
     validate_with_sdks(answer)
     # removed ids are real stored messages, and none of them was sent
-    stored = app_client.get(f"/v1/conversations/{cid}/messages", params={"limit": 1000}).json()["data"]
+    stored = app_client.get(f"/v1/conversations/{cid}/messages", params={"limit": 1000}).json()[
+        "data"
+    ]
     ids = {m["id"]: m for m in stored}
     removed = set(answer["removed_message_ids"])
-    assert all(m["seq"] - 1 not in {marker_of(s) for s in sent} for i, m in ids.items() if i in removed)
-    for key in ("conversation_id", "model", "compaction_id", "pending_file_ids", "failed_file_ids",
-                "duration_ms", "usage_before", "usage_after"):
+    assert all(
+        m["seq"] - 1 not in {marker_of(s) for s in sent} for i, m in ids.items() if i in removed
+    )
+    for key in (
+        "conversation_id",
+        "model",
+        "compaction_id",
+        "pending_file_ids",
+        "failed_file_ids",
+        "duration_ms",
+        "usage_before",
+        "usage_after",
+    ):
         assert key in answer
 
 
@@ -100,7 +114,10 @@ def test_window_read_matches_the_engine_over_the_whole_history(
             conv = session.get(q.Conversation, cid)
             everything = q.load_context_messages(session, conversation=conv).messages
         expected = build_history_context(
-            everything, settings=get_settings(), model="gpt-4o", system_prompt=SYSTEM,
+            everything,
+            settings=get_settings(),
+            model="gpt-4o",
+            system_prompt=SYSTEM,
             strategy=params.get("strategy"),
             options=json.loads(params["options"]) if "options" in params else None,
         )
@@ -116,13 +133,24 @@ def test_sliding_window_skip_force_and_noop(app_client: Any) -> None:
     plain = _context(app_client, cid)
     assert plain["filtered"] is False and plain["removed_message_ids"] == []
     assert len(plain["messages"]) == len(history) + 1
-    forced = _context(app_client, cid, strategy="sliding_window", force_filter="true",
-                      options=json.dumps({"window_size": 10}))
+    forced = _context(
+        app_client,
+        cid,
+        strategy="sliding_window",
+        force_filter="true",
+        options=json.dumps({"window_size": 10}),
+    )
     assert forced["filtered"] is True and forced["strategy"] == "sliding_window"
     check_openai_invariants(forced["messages"], history, system_prompt=SYSTEM)
     assert len(forced["messages"]) < 40
-    skipped = _context(app_client, cid, force_filter="false", skip_filter="true",
-                       model="gpt-4o", options=json.dumps({"reserve_tokens": 10}))
+    skipped = _context(
+        app_client,
+        cid,
+        force_filter="false",
+        skip_filter="true",
+        model="gpt-4o",
+        options=json.dumps({"reserve_tokens": 10}),
+    )
     assert skipped["filtered"] is False and len(skipped["messages"]) == len(history) + 1
 
 
@@ -136,23 +164,34 @@ def test_unknown_strategy_falls_back_to_noop_and_bad_options_are_422(
     assert answer["strategy"] == "noop" and answer["filtered"] is False
     assert len(answer["messages"]) == len(history) + 1
     assert any("telepathy" in r.getMessage() for r in caplog.records)
-    for options, field in (("{not json", "options"), ("[1]", "options"),
-                           ('{"window_size": 0}', "options.window_size")):
-        r = app_client.get(f"/v1/conversations/{cid}/context",
-                           params={"strategy": "sliding_window", "options": options})
+    for options, field in (
+        ("{not json", "options"),
+        ("[1]", "options"),
+        ('{"window_size": 0}', "options.window_size"),
+    ):
+        r = app_client.get(
+            f"/v1/conversations/{cid}/context",
+            params={"strategy": "sliding_window", "options": options},
+        )
         assert r.status_code == 422, r.text
         assert field in [".".join(map(str, e["loc"][1:])) for e in r.json()["detail"]]
     r = app_client.get(f"/v1/conversations/{cid}/context", params={"format": "xml"})
     assert r.status_code == 422
-    r = app_client.get(f"/v1/conversations/{cid}/context",
-                       params={"force_filter": "true", "skip_filter": "true"})
+    r = app_client.get(
+        f"/v1/conversations/{cid}/context", params={"force_filter": "true", "skip_filter": "true"}
+    )
     assert r.status_code == 422
 
 
 def test_conversation_strategy_and_options_are_used(small_window: None, app_client: Any) -> None:
     history = agent_history(500, pinned=0)
-    cid = _load(app_client, history, model="gpt-4o", context_strategy="sliding_window",
-                context_options={"window_size": 12})
+    cid = _load(
+        app_client,
+        history,
+        model="gpt-4o",
+        context_strategy="sliding_window",
+        context_options={"window_size": 12},
+    )
     answer = _context(app_client, cid)
     assert answer["strategy"] == "sliding_window"
     assert answer["kept_message_count"] <= 12 + 1  # + the stored system message
@@ -181,12 +220,16 @@ def test_context_after_a_compaction_uses_its_summary(small_window: None, app_cli
             assert i in sent
             for call in m.get("tool_calls") or ():
                 assert any(s.get("tool_call_id") == call["id"] for s in answer["messages"])
-    covered_unpinned = [i for i, m in enumerate(history[:through]) if not m.get("pinned")
-                        and m["role"] != "system" and m["role"] != "tool"]
+    covered_unpinned = [
+        i
+        for i, m in enumerate(history[:through])
+        if not m.get("pinned") and m["role"] != "system" and m["role"] != "tool"
+    ]
     assert not sent & set(covered_unpinned[-50:])
     check_openai_invariants(
         [m for m in answer["messages"] if "<conversation_summary>" not in str(m.get("content"))],
-        history, system_prompt=SYSTEM,
+        history,
+        system_prompt=SYSTEM,
     )
     validate_with_sdks(answer)
     validate_with_sdks(_context(app_client, cid, format="anthropic"))

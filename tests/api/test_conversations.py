@@ -23,8 +23,14 @@ def _fields(detail: Any) -> list[str]:
 
 
 def test_create_get_patch_delete(app_client: Any) -> None:
-    conv = _conv(app_client, title="t", model="gpt-4o", context_strategy="sliding_window",
-                 context_options={"window_size": 5}, system_prompt="be brief")
+    conv = _conv(
+        app_client,
+        title="t",
+        model="gpt-4o",
+        context_strategy="sliding_window",
+        context_options={"window_size": 5},
+        system_prompt="be brief",
+    )
     assert conv["context_options"] == {"window_size": 5}
     assert conv["message_count"] == 0
     got = app_client.get(f"/v1/conversations/{conv['id']}").json()
@@ -46,10 +52,14 @@ def test_empty_body_creates_defaults(app_client: Any) -> None:
     ("body", "field"),
     [
         ({"context_strategy": "magic"}, "body.context_strategy"),
-        ({"context_strategy": "sliding_window", "context_options": {"window_size": 0}},
-         "body.context_options.window_size"),
-        ({"context_strategy": "token_budget", "context_options": {"bogus": 1}},
-         "body.context_options.bogus"),
+        (
+            {"context_strategy": "sliding_window", "context_options": {"window_size": 0}},
+            "body.context_options.window_size",
+        ),
+        (
+            {"context_strategy": "token_budget", "context_options": {"bogus": 1}},
+            "body.context_options.bogus",
+        ),
         ({"context_options": {"budget_percentage": 2}}, "body.context_options.budget_percentage"),
         ({"context_threshold": 1.5}, "body.context_threshold"),
     ],
@@ -64,7 +74,9 @@ def test_bad_strategy_or_options_is_422_naming_the_field(
 
 def test_patch_validates_against_the_stored_strategy(app_client: Any) -> None:
     conv = _conv(app_client, context_strategy="sliding_window")
-    r = app_client.patch(f"/v1/conversations/{conv['id']}", json={"context_options": {"reserve_tokens": 5}})
+    r = app_client.patch(
+        f"/v1/conversations/{conv['id']}", json={"context_options": {"reserve_tokens": 5}}
+    )
     assert r.status_code == 422
     assert "body.context_options.reserve_tokens" in _fields(r.json()["detail"])
     r = app_client.patch(f"/v1/conversations/{conv['id']}", json={"context_strategy": "nope"})
@@ -82,8 +94,17 @@ def test_messages_single_and_batch_with_token_counts(app_client: Any) -> None:
     assert m["seq"] == 1 and m["id"]
     assert m["token_count"] == count_message_tokens(one, "gpt-4o")
     batch = [
-        {"role": "assistant", "content": None, "tool_calls": [
-            {"id": "c1", "type": "function", "function": {"name": "read", "arguments": "{\"path\": \"a.py\"}"}}]},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": "c1",
+                    "type": "function",
+                    "function": {"name": "read", "arguments": '{"path": "a.py"}'},
+                }
+            ],
+        },
         {"role": "tool", "tool_call_id": "c1", "content": "print(1)"},
         {"role": "assistant", "content": [{"type": "text", "text": "done"}], "kind": "decision"},
     ]
@@ -98,8 +119,9 @@ def test_messages_single_and_batch_with_token_counts(app_client: Any) -> None:
     # the original history, paged
     page = app_client.get(f"/v1/conversations/{cid}/messages", params={"limit": 3}).json()
     assert [d["seq"] for d in page["data"]] == [1, 2, 3] and page["next_cursor"]
-    rest = app_client.get(f"/v1/conversations/{cid}/messages",
-                          params={"cursor": page["next_cursor"]}).json()
+    rest = app_client.get(
+        f"/v1/conversations/{cid}/messages", params={"cursor": page["next_cursor"]}
+    ).json()
     assert [d["seq"] for d in rest["data"]] == [4] and rest["next_cursor"] is None
     assert rest["data"][0]["content"] == [{"type": "text", "text": "done"}]
     # a decision message feeds the memory's decision trail
@@ -111,8 +133,14 @@ def test_messages_single_and_batch_with_token_counts(app_client: Any) -> None:
     ("message", "field"),
     [
         ({"role": "tool", "content": "x"}, "tool_call_id"),
-        ({"role": "user", "content": "x", "tool_calls": [
-            {"id": "c", "function": {"name": "f"}}]}, "tool_calls"),
+        (
+            {
+                "role": "user",
+                "content": "x",
+                "tool_calls": [{"id": "c", "function": {"name": "f"}}],
+            },
+            "tool_calls",
+        ),
         ({"role": "robot", "content": "x"}, "role"),
         ({"role": "user", "content": "x", "kind": "dream"}, "kind"),
         ({"role": "user", "name": "a\x00b"}, "name"),
@@ -146,11 +174,15 @@ def test_pinning_is_capped(app_client: Any) -> None:
     assert "pinned" in _fields(r.json()["detail"])[0]
     r = app_client.post(f"/v1/conversations/{cid}/messages", json={"messages": eleven[:10]})
     assert r.status_code == 201
-    extra = app_client.post(f"/v1/conversations/{cid}/messages", json={"role": "user", "content": "x"})
+    extra = app_client.post(
+        f"/v1/conversations/{cid}/messages", json={"role": "user", "content": "x"}
+    )
     mid = extra.json()["id"]
     r = app_client.patch(f"/v1/conversations/{cid}/messages/{mid}", json={"pinned": True})
     assert r.status_code == 422
-    first = r = app_client.post(f"/v1/conversations/{cid}/messages", json={"role": "user", "content": "y"})
+    first = r = app_client.post(
+        f"/v1/conversations/{cid}/messages", json={"role": "user", "content": "y"}
+    )
     assert first.status_code == 201
     pinned_id = app_client.get(f"/v1/conversations/{cid}/messages").json()["data"][0]["id"]
     r = app_client.patch(f"/v1/conversations/{cid}/messages/{pinned_id}", json={"pinned": False})
@@ -158,13 +190,20 @@ def test_pinning_is_capped(app_client: Any) -> None:
     r = app_client.patch(f"/v1/conversations/{cid}/messages/{mid}", json={"pinned": True})
     assert r.status_code == 200 and r.json()["pinned"] is True
     assert app_client.get(f"/v1/conversations/{cid}").json()["pinned_count"] == 10
-    assert app_client.patch(f"/v1/conversations/{cid}/messages/nope", json={"pinned": True}).status_code == 404
+    assert (
+        app_client.patch(
+            f"/v1/conversations/{cid}/messages/nope", json={"pinned": True}
+        ).status_code
+        == 404
+    )
 
 
 def test_memory_routes(app_client: Any) -> None:
     cid = _conv(app_client)["id"]
-    r = app_client.put(f"/v1/conversations/{cid}/memory/goal",
-                       json={"text": "ship it", "subtasks": ["build", "test"]})
+    r = app_client.put(
+        f"/v1/conversations/{cid}/memory/goal",
+        json={"text": "ship it", "subtasks": ["build", "test"]},
+    )
     assert r.status_code == 200, r.text
     assert r.json()["goal"]["progress"] == 0
     r = app_client.post(f"/v1/conversations/{cid}/memory/subtasks/build/complete")
@@ -173,13 +212,21 @@ def test_memory_routes(app_client: Any) -> None:
     assert r.status_code == 422
     r = app_client.put(f"/v1/conversations/{cid}/memory/phase", json={"phase": "testing"})
     assert r.json()["phase"] == "testing"
-    r = app_client.post(f"/v1/conversations/{cid}/memory/decisions",
-                        json={"decision": "use sqlite", "rationale": "simple", "impact": "low"})
+    r = app_client.post(
+        f"/v1/conversations/{cid}/memory/decisions",
+        json={"decision": "use sqlite", "rationale": "simple", "impact": "low"},
+    )
     assert r.status_code == 201
     for i in range(3):
-        app_client.post(f"/v1/conversations/{cid}/messages",
-                        json={"role": "tool", "tool_call_id": f"c{i}", "kind": "error",
-                              "content": f"Timeout after {i + 30}s"})
+        app_client.post(
+            f"/v1/conversations/{cid}/messages",
+            json={
+                "role": "tool",
+                "tool_call_id": f"c{i}",
+                "kind": "error",
+                "content": f"Timeout after {i + 30}s",
+            },
+        )
     memory = app_client.get(f"/v1/conversations/{cid}/memory").json()
     assert memory["decisions"][0]["rationale"] == "simple"
     assert memory["goal"]["text"] == "ship it"
@@ -196,24 +243,30 @@ def test_compact_creates_a_queued_job(app_client: Any, make_owner: Any) -> None:
     assert job["status"] == "queued" and job["kind"] == "compact_conversation"
     other = make_owner("mallory")
     assert app_client.get(f"/v1/jobs/{job_id}", headers=other.headers).status_code == 404
-    assert app_client.get("/v1/conversations/{cid}/compactions".format(cid=cid)).json()["data"] == []
+    assert app_client.get(f"/v1/conversations/{cid}/compactions").json()["data"] == []
 
 
 def test_owner_isolation_404_matrix(app_client: Any, make_owner: Any) -> None:
     conv = _conv(app_client)
     cid = conv["id"]
-    mid = app_client.post(f"/v1/conversations/{cid}/messages",
-                          json={"role": "user", "content": "secret"}).json()["id"]
+    mid = app_client.post(
+        f"/v1/conversations/{cid}/messages", json={"role": "user", "content": "secret"}
+    ).json()["id"]
     headers = make_owner("mallory").headers
     base = f"/v1/conversations/{cid}"
     calls = [
-        ("GET", base, None), ("PATCH", base, {"title": "x"}), ("DELETE", base, None),
+        ("GET", base, None),
+        ("PATCH", base, {"title": "x"}),
+        ("DELETE", base, None),
         ("POST", f"{base}/messages", {"role": "user", "content": "x"}),
         ("GET", f"{base}/messages", None),
         ("PATCH", f"{base}/messages/{mid}", {"pinned": True}),
-        ("GET", f"{base}/context", None), ("POST", f"{base}/compact", None),
-        ("GET", f"{base}/compactions", None), ("GET", f"{base}/memory", None),
-        ("PUT", f"{base}/memory/goal", {"text": "x"}), ("PUT", f"{base}/memory/phase", {"phase": "x"}),
+        ("GET", f"{base}/context", None),
+        ("POST", f"{base}/compact", None),
+        ("GET", f"{base}/compactions", None),
+        ("GET", f"{base}/memory", None),
+        ("PUT", f"{base}/memory/goal", {"text": "x"}),
+        ("PUT", f"{base}/memory/phase", {"phase": "x"}),
         ("POST", f"{base}/memory/decisions", {"decision": "x"}),
         ("POST", f"{base}/memory/subtasks/a/complete", None),
     ]
@@ -239,9 +292,34 @@ def test_history_routes_on_postgresql(stack: Any, app_client: Any) -> None:
     assert r.status_code == 201, r.text
     assert [m["seq"] for m in r.json()["data"]] == list(range(1, len(history) + 1))
     text_with_nul = {"role": "user", "content": "a\x00b"}
-    assert app_client.post(f"/v1/conversations/{cid}/messages", json=text_with_nul).status_code == 201
-    answer = app_client.get(f"/v1/conversations/{cid}/context", params={
-        "strategy": "sliding_window", "force_filter": "true", "options": '{"window_size": 20}'}).json()
+    assert (
+        app_client.post(f"/v1/conversations/{cid}/messages", json=text_with_nul).status_code == 201
+    )
+    answer = app_client.get(
+        f"/v1/conversations/{cid}/context",
+        params={
+            "strategy": "sliding_window",
+            "force_filter": "true",
+            "options": '{"window_size": 20}',
+        },
+    ).json()
     check_openai_invariants(answer["messages"][:-1], history, system_prompt="sys")
     assert answer["messages"][-1]["content"] == "a\x00b"
     assert app_client.delete(f"/v1/conversations/{cid}").status_code == 204
+
+
+def test_insert_survives_a_broker_outage(app_client: Any, make_stack: Any) -> None:
+    """Rows are committed first; a compaction that cannot be enqueued fails its job, saying
+    so, and the route still answers 201 (the beat sweep retries later)."""
+    make_stack(
+        REDIS_URL="redis://127.0.0.1:9/0",
+        HISTORY_COMPACTION_MAX_TOKENS="200",
+        HISTORY_COMPACTION_TARGET_TOKENS="100",
+    )
+    cid = _conv(app_client)["id"]
+    batch = [{"role": "user", "content": "word " * 100}] * 3
+    r = app_client.post(f"/v1/conversations/{cid}/messages", json={"messages": batch})
+    assert r.status_code == 201, r.text
+    job = app_client.get(f"/v1/jobs/{r.json()['compaction_job_id']}").json()
+    assert job["status"] == "failed" and "could not enqueue" in job["error"]
+    assert app_client.get(f"/v1/conversations/{cid}").json()["message_count"] == 3

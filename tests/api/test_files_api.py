@@ -128,6 +128,7 @@ def test_content_length_over_the_limit_is_refused_before_the_body_is_read(
             "Content-Length": str(10 * 1024 * 1024),
         })
     assert resp.status_code == 413
+    assert read == []  # the body generator was never pulled
 
 
 @pytest.mark.parametrize(("make", "status", "needle"), [

@@ -101,7 +101,7 @@ def test_text_and_python_files_end_to_end(
     for body in (text, py):
         row = get_row(File, body["id"])
         assert row is not None and row.attempts == 1 and row.lease_owner is None
-        assert row.content_sha256 and row.finished_at is not None
+        assert row.finished_at is not None and row.content_media_type.startswith("text/markdown")
     assert len(all_rows(File, owner_id=owner.owner_id)) == 2
     listing = client.get("/v1/files", params={"status": "ready"}).json()
     assert {f["id"] for f in listing["data"]} == {text["id"], py["id"]}

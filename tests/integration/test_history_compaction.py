@@ -52,7 +52,9 @@ def _wait_job(client: Any, job_id: str, timeout: float = 90.0) -> dict[str, Any]
     return wait_until(done, timeout=timeout, interval=0.1, what=f"job {job_id}")
 
 
-@pytest.mark.stack_env(HISTORY_COMPACTION_MAX_TOKENS="20000", HISTORY_COMPACTION_TARGET_TOKENS="6000")
+@pytest.mark.stack_env(
+    HISTORY_COMPACTION_MAX_TOKENS="20000", HISTORY_COMPACTION_TARGET_TOKENS="6000"
+)
 def test_import_2000_messages_triggers_compaction_and_context_uses_summary(
     stack: Any, worker: Any, client: Any
 ) -> None:
@@ -79,8 +81,10 @@ def test_import_2000_messages_triggers_compaction_and_context_uses_summary(
     assert conv["last_compacted_seq"] == c["through_seq"]
     assert conv["tokens_since_compaction"] < 20000
     # the context now carries the summary in place of the covered messages
-    answer = client.get(f"/v1/conversations/{cid}/context",
-                        params={"model": "gpt-4o", "options": json.dumps({"reserve_tokens": 500})}).json()
+    answer = client.get(
+        f"/v1/conversations/{cid}/context",
+        params={"model": "gpt-4o", "options": json.dumps({"reserve_tokens": 500})},
+    ).json()
     assert answer["compaction_id"] == c["id"]
     summaries = [m for m in answer["messages"] if "<conversation_summary>" in str(m.get("content"))]
     assert len(summaries) == 1 and c["summary"] in summaries[0]["content"]
@@ -94,7 +98,9 @@ def test_import_2000_messages_triggers_compaction_and_context_uses_summary(
             h = history[i]
             assert h.get("pinned") or h["role"] == "system" or h.get("tool_call_id") in pinned_calls
     validate_with_sdks(answer)
-    anthropic = client.get(f"/v1/conversations/{cid}/context", params={"format": "anthropic"}).json()
+    anthropic = client.get(
+        f"/v1/conversations/{cid}/context", params={"format": "anthropic"}
+    ).json()
     validate_with_sdks(anthropic)
     # originals are never altered
     page = client.get(f"/v1/conversations/{cid}/messages", params={"limit": 5}).json()["data"]
@@ -121,13 +127,14 @@ def test_on_demand_compact_job_succeeds(stack: Any, worker: Any, client: Any) ->
 
 
 @pytest.mark.stack_env(
-    HISTORY_COMPACTION_MAX_TOKENS="1000000", MAX_CONTEXT_TOKENS="20000",
+    HISTORY_COMPACTION_MAX_TOKENS="1000000",
+    MAX_CONTEXT_TOKENS="20000",
     COMPACTION_SWEEP_INTERVAL_S="1",
 )
 def test_beat_sweep_compacts_conversations_past_their_threshold(
     stack: Any, worker: Any, beat_factory: Any, client: Any
 ) -> None:
-    # threshold of this conversation: 20 000 × 0.1 = 2 000 tokens (the insert trigger at
+    # threshold of this conversation: 20 000 x 0.1 = 2 000 tokens (the insert trigger at
     # 1 000 000 never fires), so only the sweep can compact it
     due = _conversation(client, model="gpt-4o", context_threshold=0.1)
     small = _conversation(client, model="gpt-4o", context_threshold=0.9)
@@ -135,8 +142,12 @@ def test_beat_sweep_compacts_conversations_past_their_threshold(
     assert "compaction_job_id" not in body
     _post_batch(client, small, agent_history(20, pinned=0))
     beat_factory()
-    rows = wait_until(lambda: all_rows(Compaction, conversation_id=due), timeout=60,
-                      interval=0.2, what="a compaction by the beat sweep")
+    rows = wait_until(
+        lambda: all_rows(Compaction, conversation_id=due),
+        timeout=60,
+        interval=0.2,
+        what="a compaction by the beat sweep",
+    )
     assert rows[0].method == "summary"
     time.sleep(3)  # three more sweeps: nothing new past the threshold, nothing more done
     assert len(all_rows(Compaction, conversation_id=due)) == 1
@@ -156,8 +167,18 @@ class _SlowSummaries(BaseHTTPRequestHandler):
         json.loads(self.rfile.read(length))
         type(self).calls.append(time.monotonic())
         time.sleep(self.delay_s)
-        body = json.dumps({"choices": [{"message": {"role": "assistant",
-                                                    "content": "SLOW-SUMMARY of the work so far."}}]})
+        body = json.dumps(
+            {
+                "choices": [
+                    {
+                        "message": {
+                            "role": "assistant",
+                            "content": "SLOW-SUMMARY of the work so far.",
+                        }
+                    }
+                ]
+            }
+        )
         self.send_response(200)
         self.send_header("content-type", "application/json")
         self.send_header("content-length", str(len(body)))
@@ -217,17 +238,28 @@ def test_two_sweeps_at_once_compact_each_conversation_once(
 ) -> None:
     """Two beat instances firing together: the second sweep sees the queued job, and the
     lock catches whatever slips through."""
-    from worker.app import app
+    from contextq.settings import get_settings
+    from worker.producer import get_producer
 
-    env = make_stack(SUMMARIZER="openai", OPENAI_BASE_URL=slow_llm, OPENAI_API_KEY="test",
-                     HISTORY_COMPACTION_MAX_TOKENS="1000000", MAX_CONTEXT_TOKENS="20000")
+    env = make_stack(
+        SUMMARIZER="openai",
+        OPENAI_BASE_URL=slow_llm,
+        OPENAI_API_KEY="test",
+        HISTORY_COMPACTION_MAX_TOKENS="1000000",
+        MAX_CONTEXT_TOKENS="20000",
+    )
     worker_factory(env, concurrency=2)
     cid = _conversation(client, model="gpt-4o", context_threshold=0.1)
     _post_batch(client, cid, agent_history(200, pinned=0))
+    app = get_producer(get_settings())
     sent = [app.send_task("contextq.sweep_compactions", queue="history") for _ in range(2)]
     outcomes = [r.get(timeout=60) for r in sent]
     assert sorted(len(o["enqueued"]) for o in outcomes) in ([0, 1], [1, 1])
-    wait_until(lambda: all_rows(Compaction, conversation_id=cid), timeout=60, interval=0.2,
-               what="the compaction")
+    wait_until(
+        lambda: all_rows(Compaction, conversation_id=cid),
+        timeout=60,
+        interval=0.2,
+        what="the compaction",
+    )
     time.sleep(1)
     assert len(all_rows(Compaction, conversation_id=cid)) == 1

@@ -29,6 +29,8 @@ class CeleryWorker(ManagedProcess):
         concurrency: int = 1, name: str | None = None, extra_args: Sequence[str] = (),
         loglevel: str = "INFO",
     ) -> None:
+        if loglevel.upper() not in ("INFO", "DEBUG"):
+            raise ValueError("readiness is read from the INFO log line 'ready.': use INFO/DEBUG")
         self.node = name or f"w{next(_seq)}-{os.getpid()}"
         argv = [
             executable("celery"), "-A", "worker.app", "worker",

@@ -141,6 +141,45 @@ def test_odt_with_billion_laughs_is_refused(tmp_path: Path) -> None:
                                     ProcessContext(Settings(ENVIRONMENT="test")))
 
 
+def _docx_with_dtd(dtd: str, reference: str) -> bytes:
+    out = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(samples.docx_bytes())) as src, zipfile.ZipFile(out, "w") as dst:
+        for item in src.infolist():
+            body = src.read(item.filename)
+            if item.filename == "word/document.xml":
+                text = body.decode().split("?>", 1)[1]
+                text = text.replace("The sentinel is", f"The sentinel {reference} is")
+                body = ('<?xml version="1.0" encoding="UTF-8"?>' + dtd + text).encode()
+            dst.writestr(item, body)
+    return out.getvalue()
+
+
+LAUGHS_DTD = (
+    '<!DOCTYPE lolz [<!ENTITY lol "lol">'
+    + "".join(f'<!ENTITY lol{i} "{("&lol" + (str(i - 1) if i > 1 else "") + ";") * 10}">'
+              for i in range(1, 10))
+    + "]>"
+)
+
+
+@pytest.mark.parametrize(
+    ("dtd", "reference", "leak"),
+    [
+        ('<!DOCTYPE x [<!ENTITY xxe SYSTEM "file:///etc/passwd">]>', "&xxe;", "root:"),
+        (LAUGHS_DTD, "&lol9;", "lollollollol"),
+    ],
+    ids=["xxe", "billion-laughs"],
+)
+def test_docx_with_xml_entities_leaks_and_expands_nothing(
+    tmp_path: Path, dtd: str, reference: str, leak: str
+) -> None:
+    result = process(tmp_path, "evil.docx", _docx_with_dtd(dtd, reference))
+    assert leak not in (result.content or "") and leak not in (result.error or "")
+    assert not result.success  # the XML parser refuses the entity declarations
+    assert "could not convert this DOCX" in (result.error or "")
+    assert_next_file_works(tmp_path)
+
+
 def test_broken_msg_fails_with_a_reason(tmp_path: Path) -> None:
     ole_magic = bytes.fromhex("D0CF11E0A1B11AE1")
     for name, data in (("cut.msg", samples.msg_bytes()[:1000]),

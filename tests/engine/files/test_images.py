@@ -119,6 +119,20 @@ def test_over_the_byte_limit_is_resized_until_under(tmp_path: Path) -> None:
     assert "MAX_IMAGE_ATTACHMENT_SIZE" in result.content
 
 
+def test_a_jpeg_that_fits_once_re_encoded_keeps_its_size(tmp_path: Path) -> None:
+    out = io.BytesIO()
+    noise = Image.frombytes("RGB", (300, 200), bytes(range(256)) * 703 + bytes(232))
+    noise.save(out, format="JPEG", quality=100)
+    data = out.getvalue()
+    settings = Settings(ENVIRONMENT="test", MAX_IMAGE_ATTACHMENT_SIZE=int(len(data) * 0.8))
+    result = run(tmp_path, "q100.jpg", data, "jpeg", settings)
+    meta = result.metadata
+    assert (meta["width"], meta["height"]) == (300, 200) and meta["resized"] is False
+    assert len(result.binary) <= settings.MAX_IMAGE_ATTACHMENT_SIZE < len(data)
+    assert "Re-encoded to fit" in result.content
+    assert not result.truncation.truncated
+
+
 def test_dimension_strategy_limits_the_longest_side(tmp_path: Path) -> None:
     settings = Settings(ENVIRONMENT="test", MAX_IMAGE_DIMENSION=100)
     data = samples.image_bytes("PNG", (400, 250))

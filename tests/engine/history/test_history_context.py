@@ -10,6 +10,7 @@ import pytest
 from contextq.errors import ValidationFailed
 from contextq.history import CompactionView, build_history_context, compact, visible_history
 from contextq.history.memory import HierarchicalMemory
+from contextq.history.strategies import find_anchors
 from contextq.settings import Settings
 from tests.engine.history.builders import agent_history
 from tests.engine.history.test_message_formats import assert_valid_anthropic, assert_valid_openai
@@ -41,6 +42,11 @@ def test_context_fits_and_reports(caplog: pytest.LogCaptureFixture) -> None:
         line,
     )
     assert r.to_dict()["removed_message_ids"] == r.removed_message_ids
+    given = build_history_context(msgs, settings=SMALL, model="gpt-4o", system_prompt="Be precise.",
+                                  anchors=find_anchors(msgs),
+                                  history_tokens=sum(m.token_count or 0 for m in msgs))
+    assert given.messages == ctx.messages
+    assert given.report.removed_message_ids == r.removed_message_ids
 
 
 def test_small_history_is_not_filtered() -> None:

@@ -174,7 +174,7 @@ def test_noop_keeps_everything() -> None:
 
 def test_hierarchical_sends_memory_and_keeps_old_critical_messages() -> None:
     msgs = fixed(
-        user(1, "Build the parser"),
+        user(1, "Build the parser", pinned=True),  # an old pin must not hide what follows it
         assistant(2, "We decided to use a PEG grammar", kind="decision"),
         *[assistant(i, f"routine step {i}", kind="reasoning") for i in range(3, 30)],
         user(30, "continue"),
@@ -187,6 +187,7 @@ def test_hierarchical_sends_memory_and_keeps_old_critical_messages() -> None:
     block = str(sel.preamble[0].content)
     assert "KEY DECISIONS" in block and "PEG grammar" in block
     assert "RECENT ACTIONS" in block
+    assert 0 in sel.kept  # pinned
     assert 1 in sel.kept  # the old decision message stays
     assert sel.kept[-1] == len(msgs) - 1
     assert 5 not in sel.kept  # an old routine step goes
@@ -281,6 +282,7 @@ def test_exception_inside_filtering_fails_open(
         ("sliding_window", {"window_size": 2.5}, "context_options.window_size"),
         ("noop", {"window_size": 3}, "context_options.window_size"),
         ("hierarchical", {"compression_threshold": 1}, "context_options.compression_threshold"),
+        ("hierarchical", {"compression_threshold": 4}, "context_options.recent_actions"),
         ("nonsense", {}, "context_strategy"),
     ],
 )
