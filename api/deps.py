@@ -8,6 +8,7 @@ from typing import Annotated
 
 from fastapi import Depends, HTTPException, Request
 from sqlmodel import Session
+from starlette.concurrency import run_in_threadpool
 
 from contextq.settings import Settings, get_settings
 from store.db import read_session, session_scope
@@ -53,7 +54,14 @@ def clear_auth_cache() -> None:
     _auth_cache.clear()
 
 
-def get_owner_id(request: Request) -> str:
+def _lookup_owner(key: str) -> str | None:
+    with read_session() as session:
+        return owner_for_key(session, key)
+
+
+async def get_owner_id(request: Request) -> str:
+    """The authenticated owner. Async on purpose: a cached key costs no thread hop (sync
+    dependencies each take a trip through the threadpool)."""
     header = request.headers.get("authorization", "")
     scheme, _, key = header.partition(" ")
     if scheme.lower() != "bearer" or not key.strip():
@@ -66,8 +74,7 @@ def get_owner_id(request: Request) -> str:
     owner_id = _cached_owner(cache_key)
     if owner_id is not None:
         return owner_id
-    with read_session() as session:
-        owner_id = owner_for_key(session, key)
+    owner_id = await run_in_threadpool(_lookup_owner, key)
     if owner_id is None:
         raise HTTPException(401, "invalid API key", headers={"WWW-Authenticate": "Bearer"})
     _remember_owner(cache_key, owner_id)
@@ -77,4 +84,8 @@ def get_owner_id(request: Request) -> str:
 SessionDep = Annotated[Session, Depends(get_session)]
 ReadSessionDep = Annotated[Session, Depends(get_read_session)]
 OwnerDep = Annotated[str, Depends(get_owner_id)]
-SettingsDep = Annotated[Settings, Depends(get_settings)]
+async def _current_settings() -> Settings:
+    return get_settings()  # cached; async so it runs on the event loop, not in a thread
+
+
+SettingsDep = Annotated[Settings, Depends(_current_settings)]

@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 
 from python_multipart.exceptions import FormParserError
 from python_multipart.multipart import MultipartParser, MultipartState, parse_options_header
-from starlette.concurrency import run_in_threadpool
 
 from store.blobs import BlobStore, BlobTooLarge, BlobWriter
 
@@ -43,6 +42,10 @@ class BadMultipart(UploadError):
 
 @dataclass
 class ReceivedUpload:
+    """A parsed upload whose blob is written but not yet committed: call
+    `writer.commit()` (fsync + rename; blocking) or `writer.abort()`."""
+
+    writer: BlobWriter
     sha256: str
     size: int
     filename: str
@@ -200,11 +203,11 @@ async def receive_upload(
             raise UploadError("no file: send it in a multipart field named `file`")
         if rx.writer.size == 0:
             raise UploadError("the file is empty")
-        sha, size = await run_in_threadpool(rx.writer.commit)  # fsync off the event loop
     except BaseException:
         rx.abort()
         raise
     return ReceivedUpload(
-        sha256=sha, size=size, filename=sanitize_filename(rx.filename or ""),
+        writer=rx.writer, sha256=rx.writer.sha256, size=rx.writer.size,
+        filename=sanitize_filename(rx.filename or ""),
         content_type=rx.content_type, fields=rx.fields,
     )

@@ -21,9 +21,10 @@ class BlobTooLarge(Exception):
 
 
 class BlobStore:
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, *, fsync: bool = True) -> None:
         self.root = root
         self.tmp = root / "tmp"
+        self.fsync = fsync
 
     def path(self, sha256: str) -> Path:
         if len(sha256) != 64 or any(c not in "0123456789abcdef" for c in sha256):
@@ -41,6 +42,8 @@ class BlobStore:
         final = self.path(sha256)
         final.parent.mkdir(parents=True, exist_ok=True)
         os.replace(tmp_path, final)  # atomic; identical content may replace identical content
+        if not self.fsync:
+            return final
         dir_fd = os.open(final.parent, os.O_RDONLY)
         try:
             os.fsync(dir_fd)
@@ -110,6 +113,11 @@ class BlobWriter:
         self._digest.update(data)
         self._fh.write(data)
 
+    @property
+    def sha256(self) -> str:
+        """The hex digest of what was written so far."""
+        return self._digest.hexdigest()
+
     def commit(self) -> tuple[str, int]:
         """fsync, rename to the content hash; returns (sha256, size). When a blob with
         this hash is already stored (same bytes uploaded before) the temp file is dropped:
@@ -127,7 +135,8 @@ class BlobWriter:
             pass
         try:
             self._fh.flush()
-            os.fsync(self._fh.fileno())
+            if self._store.fsync:
+                os.fsync(self._fh.fileno())
             self._fh.close()
             self._store._commit(self._tmp_path, sha)
         except BaseException:
@@ -147,4 +156,5 @@ class BlobWriter:
 
 
 def get_blob_store(settings: Settings | None = None) -> BlobStore:
-    return BlobStore((settings or get_settings()).blob_dir)
+    settings = settings or get_settings()
+    return BlobStore(settings.blob_dir, fsync=settings.BLOB_FSYNC)

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import orjson
-from sqlalchemy import Text, cast, delete, func, insert, or_, select, update
+from sqlalchemy import Text, cast, delete, func, insert, select, update
 from sqlmodel import Session
 
 from contextq.errors import InputTooLarge, ValidationFailed
@@ -35,7 +35,7 @@ from store.tables import Job, JobStatus, new_id, utcnow
 MAX_BATCH_MESSAGES = 10_000
 MAX_MESSAGE_CHARS = 1_000_000  # of the message's JSON serialisation (≈ 1 MB)
 MAX_PAGE = 1000
-CHAIN_WINDOW = 256  # seq distance searched around a pinned message for its tool chain
+MAX_TOOL_CALLS = 128  # per assistant message (api/history_schemas.py): a chain's length
 
 COMPACT_JOB_KIND = "compact_conversation"
 
@@ -368,46 +368,43 @@ def load_context_messages(
 def _kept_before(
     session: Session, *, conversation_id: str, through_seq: int
 ) -> list[EngineMessage]:
-    """System and pinned messages at or before `through_seq`, each with its tool chain."""
-    anchors = [
-        _to_engine(r)
-        for r in session.execute(
-            select(*_CONTEXT_COLUMNS)
-            .where(
-                Message.conversation_id == conversation_id,
-                Message.seq <= through_seq,
-                or_(Message.pinned.is_(True), Message.role == "system"),  # type: ignore[attr-defined]
-            )
-            .order_by(Message.seq)  # type: ignore[arg-type]
+    """System and pinned messages at or before `through_seq`, each with its tool chain.
+
+    Each read is an index range: pinned ones by (conversation_id, pinned), system ones
+    by (conversation_id, role, seq), and each chain by seq around its anchor (a chain's
+    messages are adjacent: the results follow their call).
+    """
+    base = select(*_CONTEXT_COLUMNS).where(
+        Message.conversation_id == conversation_id, Message.seq <= through_seq
+    )
+    anchors = {
+        m.seq: m
+        for stmt in (
+            base.where(Message.pinned.is_(True)),  # type: ignore[attr-defined]
+            base.where(Message.role == "system"),
         )
-    ]
-    chained = [m for m in anchors if m.role == "tool" or m.tool_calls]
-    if not chained:
-        return anchors
-    ranges = [
-        (max(1, m.seq - CHAIN_WINDOW), min(through_seq, m.seq + CHAIN_WINDOW)) for m in chained
-    ]
-    window = [
-        _to_engine(r)
-        for r in session.execute(
-            select(*_CONTEXT_COLUMNS)
-            .where(
-                Message.conversation_id == conversation_id,
-                or_(*(Message.seq.between(lo, hi) for lo, hi in ranges)),  # type: ignore[attr-defined]
+        for m in map(_to_engine, session.execute(stmt))
+    }
+    keep = dict(anchors)
+    for anchor in list(anchors.values()):
+        if anchor.tool_calls:
+            lo, hi = anchor.seq, anchor.seq + len(anchor.tool_calls)
+        elif anchor.role == "tool":
+            lo, hi = anchor.seq - MAX_TOOL_CALLS, anchor.seq + MAX_TOOL_CALLS
+        else:
+            continue
+        window = [
+            _to_engine(r)
+            for r in session.execute(
+                base.where(Message.seq.between(max(1, lo), hi)).order_by(Message.seq)  # type: ignore[attr-defined]  # type: ignore[arg-type]
             )
-            .order_by(Message.seq)  # type: ignore[arg-type]
-        )
-    ]
-    by_seq = {m.seq: i for i, m in enumerate(window)}
-    keep: dict[int, EngineMessage] = {m.seq: m for m in anchors}
-    for m in chained:
-        index = by_seq.get(m.seq)
+        ]
+        index = next((i for i, m in enumerate(window) if m.seq == anchor.seq), None)
         if index is None:
             continue
-        unit = unit_at(window, index)
-        for j in unit.members:
+        for j in unit_at(window, index).members:
             keep.setdefault(window[j].seq, window[j])
-    return [keep[s] for s in sorted(keep)]
+    return [keep[seq] for seq in sorted(keep)]
 
 
 def all_engine_messages(

@@ -56,6 +56,8 @@ class Message(SQLModel, table=True):
         Index("ix_messages_conversation_pinned", "conversation_id", "pinned"),
         # covering index: the ids of a seq range without touching the rows (removed ids)
         Index("ix_messages_conversation_seq_id", "conversation_id", "seq", "id"),
+        # system messages of a conversation (always kept) without a scan
+        Index("ix_messages_conversation_role_seq", "conversation_id", "role", "seq"),
     )
 
     id: str = Field(default_factory=new_id, primary_key=True, max_length=ID_LEN)

@@ -126,8 +126,10 @@ def process_file_by_id(
     try:
         blob_path = blobs.path(claim.sha256)
         _test_hooks(settings, blob_path)
-        values, text = _run_engine(blob_path, claim.filename, settings=settings, blobs=blobs,
-                                   reraise=time_limit_errors)
+        values, text = _run_engine(
+            blob_path, claim.filename, expected_size=claim.size_bytes, settings=settings,
+            blobs=blobs, reraise=time_limit_errors,
+        )
     except time_limit_errors:
         values = {
             "status": FileStatus.FAILED,
@@ -147,16 +149,21 @@ def process_file_by_id(
 
 
 def _run_engine(
-    blob_path: Any, filename: str, *, settings: Settings, blobs: BlobStore,
+    blob_path: Any, filename: str, *, expected_size: int, settings: Settings, blobs: BlobStore,
     reraise: tuple[type[BaseException], ...],
 ) -> tuple[dict[str, Any], str | None]:
     """(row values, processed text). The text goes to `file_contents` (small: already
     cut); only a binary artefact is written as a blob."""
     from contextq.files.pipeline import process_file
 
-    if not blob_path.is_file():
+    try:
+        stored_size = blob_path.stat().st_size
+    except FileNotFoundError:
+        stored_size = -1
+    if stored_size != expected_size:
         return {"status": FileStatus.FAILED,
-                "error": "the uploaded bytes are missing from storage; upload the file again"}, None
+                "error": "the uploaded bytes are missing or damaged in storage (a crash right "
+                         "after the upload?); upload the file again"}, None
     result = process_file(
         blob_path, filename, settings=settings, cache=_conversion_cache(settings, blobs),
         reraise=reraise,

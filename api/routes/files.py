@@ -20,13 +20,13 @@ from sqlalchemy import delete
 from sqlmodel import col
 from starlette.concurrency import run_in_threadpool
 
-from api.deps import OwnerDep, ReadSessionDep, SettingsDep
-from api.multipart import UploadError, receive_upload
+from api.deps import OwnerDep, SettingsDep
+from api.multipart import ReceivedUpload, UploadError, receive_upload
 from api.schemas import FileList, FilePublic, FileStatusName
 from contextq.settings import Settings
 from store import files_queries as q
 from store.blobs import get_blob_store
-from store.db import session_scope
+from store.db import read_session, session_scope
 from store.tables import File, FileContent, FileStatus
 
 log = logging.getLogger("contextq.api.files")
@@ -60,19 +60,18 @@ def _tag(fields: dict[str, str], name: str) -> str | None:
     return value
 
 
-def _commit_row(row: File) -> File:
-    with session_scope() as session:
-        session.add(row)
-    return row
-
-
-def _enqueue(file_id: str, settings: Settings) -> None:
+def _store_and_enqueue(received: ReceivedUpload, row: File, settings: Settings) -> None:
+    """Blob (fsync + rename), then the row, THEN the enqueue: one trip to the threadpool
+    for all three. If the enqueue fails the row stays `uploaded` for the recovery sweep."""
     from worker.producer import enqueue_process_file
 
+    received.writer.commit()
+    with session_scope() as session:
+        session.add(row)
     try:
-        enqueue_process_file(file_id, settings=settings)
-    except Exception:  # the row stays `uploaded`; the recovery sweep enqueues it
-        log.exception("enqueue of %s failed; the recovery sweep will pick it up", file_id)
+        enqueue_process_file(row.id, settings=settings)
+    except Exception:
+        log.exception("enqueue of %s failed; the recovery sweep will pick it up", row.id)
 
 
 @router.post(
@@ -88,9 +87,14 @@ async def upload_file(request: Request, owner_id: OwnerDep, settings: SettingsDe
             body=request.stream(), blobs=get_blob_store(settings),
             limit=settings.MAX_UPLOAD_BYTES,
         )
+    except UploadError as exc:
+        headers = {"Connection": "close"} if exc.status_code == 413 else None
+        raise HTTPException(exc.status_code, exc.detail, headers=headers) from None
+    try:
         conversation_id = _tag(received.fields, "conversation_id")
         project_id = _tag(received.fields, "project_id")
     except UploadError as exc:
+        received.writer.abort()
         headers = {"Connection": "close"} if exc.status_code == 413 else None
         raise HTTPException(exc.status_code, exc.detail, headers=headers) from None
     media_type = mimetypes.guess_type(received.filename, strict=False)[0]
@@ -99,8 +103,10 @@ async def upload_file(request: Request, owner_id: OwnerDep, settings: SettingsDe
         sha256=received.sha256, media_type=media_type or "application/octet-stream",
         conversation_id=conversation_id, project_id=project_id,
     )
-    await run_in_threadpool(_commit_row, row)
-    await run_in_threadpool(_enqueue, row.id, settings)  # only after the commit
+    try:
+        await run_in_threadpool(_store_and_enqueue, received, row, settings)
+    finally:
+        received.writer.abort()  # a no-op once committed
     return FilePublic.from_row(row)
 
 
@@ -111,29 +117,29 @@ def _owned(session: Any, owner_id: str, file_id: str) -> File:
     return row
 
 
+def _read_owned(owner_id: str, file_id: str) -> File:
+    with read_session() as session:
+        return _owned(session, owner_id, file_id)
+
+
+# Routes are async and do their database work in ONE threadpool call: sync routes and
+# sync dependencies each cost a thread hop, which dominates a poll under load.
 @router.get("/files/{file_id}", response_model=FilePublic)
-def get_file(file_id: str, owner_id: OwnerDep, session: ReadSessionDep) -> FilePublic:
-    return FilePublic.from_row(_owned(session, owner_id, file_id))
+async def get_file(file_id: str, owner_id: OwnerDep) -> FilePublic:
+    return FilePublic.from_row(await run_in_threadpool(_read_owned, owner_id, file_id))
 
 
-@router.get(
-    "/files/{file_id}/content",
-    responses={200: {"content": {"text/markdown": {}, "image/*": {}, "audio/*": {}}},
-               409: {"description": "not ready, or failed"}},
-)
-def get_file_content(
-    file_id: str, owner_id: OwnerDep, session: ReadSessionDep, settings: SettingsDep
-) -> Response:
-    """The processed artefact: text/markdown, or the resized image / subsampled audio."""
-    row = _owned(session, owner_id, file_id)
-    if row.status == FileStatus.FAILED:
-        raise HTTPException(409, f"the file failed to process: {row.error}")
-    if row.status != FileStatus.READY:
-        raise HTTPException(409, f"the file is not ready yet (status: {row.status}); poll "
-                                 f"GET /v1/files/{row.id} until it is ready")
-    if not row.content_sha256:  # a text result
-        text = q.file_text(session, file_id=row.id) or ""
-        return Response(text.encode("utf-8"), media_type="text/markdown; charset=utf-8")
+def _content(owner_id: str, file_id: str, settings: Settings) -> Response:
+    with read_session() as session:
+        row = _owned(session, owner_id, file_id)
+        if row.status == FileStatus.FAILED:
+            raise HTTPException(409, f"the file failed to process: {row.error}")
+        if row.status != FileStatus.READY:
+            raise HTTPException(409, f"the file is not ready yet (status: {row.status}); poll "
+                                     f"GET /v1/files/{row.id} until it is ready")
+        if not row.content_sha256:  # a text result
+            text = q.file_text(session, file_id=row.id) or ""
+            return Response(text.encode("utf-8"), media_type="text/markdown; charset=utf-8")
     path = get_blob_store(settings).path(row.content_sha256)
     if not path.is_file():
         raise HTTPException(410, "the processed content is missing from storage; upload the "
@@ -141,15 +147,32 @@ def get_file_content(
     return FileResponse(path, media_type=row.content_media_type or "application/octet-stream")
 
 
+@router.get(
+    "/files/{file_id}/content",
+    responses={200: {"content": {"text/markdown": {}, "image/*": {}, "audio/*": {}}},
+               409: {"description": "not ready, or failed"}},
+)
+async def get_file_content(file_id: str, owner_id: OwnerDep, settings: SettingsDep) -> Response:
+    """The processed artefact: text/markdown, or the resized image / subsampled audio."""
+    return await run_in_threadpool(_content, owner_id, file_id, settings)
+
+
+def _list(owner_id: str, **kw: Any) -> FileList:
+    with read_session() as session:
+        rows, next_cursor = q.list_owned(session, owner_id=owner_id, **kw)
+    return FileList(data=[FilePublic.from_row(r) for r in rows], next_cursor=next_cursor)
+
+
 @router.get("/files", response_model=FileList)
-def list_files(  # noqa: PLR0917 - FastAPI query parameters
-    owner_id: OwnerDep, session: ReadSessionDep,
+async def list_files(  # noqa: PLR0917 - FastAPI query parameters
+    owner_id: OwnerDep,
     status: FileStatusName | None = None,
     conversation_id: Annotated[str | None, Query(max_length=64)] = None,
     project_id: Annotated[str | None, Query(max_length=64)] = None,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
     cursor: Annotated[str | None, Query(max_length=512)] = None,
 ) -> FileList:
+    """Newest first. Pass `next_cursor` back as `cursor` for the next page."""
     after = None
     if cursor:
         try:
@@ -158,21 +181,24 @@ def list_files(  # noqa: PLR0917 - FastAPI query parameters
             raise HTTPException(
                 422, "invalid cursor: pass next_cursor from the previous page"
             ) from None
-    rows, next_cursor = q.list_owned(
-        session, owner_id=owner_id, limit=limit, status=status,
-        conversation_id=conversation_id, project_id=project_id, after=after,
+    return await run_in_threadpool(
+        _list, owner_id, limit=limit, status=status, conversation_id=conversation_id,
+        project_id=project_id, after=after,
     )
-    return FileList(data=[FilePublic.from_row(r) for r in rows], next_cursor=next_cursor)
 
 
-@router.delete("/files/{file_id}", status_code=204)
-def delete_file(file_id: str, owner_id: OwnerDep, settings: SettingsDep) -> Response:
+def _delete(owner_id: str, file_id: str, settings: Settings) -> None:
     with session_scope() as session:
         row = _owned(session, owner_id, file_id)
         shas = {s for s in (row.sha256, row.content_sha256) if s}
         session.execute(delete(FileContent).where(col(FileContent.file_id) == row.id))
         session.delete(row)
     _collect_blobs(shas, settings)
+
+
+@router.delete("/files/{file_id}", status_code=204)
+async def delete_file(file_id: str, owner_id: OwnerDep, settings: SettingsDep) -> Response:
+    await run_in_threadpool(_delete, owner_id, file_id, settings)
     return Response(status_code=204)
 
 

@@ -466,7 +466,9 @@ def filter_history(
       strategy they are ignored.
     - `fixed_tokens`: tokens that will go with the history (system prompt, summary);
       taken off the budget and counted in usage.
-    - `history_tokens`: the stored running total, if the caller has it (else summed).
+    - `history_tokens`: the stored running total of the whole history, if the caller
+      has it (else summed); it sets usage_before and the threshold trigger, so a caller
+      may pass only a window of the newest messages with the whole history's total.
     - Filtering runs when `force_filter`, or when usage ≥ `context_threshold` and
       `ENABLE_AUTO_COMPRESSION` is on; never with `skip_filter`.
     - Any exception inside a strategy → everything is returned (fail-open) and logged.
@@ -516,12 +518,10 @@ def filter_history(
         selection = noop(messages)
     kept_set = selection.kept
     kept = [messages[i] for i in kept_set]
-    if len(kept) == len(messages):
-        removed_ids: list[str] = []
-        kept_tokens = history_tokens
-    else:
-        removed_ids = _removed_ids(messages, kept_set)
-        kept_tokens = sum(token_count(m) for m in kept)
+    removed_ids = [] if len(kept) == len(messages) else _removed_ids(messages, kept_set)
+    # summed from what is sent: `history_tokens` may describe more than `messages`
+    # (a caller that read only a window of a long history passes the whole total)
+    kept_tokens = sum(token_count(m) for m in kept)
     kept_tokens += sum(token_count(m) for m in selection.preamble)
     return FilterResult(
         messages=kept,

@@ -54,7 +54,7 @@ def test_missing_row_and_missing_blob(stack, owner) -> None:
     get_blob_store().delete(row.sha256)
     out = _process(row.id)
     assert out.status == "failed"
-    assert "missing from storage" in get_row(File, row.id).error
+    assert "missing or damaged in storage" in get_row(File, row.id).error
 
 
 def test_unsupported_file_ends_failed_with_a_reason(stack, owner) -> None:

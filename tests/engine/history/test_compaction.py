@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from contextq.errors import SummarizerError
 from contextq.history import (
@@ -20,6 +22,7 @@ from contextq.settings import Settings
 from contextq.tokens import count_tokens
 from tests.engine.history.builders import agent_history, assistant, call, counted, result, user
 from tests.engine.history.fake_llm import FakeChatServer
+from tests.engine.history.test_strategy_properties import histories
 
 
 def summarizer(url: str) -> OpenAISummarizer:
@@ -144,3 +147,22 @@ def test_no_summariser_means_truncation() -> None:
 def test_bad_target() -> None:
     with pytest.raises(ValueError, match="target_tokens"):
         plan_compaction(agent_history(3), target_tokens=0)
+
+
+@settings(max_examples=60, deadline=None)
+@given(histories, st.integers(10, 600))
+def test_plan_properties(messages: list[Message], keep: int) -> None:
+    plan = plan_compaction(messages, target_tokens=2 * keep, keep_recent_tokens=keep)
+    if plan is None:
+        return
+    covered = plan.to_summarize + plan.verbatim
+    assert sorted(m.seq for m in covered) == [m.seq for m in messages if m.seq <= plan.through_seq]
+    assert [m.seq for m in plan.tail] == [m.seq for m in messages if m.seq > plan.through_seq]
+    summarized_calls = {c for m in plan.to_summarize for c in m.call_ids}
+    summarized_results = {m.tool_call_id for m in plan.to_summarize if m.role == "tool"}
+    for m in plan.tail + plan.verbatim:  # a chain is never split between summary and verbatim
+        assert m.tool_call_id not in summarized_calls
+        assert not set(m.call_ids) & summarized_results
+    assert all(m.pinned or m.role == "system" or m.role == "tool" or m.call_ids
+               for m in plan.verbatim)
+    assert plan.summary_max_tokens >= 1

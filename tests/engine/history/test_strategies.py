@@ -305,3 +305,16 @@ def test_valid_options_are_cleaned() -> None:
     assert err.value.field == "context_threshold"
     with pytest.raises(ValidationFailed):
         validate_options("token_budget", [1, 2])  # type: ignore[arg-type]
+
+
+def test_window_with_whole_history_total() -> None:
+    """A caller may pass only the newest messages with the whole history's running total:
+    the total drives usage and the trigger, the kept tokens are summed from what is sent."""
+    msgs = big_history()
+    window = msgs[-5:]
+    whole = sum(m.token_count or 0 for m in msgs)
+    res = filter_history(window, limits=LIMITS, settings=Settings(), history_tokens=whole)
+    assert res.filtered  # triggered by the whole history's usage
+    assert res.kept_count == 5 and res.removed_ids == []
+    assert res.kept_tokens == sum(m.token_count or 0 for m in window)
+    assert res.usage_before == round(whole / LIMITS.context_window, 4)
