@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
-from sqlalchemy import and_, insert, or_, update
+from sqlalchemy import Connection, and_, insert, or_, update
 from sqlmodel import Session, col, select
 
 from store.tables import ConversionCacheEntry, File, FileContent, FileStatus, utcnow
@@ -55,16 +55,24 @@ FILES = File.__table__  # Core statements: no ORM identity map or session sync p
 C = FILES.c  # type: ignore[attr-defined]
 
 
-def _guarded_update(session: Session, where: Sequence[Any], values: dict[str, Any]) -> bool:
+def _conn(session: Session | Connection) -> Connection:
+    """Queries accept an ORM Session or a bare Connection (the worker's hot path uses a
+    Connection: no identity map, no unit of work)."""
+    return session.connection() if isinstance(session, Session) else session
+
+
+def _guarded_update(
+    session: Session | Connection, where: Sequence[Any], values: dict[str, Any]
+) -> bool:
     if "meta" in values:  # attribute name → column name
         values = {**values, "metadata": values["meta"]}
         del values["meta"]
-    result = session.connection().execute(update(FILES).where(*where).values(**values))
+    result = _conn(session).execute(update(FILES).where(*where).values(**values))
     return result.rowcount == 1
 
 
-def claim_file(
-    session: Session, *, file_id: str, worker_id: str, max_attempts: int,
+def claim_file(  # noqa: PLR0911 - one return per claim outcome
+    session: Session | Connection, *, file_id: str, worker_id: str, max_attempts: int,
     lease_expired_before: datetime, holder_is_dead: Callable[[str], bool],
     now: datetime | None = None,
 ) -> Claim:
@@ -75,7 +83,17 @@ def claim_file(
     left alone (redelivery is a no-op). Over `max_attempts` the row ends `failed`.
     """
     now = now or utcnow()
-    row = session.connection().execute(
+    fast = _conn(session).execute(
+        update(FILES)
+        .where(C.id == file_id, C.status == FileStatus.UPLOADED, C.attempts < max_attempts)
+        .values(status=FileStatus.PROCESSING, attempts=C.attempts + 1, lease_owner=worker_id,
+                started_at=now, updated_at=now, error=None)
+        .returning(C.attempts, C.sha256, C.filename, C.size_bytes)
+    ).first()
+    if fast is not None:  # the common case in one statement
+        return Claim("claimed", file_id, attempt=fast.attempts, sha256=fast.sha256,
+                     filename=fast.filename, size_bytes=fast.size_bytes)
+    row = _conn(session).execute(
         select(C.status, C.attempts, C.started_at, C.lease_owner, C.sha256, C.filename,
                C.size_bytes).where(C.id == file_id)
     ).first()
@@ -110,7 +128,7 @@ def claim_file(
 
 
 def write_result(
-    session: Session, *, file_id: str, attempt: int, values: dict[str, Any],
+    session: Session | Connection, *, file_id: str, attempt: int, values: dict[str, Any],
     text: str | None = None, now: datetime | None = None,
 ) -> bool:
     """Store a result (and the processed `text`) iff the row is still `processing` under
@@ -124,15 +142,15 @@ def write_result(
         values,
     )
     if ok and text is not None:
-        session.connection().execute(
+        _conn(session).execute(
             insert(FileContent.__table__).values(file_id=file_id, text=strip_nul(text))
         )
     return ok
 
 
-def file_text(session: Session, *, file_id: str) -> str | None:
+def file_text(session: Session | Connection, *, file_id: str) -> str | None:
     """The processed text of a ready file (what goes into context), else None."""
-    return session.connection().execute(
+    return _conn(session).execute(
         select(FileContent.__table__.c.text).where(FileContent.__table__.c.file_id == file_id)
     ).scalar_one_or_none()
 

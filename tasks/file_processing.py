@@ -21,7 +21,7 @@ from typing import Any
 from contextq.settings import Settings
 from store import files_queries as q
 from store.blobs import BlobStore, get_blob_store
-from store.db import read_session, session_scope
+from store.db import get_engine, read_session, session_scope
 from store.tables import FileStatus, utcnow
 
 log = logging.getLogger("contextq.tasks.files")
@@ -104,9 +104,9 @@ def process_file_by_id(
 ) -> Outcome:
     """Claim, process, store. `time_limit_errors` (Celery's SoftTimeLimitExceeded) end the
     row `failed` saying the time limit was hit."""
-    with session_scope() as session:
+    with get_engine().begin() as conn:  # Core connection: the lean path
         claim = q.claim_file(
-            session, file_id=file_id, worker_id=worker_identity(),
+            conn, file_id=file_id, worker_id=worker_identity(),
             max_attempts=settings.MAX_ATTEMPTS,
             lease_expired_before=q.lease_cutoff(
                 time_limit_s=settings.TASK_TIME_LIMIT_S, margin_s=LEASE_MARGIN_S
@@ -138,9 +138,9 @@ def process_file_by_id(
                 " s, TASK_SOFT_TIME_LIMIT_S); the file is too large or too complex: split it"
             ),
         }
-    with session_scope() as session:
+    with get_engine().begin() as conn:
         written = q.write_result(
-            session, file_id=file_id, attempt=claim.attempt, values=values, text=text
+            conn, file_id=file_id, attempt=claim.attempt, values=values, text=text
         )
     if not written:
         log.info("file %s: result of attempt %s not written (row moved on)", file_id,

@@ -545,15 +545,13 @@ def filter_history(
 
 def _removed_ids(messages: Sequence[Message], kept: list[int]) -> list[str]:
     """Ids of the messages between the kept ones (`kept` ascending), gap by gap."""
-    removed: list[str | None] = []
+    removed: list[str] = []
     previous = -1
     for index in [*kept, len(messages)]:
         if index > previous + 1:
-            removed.extend([m.id for m in messages[previous + 1 : index]])
+            removed.extend([m.id for m in messages[previous + 1 : index] if m.id is not None])
         previous = index
-    if None in removed:
-        return [i for i in removed if i is not None]
-    return cast(list[str], removed)
+    return removed
 
 
 def _run(

@@ -77,7 +77,8 @@ def test_upload_answers_202_with_the_file_object_and_enqueues_after_commit(
     assert body["sha256"] == hashlib.sha256(b"# Title\n\nbody\n").hexdigest()
     row = get_row(File, body["id"])
     assert row is not None and row.owner_id == owner.owner_id and row.status == "uploaded"
-    blob = Path(stack.data_dir) / "blobs" / body["sha256"][:2] / body["sha256"][2:4] / body["sha256"]
+    sha = body["sha256"]
+    blob = Path(stack.data_dir) / "blobs" / sha[:2] / sha[2:4] / sha
     assert blob.read_bytes() == b"# Title\n\nbody\n"
     # the real broker holds one process_file message for this id, with an expiry
     r = redis.Redis.from_url(stack.redis_url)
