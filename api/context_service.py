@@ -220,12 +220,7 @@ def _load_window(
 ) -> tuple[list[Any], list[str]]:
     """Messages from seq `start` on, plus earlier system/pinned ones with their chains;
     and the ids of the earlier messages not read (they are removed by the filter)."""
-    tail = q.load_context_messages(session, conversation=conversation, through_seq=start - 1)
-    loaded_before = {m.id for m in tail.messages if m.seq < start}
-    earlier = session.execute(
-        select(Message.id)
-        .where(Message.conversation_id == conversation.id, Message.seq < start)
-        .order_by(Message.seq)  # type: ignore[arg-type]
-    ).scalars()
-    removed = [i for i in earlier if i not in loaded_before]
-    return tail.messages, removed
+    loaded = q.load_context_messages(
+        session, conversation=conversation, through_seq=start - 1, with_removed=True
+    )
+    return loaded.messages, loaded.removed_before

@@ -200,10 +200,11 @@ def last_safe_cut(text: str, *, start: int = 0) -> int:
     """The last index > `start` where `text` may be cut for exact chunked counting, or -1."""
     window = 4096
     end = len(text)
-    while end > start:
+    while end > start + 1:
         lo = max(start + 1, end - window)
         found = -1
-        for match in _SAFE_CUT.finditer(text, lo, end):
+        # `finditer(text, pos, endpos)`: look-arounds still see the whole string
+        for match in _SAFE_CUT.finditer(text, lo - 1, end):
             found = match.start()
         if found > start:
             return found

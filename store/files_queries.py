@@ -127,6 +127,13 @@ def claim_file(  # noqa: PLR0911 - one return per claim outcome
     )
 
 
+def insert_file(session: Session | Connection, *, row: File) -> None:
+    """INSERT a new file row (Core: no unit of work for a one-row insert)."""
+    values = {c.name: getattr(row, "meta" if c.name == "metadata" else c.name)
+              for c in FILES.columns}  # type: ignore[attr-defined]
+    _conn(session).execute(insert(FILES).values(**strip_nul(values)))
+
+
 def write_result(
     session: Session | Connection, *, file_id: str, attempt: int, values: dict[str, Any],
     text: str | None = None, now: datetime | None = None,
@@ -161,38 +168,52 @@ class SweepCandidate:
     file_id: str
     status: str
     attempts: int
-    updated_at: datetime
+    enqueues: int
     lease_owner: str | None
     started_at: datetime | None
 
 
 def sweep_candidates(
-    session: Session, *, uploaded_before: datetime, lease_expired_before: datetime,
-    limit: int = 500,
+    session: Session, *, now: datetime, uploaded_before: datetime, limit: int = 500,
 ) -> list[SweepCandidate]:
-    """Rows left `uploaded` past the grace, and every `processing` row (the caller decides
-    which of those are stale: started before the lease, or held by a dead process)."""
-    stmt = (
-        select(File.id, File.status, File.attempts, File.updated_at, File.lease_owner,
-               File.started_at)
-        .where(or_(
-            and_(File.status == FileStatus.UPLOADED, File.updated_at < uploaded_before),
-            File.status == FileStatus.PROCESSING,
-        ))
-        .order_by(col(File.updated_at))
-        .limit(limit)
-    )
-    return [SweepCandidate(*r) for r in session.exec(stmt).all()]
+    """`uploaded` rows due for recovery (`recover_after` passed; a row without one counts
+    from `created_at` + grace), and every `processing` row (the caller decides which are
+    stale: started before the lease, or held by a dead process)."""
+    cols = (File.id, File.status, File.attempts, File.enqueues, File.lease_owner,
+            File.started_at)
+    due = select(*cols).where(
+        File.status == FileStatus.UPLOADED,
+        or_(col(File.recover_after) <= now,
+            and_(col(File.recover_after).is_(None), col(File.created_at) < uploaded_before)),
+    ).order_by(col(File.recover_after)).limit(limit)
+    processing = select(*cols).where(File.status == FileStatus.PROCESSING).limit(limit)
+    rows = [*session.exec(due).all(), *session.exec(processing).all()]
+    return [SweepCandidate(*r) for r in rows]
 
 
-def bump_uploaded(session: Session, *, file_id: str, seen_updated_at: datetime,
-                  now: datetime | None = None) -> bool:
-    """Take the right to re-enqueue an `uploaded` row (one sweep wins)."""
+def recover_backoff_s(*, grace_s: float, enqueues: int, cap_s: float) -> float:
+    """Wait before the next re-enqueue of a still-`uploaded` row: grace x 2^enqueues."""
+    return min(max(grace_s, 1.0) * 2 ** min(enqueues, 20), cap_s)
+
+
+def bump_uploaded(
+    session: Session, *, file_id: str, seen_enqueues: int, next_after: datetime,
+    now: datetime | None = None,
+) -> bool:
+    """Take the right to re-enqueue an `uploaded` row (one sweep wins) and set when the
+    next re-enqueue may happen."""
     return _guarded_update(
         session,
-        [C.id == file_id, C.status == FileStatus.UPLOADED, C.updated_at == seen_updated_at],
-        {"updated_at": now or utcnow()},
+        [C.id == file_id, C.status == FileStatus.UPLOADED, C.enqueues == seen_enqueues],
+        {"enqueues": seen_enqueues + 1, "recover_after": next_after,
+         "updated_at": now or utcnow()},
     )
+
+
+def enqueue_failed(session: Session, *, file_id: str, now: datetime | None = None) -> None:
+    """The sweep won the row but could not publish: make it due again at once."""
+    _guarded_update(session, [C.id == file_id, C.status == FileStatus.UPLOADED],
+                    {"recover_after": now or utcnow()})
 
 
 def release_stale_processing(
@@ -211,6 +232,7 @@ def release_stale_processing(
         return "failed" if ok else "lost"
     ok = _guarded_update(session, guard, {
         "status": FileStatus.UPLOADED, "lease_owner": None, "updated_at": now,
+        "recover_after": now,
     })
     return "requeue" if ok else "lost"
 

@@ -15,8 +15,11 @@ can be kept, not with the history length.
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from datetime import datetime
 from typing import Any
 
 import orjson
@@ -169,39 +172,45 @@ def insert_messages(
     seq = conversation.last_seq
     cum = conversation.total_tokens
     rows: list[dict[str, Any]] = []
+    parsed: list[EngineMessage] = []
     for index, data in enumerate(messages):
-        engine_message = _engine_message(data)
-        wire = engine_message.to_openai()
+        message = _engine_message(data)
+        wire = message.to_openai()
         if len(serialise(wire)) > MAX_MESSAGE_CHARS:
             raise InputTooLarge(
                 f"message {index} is over {MAX_MESSAGE_CHARS} characters as JSON; "
                 "upload large content as a file instead"
             )
-        tokens = count_message_tokens(wire, conversation.model)
         seq += 1
-        cum += tokens
+        message.id, message.seq = new_id(), seq
+        message.token_count = count_message_tokens(wire, conversation.model)
+        message.importance = _importance(message)
+        message.file_ids = list(data.get("file_ids") or [])
+        cum += message.token_count
+        parsed.append(message)
         rows.append(
             {
-                "id": new_id(),
+                "id": message.id,
                 "conversation_id": conversation.id,
                 "seq": seq,
-                "role": data["role"],
-                "content": data.get("content"),
-                "tool_calls": data.get("tool_calls") or None,
-                "tool_call_id": data.get("tool_call_id"),
-                "name": data.get("name"),
-                "pinned": bool(data.get("pinned")),
-                "kind": data.get("kind"),
-                "importance": _importance(engine_message),
-                "token_count": tokens,
+                "role": message.role,
+                "content": message.content,
+                "tool_calls": message.tool_calls,
+                "tool_call_id": message.tool_call_id,
+                "name": message.name,
+                "pinned": message.pinned,
+                "kind": message.kind,
+                "importance": message.importance,
+                "token_count": message.token_count,
                 "cum_tokens": cum,
-                "file_ids": list(data.get("file_ids") or []),
+                "file_ids": message.file_ids,
                 "created_at": now,
             }
         )
     if rows:
         session.execute(insert(Message), rows)
-        _observe(session, conversation_id=conversation.id, rows=rows)
+        _observe(session, conversation_id=conversation.id, messages=parsed, now=now)
+        MESSAGE_CACHE.put_many([_row_of(m) for m in parsed])  # the next read skips the table
     added_tokens = cum - conversation.total_tokens
     threshold = settings.HISTORY_COMPACTION_MAX_TOKENS
     before = conversation.tokens_since_compaction
@@ -217,27 +226,17 @@ def insert_messages(
     return InsertResult(rows, conversation, crossed)
 
 
-def _observe(session: Session, *, conversation_id: str, rows: Sequence[Mapping[str, Any]]) -> None:
+def _observe(
+    session: Session, *, conversation_id: str, messages: Sequence[EngineMessage], now: datetime
+) -> None:
     """Feed new messages to the conversation's hierarchical memory (same transaction)."""
     memory = HierarchicalMemory.from_dict(
         get_memory_state(session, conversation_id=conversation_id)
     )
-    for row in rows:
-        memory.observe(
-            EngineMessage(
-                id=row["id"],
-                seq=row["seq"],
-                role=row["role"],
-                content=row["content"],
-                tool_calls=row["tool_calls"],
-                tool_call_id=row["tool_call_id"],
-                name=row["name"],
-                pinned=row["pinned"],
-                kind=row["kind"],
-                importance=row["importance"],
-                created_at=row["created_at"],
-            )
-        )
+    for message in messages:
+        message.created_at = now
+        memory.observe(message)
+        message.created_at = None  # as a read from the table gives it (see `_to_engine`)
     save_memory_state(session, conversation_id=conversation_id, state=memory.to_dict())
 
 
@@ -316,8 +315,22 @@ def _json(text: str | None) -> Any:
     return None if text is None else orjson.loads(text)
 
 
-def _to_engine(row: Any) -> EngineMessage:
-    (id_, seq, role, content, calls, call_id, name, pinned, kind, importance, tokens, files) = row
+def _to_engine(row: Sequence[Any], pinned: bool | None = None) -> EngineMessage:
+    """An engine message from a `_CONTEXT_COLUMNS` row (JSON columns as text)."""
+    (
+        id_,
+        seq,
+        role,
+        content,
+        calls,
+        call_id,
+        name,
+        stored_pinned,
+        kind,
+        importance,
+        tokens,
+        files,
+    ) = row
     return EngineMessage(
         id=id_,
         seq=seq,
@@ -326,12 +339,210 @@ def _to_engine(row: Any) -> EngineMessage:
         tool_calls=_json(calls),
         tool_call_id=call_id,
         name=name,
-        pinned=pinned,
+        pinned=stored_pinned if pinned is None else pinned,
         kind=kind,
         importance=importance,
         token_count=tokens,
         file_ids=_json(files) or [],
     )
+
+
+def _row_of(message: EngineMessage) -> tuple[Any, ...]:
+    """A message as the `_CONTEXT_COLUMNS` row the table gives for it."""
+
+    def text(value: Any) -> str | None:
+        return None if value is None else orjson.dumps(value).decode()
+
+    return (
+        message.id, message.seq, message.role, text(message.content), text(message.tool_calls),
+        message.tool_call_id, message.name, message.pinned, message.kind, message.importance,
+        message.token_count, text(message.file_ids),
+    )  # fmt: skip
+
+
+Row = tuple[Any, ...]
+
+
+class MessageCache:
+    """Stored messages by id as `_CONTEXT_COLUMNS` rows (plain tuples of str, int, float:
+    the garbage collector never walks them), least recently used out first, shared by
+    the threads of one API process.
+
+    A stored message never changes after insert except its `pinned` flag, which is
+    always read from the database, so entries never go stale and need no invalidation
+    across processes. An agent asks for its context after each new message: the window
+    moves by a few messages, so almost every row comes from here, not from the database.
+    """
+
+    def __init__(self, max_items: int = 50_000) -> None:  # ≈ 30 MB of typical messages
+        self.max_items = max_items
+        self._items: OrderedDict[str, Row] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get_many(self, ids: Sequence[str]) -> dict[str, Row]:
+        found: dict[str, Row] = {}
+        with self._lock:
+            items = self._items
+            for id_ in ids:
+                row = items.get(id_)
+                if row is not None:
+                    items.move_to_end(id_)
+                    found[id_] = row
+        return found
+
+    def put_many(self, rows: Sequence[Row]) -> None:
+        with self._lock:
+            for row in rows:
+                self._items[row[0]] = row
+            while len(self._items) > self.max_items:
+                self._items.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+
+
+MESSAGE_CACHE = MessageCache()
+
+
+class SeqIndex:
+    """Each conversation's message ids by seq (`ids[seq - 1]`), least recently used
+    conversation out first.
+
+    Seqs are assigned 1, 2, 3, … under the conversation's row lock and messages are
+    only ever appended (or deleted with their conversation), so the list only grows:
+    a request reads just the ids added since the last one.
+    """
+
+    def __init__(self, max_ids: int = 500_000) -> None:  # ≈ 45 MB of ids
+        self.max_ids = max_ids
+        self._lists: OrderedDict[str, list[str]] = OrderedDict()
+        self._total = 0
+        self._lock = threading.Lock()
+
+    def ids(self, session: Session, conversation_id: str, last_seq: int) -> list[str] | None:
+        """Ids of seq 1..last_seq, or None if the seqs are not contiguous (not cached)."""
+        with self._lock:
+            cached = self._lists.get(conversation_id)
+            if cached is not None:
+                self._lists.move_to_end(conversation_id)
+                if len(cached) >= last_seq:
+                    return cached[:last_seq]
+                cached = cached[:]
+        have = len(cached) if cached is not None else 0
+        rows = session.execute(
+            select(Message.seq, Message.id)
+            .where(
+                Message.conversation_id == conversation_id,
+                Message.seq > have,
+                Message.seq <= last_seq,
+            )
+            .order_by(Message.seq)  # type: ignore[arg-type]
+        ).all()
+        if len(rows) != last_seq - have or (rows and rows[0][0] != have + 1):
+            return None
+        new = [r[1] for r in rows]
+        with self._lock:
+            current = self._lists.get(conversation_id)
+            if current is None and have == 0:
+                current = self._lists[conversation_id] = []
+            if current is not None and len(current) == have:
+                current.extend(new)
+                self._total += len(new)
+                self._evict()
+        return (cached or []) + new
+
+    def _evict(self) -> None:
+        while self._total > self.max_ids and len(self._lists) > 1:
+            _, dropped = self._lists.popitem(last=False)
+            self._total -= len(dropped)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._lists.clear()
+            self._total = 0
+
+
+SEQ_INDEX = SeqIndex()
+
+
+class _Reader:
+    """Reads a conversation's messages by seq for one request: ids from `SEQ_INDEX`,
+    parsed messages from `MESSAGE_CACHE`, `pinned` flags from the database (≤ 10 rows),
+    the rest parsed from one read per missing seq range."""
+
+    def __init__(self, session: Session, conversation: Conversation) -> None:
+        self.session = session
+        self.conversation_id = conversation.id
+        self.last_seq = conversation.last_seq
+        self.ids = SEQ_INDEX.ids(session, conversation.id, conversation.last_seq)
+        self.pinned = set(
+            session.execute(
+                select(Message.seq).where(
+                    Message.conversation_id == conversation.id,
+                    Message.pinned.is_(True),  # type: ignore[attr-defined]
+                )
+            ).scalars()
+        )
+
+    def seqs(self, *where: Any) -> list[int]:
+        return list(
+            self.session.execute(
+                select(Message.seq)
+                .where(Message.conversation_id == self.conversation_id, *where)
+                .order_by(Message.seq)  # type: ignore[arg-type]
+            ).scalars()
+        )
+
+    def read(self, lo: int, hi: int) -> list[EngineMessage]:
+        """Messages with lo ≤ seq ≤ hi, in seq order."""
+        lo, hi = max(1, lo), min(hi, self.last_seq)
+        if lo > hi:
+            return []
+        if self.ids is None:  # seqs not contiguous: a plain read
+            return self._parse(lo, hi)
+        ids = self.ids[lo - 1 : hi]
+        found = MESSAGE_CACHE.get_many(ids)
+        if len(found) < len(ids):
+            first = next(lo + i for i, id_ in enumerate(ids) if id_ not in found)
+            last = next(hi - i for i, id_ in enumerate(reversed(ids)) if id_ not in found)
+            rows = self._rows(first, last)
+            MESSAGE_CACHE.put_many(rows)
+            found.update((row[0], row) for row in rows)
+        pinned = self.pinned
+        return [_to_engine(found[id_], seq in pinned) for seq, id_ in enumerate(ids, start=lo)]
+
+    def read_seqs(self, seqs: Sequence[int]) -> list[EngineMessage]:
+        return [m for seq in seqs for m in self.read(seq, seq)]
+
+    def _rows(self, lo: int, hi: int) -> list[Row]:
+        return [
+            tuple(r)
+            for r in self.session.execute(
+                select(*_CONTEXT_COLUMNS)
+                .where(
+                    Message.conversation_id == self.conversation_id,
+                    Message.seq.between(lo, hi),  # type: ignore[attr-defined]
+                )
+                .order_by(Message.seq)  # type: ignore[arg-type]
+            )
+        ]
+
+    def _parse(self, lo: int, hi: int) -> list[EngineMessage]:
+        pinned = self.pinned
+        return [_to_engine(row, row[1] in pinned) for row in self._rows(lo, hi)]
+
+    def removed_before(self, start: int, loaded: set[int]) -> list[str]:
+        """Ids of the messages with seq < start that are not in `loaded` (seqs)."""
+        ids = self.ids
+        if ids is None:
+            rows = self.session.execute(
+                select(Message.seq, Message.id)
+                .where(Message.conversation_id == self.conversation_id, Message.seq < start)
+                .order_by(Message.seq)  # type: ignore[arg-type]
+            ).all()
+            return [id_ for seq, id_ in rows if seq not in loaded]
+        return [id_ for seq, id_ in enumerate(ids[: start - 1], start=1) if seq not in loaded]
 
 
 @dataclass(slots=True)
@@ -341,64 +552,48 @@ class ContextMessages:
     messages: list[EngineMessage]
     anchors: list[int]  # indices of system and pinned messages
     history_tokens: int  # tokens of `messages`
+    removed_before: list[str]  # ids before through_seq not read (only with `with_removed`)
 
 
 def load_context_messages(
-    session: Session, *, conversation: Conversation, through_seq: int = 0
+    session: Session,
+    *,
+    conversation: Conversation,
+    through_seq: int = 0,
+    with_removed: bool = False,
 ) -> ContextMessages:
-    """Messages with seq > `through_seq` (the newest compaction's), plus, from before it,
-    system and pinned messages with their whole tool chains (they stay verbatim)."""
-    tail = [
-        _to_engine(r)
-        for r in session.execute(
-            select(*_CONTEXT_COLUMNS)
-            .where(Message.conversation_id == conversation.id, Message.seq > through_seq)
-            .order_by(Message.seq)  # type: ignore[arg-type]
-        )
-    ]
+    """Messages with seq > `through_seq`, plus, from before it, system and pinned
+    messages with their whole tool chains (they stay verbatim). With `with_removed`,
+    also the ids of the earlier messages not read."""
+    reader = _Reader(session, conversation)
+    tail = reader.read(through_seq + 1, conversation.last_seq)
     head: list[EngineMessage] = []
     if through_seq > 0:
-        head = _kept_before(session, conversation_id=conversation.id, through_seq=through_seq)
+        head = _kept_before(reader, through_seq=through_seq)
     messages = head + tail
     anchors = [i for i, m in enumerate(messages) if m.pinned or m.role == "system"]
     history_tokens = sum(m.token_count or 0 for m in messages)
-    return ContextMessages(messages, anchors, history_tokens)
+    removed: list[str] = []
+    if with_removed and through_seq > 0:
+        removed = reader.removed_before(through_seq + 1, {m.seq for m in head})
+    return ContextMessages(messages, anchors, history_tokens, removed)
 
 
-def _kept_before(
-    session: Session, *, conversation_id: str, through_seq: int
-) -> list[EngineMessage]:
-    """System and pinned messages at or before `through_seq`, each with its tool chain.
-
-    Each read is an index range: pinned ones by (conversation_id, pinned), system ones
-    by (conversation_id, role, seq), and each chain by seq around its anchor (a chain's
-    messages are adjacent: the results follow their call).
-    """
-    base = select(*_CONTEXT_COLUMNS).where(
-        Message.conversation_id == conversation_id, Message.seq <= through_seq
-    )
-    anchors = {
-        m.seq: m
-        for stmt in (
-            base.where(Message.pinned.is_(True)),  # type: ignore[attr-defined]
-            base.where(Message.role == "system"),
-        )
-        for m in map(_to_engine, session.execute(stmt))
-    }
-    keep = dict(anchors)
-    for anchor in list(anchors.values()):
+def _kept_before(reader: _Reader, *, through_seq: int) -> list[EngineMessage]:
+    """System and pinned messages at or before `through_seq`, each with its tool chain
+    (a chain's messages are adjacent: the results follow their call)."""
+    system = reader.seqs(Message.role == "system", Message.seq <= through_seq)
+    anchor_seqs = sorted({s for s in reader.pinned if s <= through_seq} | set(system))
+    anchors = reader.read_seqs(anchor_seqs)
+    keep = {m.seq: m for m in anchors}
+    for anchor in anchors:
         if anchor.tool_calls:
             lo, hi = anchor.seq, anchor.seq + len(anchor.tool_calls)
         elif anchor.role == "tool":
             lo, hi = anchor.seq - MAX_TOOL_CALLS, anchor.seq + MAX_TOOL_CALLS
         else:
             continue
-        window = [
-            _to_engine(r)
-            for r in session.execute(
-                base.where(Message.seq.between(max(1, lo), hi)).order_by(Message.seq)  # type: ignore[attr-defined]  # type: ignore[arg-type]
-            )
-        ]
+        window = reader.read(lo, min(hi, through_seq))
         index = next((i for i, m in enumerate(window) if m.seq == anchor.seq), None)
         if index is None:
             continue

@@ -87,6 +87,12 @@ class File(SQLModel, table=True):
     updated_at: datetime = _ts()
     started_at: datetime | None = Field(default=None, sa_type=DateTime(timezone=True))
     finished_at: datetime | None = Field(default=None, sa_type=DateTime(timezone=True))
+    # recovery sweep: an `uploaded` row is re-enqueued once `recover_after` has passed;
+    # each re-enqueue doubles the wait (a long queue backlog is not flooded with copies)
+    recover_after: datetime | None = Field(
+        default=None, sa_type=DateTime(timezone=True), index=True
+    )
+    enqueues: int = 0
 
 
 class FileContent(SQLModel, table=True):

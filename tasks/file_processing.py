@@ -215,18 +215,22 @@ def recover_files(*, settings: Settings, enqueue: Callable[[str], None]) -> Swee
     lease_before = q.lease_cutoff(
         time_limit_s=settings.TASK_TIME_LIMIT_S, margin_s=LEASE_MARGIN_S, now=now
     )
+    grace = settings.RECOVERY_UPLOADED_GRACE_S
     with read_session() as session:
         candidates = q.sweep_candidates(
-            session, uploaded_before=now - timedelta(seconds=settings.RECOVERY_UPLOADED_GRACE_S),
-            lease_expired_before=lease_before,
+            session, now=now, uploaded_before=now - timedelta(seconds=grace),
         )
     report = SweepReport([], [])
     for c in candidates:
         if c.status == FileStatus.UPLOADED:
+            wait = q.recover_backoff_s(grace_s=grace, enqueues=c.enqueues,
+                                       cap_s=settings.TASK_EXPIRES_S)
             with session_scope() as session:
-                won = q.bump_uploaded(session, file_id=c.file_id, seen_updated_at=c.updated_at)
-            if won:
-                _safe_enqueue(enqueue, c.file_id, report)
+                won = q.bump_uploaded(session, file_id=c.file_id, seen_enqueues=c.enqueues,
+                                      next_after=now + timedelta(seconds=wait))
+            if won and not _safe_enqueue(enqueue, c.file_id, report):
+                with session_scope() as session:
+                    q.enqueue_failed(session, file_id=c.file_id)
             continue
         started = q.aware(c.started_at)
         stale = started is None or started < lease_before
@@ -246,10 +250,11 @@ def recover_files(*, settings: Settings, enqueue: Callable[[str], None]) -> Swee
     return report
 
 
-def _safe_enqueue(enqueue: Callable[[str], None], file_id: str, report: SweepReport) -> None:
+def _safe_enqueue(enqueue: Callable[[str], None], file_id: str, report: SweepReport) -> bool:
     try:
         enqueue(file_id)
     except Exception:  # the row stays `uploaded`; the next sweep tries again
         log.exception("recovery sweep could not enqueue %s", file_id)
-        return
+        return False
     report.requeued.append(file_id)
+    return True

@@ -12,6 +12,7 @@ import logging
 import mimetypes
 import time
 import unicodedata
+from datetime import timedelta
 from typing import Annotated, Any
 
 from fastapi import APIRouter, HTTPException, Query, Request, Response
@@ -26,8 +27,8 @@ from api.schemas import FileList, FilePublic, FileStatusName
 from contextq.settings import Settings
 from store import files_queries as q
 from store.blobs import get_blob_store
-from store.db import read_session, session_scope
-from store.tables import File, FileContent, FileStatus
+from store.db import get_engine, read_session, session_scope
+from store.tables import File, FileContent, FileStatus, utcnow
 
 log = logging.getLogger("contextq.api.files")
 
@@ -66,8 +67,8 @@ def _store_and_enqueue(received: ReceivedUpload, row: File, settings: Settings) 
     from worker.producer import enqueue_process_file
 
     received.writer.commit()
-    with session_scope() as session:
-        session.add(row)
+    with get_engine().begin() as conn:
+        q.insert_file(conn, row=row)
     try:
         enqueue_process_file(row.id, settings=settings)
     except Exception:
@@ -98,10 +99,14 @@ async def upload_file(request: Request, owner_id: OwnerDep, settings: SettingsDe
         headers = {"Connection": "close"} if exc.status_code == 413 else None
         raise HTTPException(exc.status_code, exc.detail, headers=headers) from None
     media_type = mimetypes.guess_type(received.filename, strict=False)[0]
+    now = utcnow()
     row = File(
         owner_id=owner_id, filename=received.filename, size_bytes=received.size,
         sha256=received.sha256, media_type=media_type or "application/octet-stream",
-        conversation_id=conversation_id, project_id=project_id,
+        conversation_id=conversation_id, project_id=project_id, created_at=now,
+        updated_at=now,
+        # if the enqueue below is lost, the recovery sweep takes the row after the grace
+        recover_after=now + timedelta(seconds=settings.RECOVERY_UPLOADED_GRACE_S),
     )
     try:
         await run_in_threadpool(_store_and_enqueue, received, row, settings)

@@ -156,11 +156,10 @@ _MAGIC: tuple[tuple[Callable[[bytes], bool], str], ...] = (
 
 def sniff(path: Path, head: bytes) -> Format | None:
     """The format the bytes declare, `UNSUPPORTED_BINARY` for unknown binary, None for text."""
-    if head.startswith((*_UTF16_BOMS, _UTF8_BOM)):
-        return None  # a text BOM (FF FE also looks like an MPEG frame sync)
-    for test, extension in _MAGIC:
-        if test(head):
-            return formats.EXTENSIONS[extension]
+    if not head.startswith((*_UTF16_BOMS, _UTF8_BOM)):  # FF FE also looks like MPEG sync
+        for test, extension in _MAGIC:
+            if test(head):
+                return formats.EXTENSIONS[extension]
     if head.startswith((b"PK\x03\x04", b"PK\x05\x06")):
         return _sniff_zip(path)
     if head.startswith(b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"):
@@ -229,7 +228,7 @@ def _looks_textual(head: bytes) -> bool:
         return True
     head = head.removeprefix(_UTF8_BOM)
     # a few stray NULs in text are tolerated (they are stripped); many mean binary or UTF-16
-    if head.count(b"\x00") * 100 > len(head):
+    if head.count(b"\x00") * 10 > len(head):
         return _utf16_without_bom(head)
     controls = sum(1 for b in head if b < 32 and b not in (9, 10, 12, 13, 27, 8))
     if controls * 20 > len(head):  # over 5% control characters

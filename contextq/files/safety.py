@@ -20,7 +20,9 @@ def check_archive(path: Path, settings: Settings, *, what: str = "archive") -> N
         with zipfile.ZipFile(path) as zf:
             infos = zf.infolist()
     except zipfile.BadZipFile as exc:
-        raise InvalidInput(f"this {what} is not a valid zip container (corrupt or truncated)") from exc
+        raise InvalidInput(
+            f"this {what} is not a valid zip container (corrupt or truncated)"
+        ) from exc
     if len(infos) > settings.MAX_ARCHIVE_ENTRIES:
         raise HostileInput(
             f"this {what} holds {len(infos)} entries, over the limit of "
@@ -35,8 +37,8 @@ def check_archive(path: Path, settings: Settings, *, what: str = "archive") -> N
     compressed = sum(i.compress_size for i in infos) or 1
     if total > 1024 * 1024 and total / compressed > settings.MAX_ARCHIVE_RATIO:
         raise HostileInput(
-            f"this {what} expands {total / compressed:.0f}× (limit {settings.MAX_ARCHIVE_RATIO:.0f}×, "
-            "MAX_ARCHIVE_RATIO); it looks like a zip bomb"
+            f"this {what} expands {total / compressed:.0f} times (limit "
+            f"{settings.MAX_ARCHIVE_RATIO:.0f}, MAX_ARCHIVE_RATIO); it looks like a zip bomb"
         )
 
 

@@ -504,8 +504,9 @@ def _trim_element(elem: Any, lim: _Limits, depth: int, children: int) -> None:
     """Cut an element that has just ended: text, attributes, depth, children."""
     import xml.etree.ElementTree as ET
 
-    lim.items_total += children
-    lim.items_shown += min(children, lim.items) if depth < lim.depth else 0
+    if depth < lim.depth:  # children of the last level are cut by depth, not counted as items
+        lim.items_total += children
+        lim.items_shown += min(children, lim.items)
     lim.keys_total += len(elem.attrib)
     lim.keys_shown += min(len(elem.attrib), lim.keys)
     if elem.text:

@@ -21,6 +21,7 @@ byte cap (no odfpy: it builds the whole document tree in memory).
 from __future__ import annotations
 
 import csv
+import functools
 import io
 import re
 import zipfile
@@ -189,7 +190,7 @@ def _dialect(sample: str, ext_delimiter: str) -> type[csv.Dialect] | csv.Dialect
         sniffed = csv.Sniffer().sniff(sample, delimiters=",;\t|")
     except csv.Error:
         return fallback
-    if sniffed.delimiter not in ",;\t|" or sniffed.quotechar not in "\"'":
+    if sniffed.delimiter not in ",;\t|" or sniffed.quotechar not in ("\"", "'"):
         return fallback
     if ext_delimiter == "\t" and sniffed.delimiter != "\t" and "\t" in sample:
         return fallback
@@ -257,7 +258,7 @@ def read_csv(path: Path, info: StreamInfo, settings: Settings, meta: dict[str, A
             return sampler.finish()
     try:
         scan = _scan_records(
-            path, quote=dialect.quotechar.encode(), delimiter=dialect.delimiter.encode()
+            path, quote=(dialect.quotechar or '"').encode(), delimiter=dialect.delimiter.encode()
         )
     except _FastScanUnsupported:
         return _csv_all(path, encoding, dialect, settings, meta)
@@ -299,7 +300,7 @@ def _csv_tail(
     want = settings.DEFAULT_ROWS_TAIL
     if not want:
         return []
-    q = dialect.quotechar.encode()[0]
+    q = (dialect.quotechar or '"').encode()[0]
     d = dialect.delimiter.encode()[0]
     # start at a chunk checkpoint late enough to be cheap, early enough to hold `want` rows
     size = path.stat().st_size
@@ -366,59 +367,95 @@ class _ScanResult:
 _BLANK_LINE = re.compile(rb"\n(?=\r?\n)")
 
 
-def _scan_records(path: Path, *, quote: bytes, delimiter: bytes) -> _ScanResult:
-    """Exact count of non-empty CSV records, visiting only quote characters.
+MAX_SCAN_CARRY = 32 << 20  # one quoted field this long: let csv.reader (and its limit) judge
 
-    A record ends at a newline outside quotes; a quote opens a field only at
-    the start of a field (as the csv module reads it) and `""` inside a field
-    is an escaped quote; blank lines are not records. Chunks without a quote
-    (and not inside one) are counted with `bytes.count`.
+
+@functools.cache
+def _quoted_field(quote: bytes, delimiter: bytes) -> re.Pattern[bytes]:
+    """A quoted field as csv.reader reads it: the quote opens only at a field start, `""`
+    is an escaped quote, and a field still open at the end of the buffer runs to `\\Z`.
+    The quote comes first so the regex engine can jump from quote to quote."""
+    q, d = re.escape(quote), re.escape(delimiter)
+    return re.compile(q + rb"(?<=[" + d + rb"\r\n]" + q + rb")(?:[^" + q + rb"]+|" + q + q
+                      + rb")*(?:" + q + rb"|\Z)")
+
+
+def _scan_records(path: Path, *, quote: bytes, delimiter: bytes) -> _ScanResult:
+    """Exact count of non-empty CSV records in about one `bytes.count` pass.
+
+    A record ends at a newline outside quotes. Per chunk, the quoted fields are
+    found by one regex (C speed, jumping from quote to quote) and the newlines
+    inside them subtracted from the chunk's count. A field still open at a chunk's
+    end is carried into the next. Chunks with blank lines (not records) take
+    the exact quote-by-quote walk (`_count_quoted`).
     """
-    q, d = quote[0], delimiter[0]
-    in_quote = False
+    field = _quoted_field(quote, delimiter)
     newlines = blanks = 0
     prev = 0x0A  # a virtual newline before the file: leading blank lines are not records
-    skip = 0
     checkpoints: list[tuple[int, bool]] = []
+    carry = b""
     offset = 0
+    ends_in_quote = False
     with path.open("rb") as fh:
-        for chunk, next_byte in _chunks(fh):
-            if not skip:  # a chunk that starts with the second half of `""` is no place to start
-                checkpoints.append((offset, in_quote))
-            offset += len(chunk)
-            lone_cr = chunk.count(b"\r") - chunk.count(b"\r\n") if b"\r" in chunk else 0
-            if lone_cr and not (lone_cr == 1 and chunk[-1] == 0x0D and next_byte < 0):
-                raise _FastScanUnsupported  # lone CR line ends: csv.reader decides
-            if not in_quote and not skip and quote not in chunk:
-                n, b, prev = _count_plain(chunk, prev)
-            else:
-                n, b, prev, in_quote, skip = _count_quoted(
-                    chunk, skip=skip, next_byte=next_byte, prev=prev, in_quote=in_quote, q=q, d=d
-                )
-            newlines += n
-            blanks += b
+        while True:
+            raw = fh.read(SCAN_CHUNK_BYTES)
+            buf = carry + raw if carry else raw
+            if not buf:
+                break
+            eof = not raw
+            # trailing quotes and CRs mean nothing until the next byte is known (`""`, CRLF)
+            end = len(buf) if eof else len(buf.rstrip(quote + b"\r"))
+            fields = field.findall(bytes([prev]) + buf[:end], 1)
+            cut = end
+            if fields and not _closed(fields[-1], quote[0]):
+                cut = end - len(fields.pop())  # an open field: carry it from its quote
+            if cut:
+                n, b = _count_part(buf, cut, fields, prev, quote=quote, delimiter=delimiter)
+                newlines += n
+                blanks += b
+                checkpoints.append((offset, False))
+                prev = buf[cut - 1]
+            carry = buf[cut:]
+            offset += cut
+            if eof:
+                ends_in_quote = bool(carry)
+                break
+            if len(carry) > MAX_SCAN_CARRY:
+                raise _FastScanUnsupported
     if prev == 0x0D:
         raise _FastScanUnsupported  # the file ends in a lone CR
     records = newlines - blanks + (0 if prev == 0x0A else 1)
-    return _ScanResult(records=records, ends_in_quote=in_quote, checkpoints=checkpoints)
+    return _ScanResult(records=records, ends_in_quote=ends_in_quote, checkpoints=checkpoints)
 
 
-def _chunks(fh: IO[bytes]) -> Iterator[tuple[bytes, int]]:
-    """(chunk, first byte of the next chunk or -1); a chunk never ends inside a CRLF."""
-    carry = b""
-    raw = fh.read(SCAN_CHUNK_BYTES)
-    while raw:
-        nxt = fh.read(SCAN_CHUNK_BYTES)
-        chunk = carry + raw
-        carry = b""
-        if nxt and chunk[-1] == 0x0D:
-            carry, chunk = chunk[-1:], chunk[:-1]
-        ahead = carry or nxt
-        if chunk:
-            yield chunk, ahead[0] if ahead else -1
-        raw = nxt
-    if carry:
-        yield carry, -1
+def _closed(match: bytes, q: int) -> bool:
+    """Whether a quoted-field match ends with its closing quote (an odd run of quotes)."""
+    run = len(match) - len(match.rstrip(bytes([q])))
+    if run == len(match):  # only quotes: the opening one does not close anything
+        run -= 1
+    return run % 2 == 1
+
+
+def _count_part(
+    buf: bytes, cut: int, fields: list[bytes], prev: int, *, quote: bytes, delimiter: bytes
+) -> tuple[int, int]:
+    """(newlines outside quotes, blank lines) in `buf[:cut]`, which starts and ends outside
+    quotes."""
+    crs = buf.count(b"\r", 0, cut)
+    if crs and crs != buf.count(b"\r\n", 0, cut) + (1 if buf[cut - 1] == 0x0D else 0):
+        raise _FastScanUnsupported  # lone CR line ends: csv.reader decides
+    if (
+        buf.find(b"\n\n", 0, cut) >= 0
+        or buf.find(b"\n\r\n", 0, cut) >= 0
+        or (prev == 0x0A and (buf[:1] == b"\n" or buf[:2] == b"\r\n"))
+    ):
+        n, b, _, _, _ = _count_quoted(
+            buf[:cut], skip=0, next_byte=-1, prev=prev, in_quote=False, q=quote[0],
+            d=delimiter[0],
+        )
+        return n, b
+    inside = b"".join(fields).count(b"\n") if fields else 0
+    return buf.count(b"\n", 0, cut) - inside, 0
 
 
 def _count_plain(seg: bytes, prev: int) -> tuple[int, int, int]:
@@ -609,7 +646,7 @@ def _ods_value(cell: Any) -> str:
     if text:
         return text
     if kind in ("float", "currency", "percentage") and value is not None:
-        return value
+        return str(value)
     return cell.get(_ODS_OFFICE + "date-value") or cell.get(_ODS_OFFICE + "boolean-value") or ""
 
 

@@ -79,10 +79,13 @@ def upgrade() -> None:
     sa.Column('updated_at', sa.DateTime(timezone=True), nullable=False),
     sa.Column('started_at', sa.DateTime(timezone=True), nullable=True),
     sa.Column('finished_at', sa.DateTime(timezone=True), nullable=True),
+    sa.Column('recover_after', sa.DateTime(timezone=True), nullable=True),
+    sa.Column('enqueues', sa.Integer(), nullable=False),
     sa.ForeignKeyConstraint(['owner_id'], ['owners.id'], ),
     sa.PrimaryKeyConstraint('id')
     )
     with op.batch_alter_table('files', schema=None) as batch_op:
+        batch_op.create_index(batch_op.f('ix_files_recover_after'), ['recover_after'], unique=False)
         batch_op.create_index(batch_op.f('ix_files_conversation_id'), ['conversation_id'], unique=False)
         batch_op.create_index(batch_op.f('ix_files_owner_id'), ['owner_id'], unique=False)
         batch_op.create_index(batch_op.f('ix_files_project_id'), ['project_id'], unique=False)
@@ -130,6 +133,7 @@ def downgrade() -> None:
     op.drop_table('file_contents')
     with op.batch_alter_table('files', schema=None) as batch_op:
         batch_op.drop_index('ix_files_status_updated')
+        batch_op.drop_index(batch_op.f('ix_files_recover_after'))
         batch_op.drop_index(batch_op.f('ix_files_status'))
         batch_op.drop_index(batch_op.f('ix_files_sha256'))
         batch_op.drop_index(batch_op.f('ix_files_project_id'))

@@ -101,7 +101,8 @@ def test_anthropic_format_validates_against_the_sdk(
 def test_window_read_matches_the_engine_over_the_whole_history(
     small_window: None, app_client: Any, history: list[dict[str, Any]]
 ) -> None:
-    """The route reads only a window; the engine over every message must agree."""
+    """The route reads only a window (of messages cached at insert); the engine over every
+    message, parsed afresh from the table, must agree."""
     from contextq.history import build_history_context
     from contextq.settings import get_settings
     from store import history_queries as q
@@ -110,6 +111,8 @@ def test_window_read_matches_the_engine_over_the_whole_history(
     cid = _load(app_client, history, model="gpt-4o")
     for params in ({}, {"strategy": "sliding_window", "options": json.dumps({"window_size": 30})}):
         answer = _context(app_client, cid, **params)
+        q.MESSAGE_CACHE.clear()  # the reference is parsed from the table, not the cache
+        q.SEQ_INDEX.clear()
         with read_session() as session:
             conv = session.get(q.Conversation, cid)
             everything = q.load_context_messages(session, conversation=conv).messages
@@ -233,3 +236,34 @@ def test_context_after_a_compaction_uses_its_summary(small_window: None, app_cli
     )
     validate_with_sdks(answer)
     validate_with_sdks(_context(app_client, cid, format="anthropic"))
+
+
+def test_pinning_an_old_message_shows_up_in_the_next_context(
+    small_window: None, app_client: Any
+) -> None:
+    """Parsed messages are cached per process; the pinned flag is always read fresh."""
+    history = agent_history(1200, pinned=0)
+    cid = _load(app_client, history, model="gpt-4o")
+    first = _context(app_client, cid)
+    old_id = first["removed_message_ids"][5]
+    old = app_client.get(f"/v1/conversations/{cid}/messages", params={"limit": 20}).json()
+    old_seq = next(m["seq"] for m in old["data"] if m["id"] == old_id)
+    assert (
+        app_client.patch(
+            f"/v1/conversations/{cid}/messages/{old_id}", json={"pinned": True}
+        ).status_code
+        == 200
+    )
+    second = _context(app_client, cid)
+    assert old_id not in second["removed_message_ids"]
+    assert old_seq - 1 in {marker_of(m) for m in second["messages"]}
+    check_openai_invariants(second["messages"], history, system_prompt=SYSTEM)
+    app_client.patch(f"/v1/conversations/{cid}/messages/{old_id}", json={"pinned": False})
+    third = _context(app_client, cid)
+    assert old_id in third["removed_message_ids"]
+    # new messages after a cached read are read too
+    more = agent_history(30, seed=99, pinned=0)[1:]
+    app_client.post(f"/v1/conversations/{cid}/messages", json={"messages": more})
+    fourth = _context(app_client, cid)
+    assert fourth["messages"][-1]["content"] == more[-1]["content"]
+    assert fourth["original_message_count"] == len(history) + len(more)

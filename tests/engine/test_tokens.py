@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -37,7 +39,7 @@ def test_counts_add_up_across_every_safe_cut(encoding: str, text: str) -> None:
     """Cut the text at *every* safe point: the pieces' counts sum to the whole's."""
     cuts = sorted({m.start() for m in tokens._SAFE_CUT.finditer(text)} - {0, len(text)})
     bounds = [0, *cuts, len(text)]
-    pieces = [text[a:b] for a, b in zip(bounds, bounds[1:], strict=False)]
+    pieces = [text[a:b] for a, b in itertools.pairwise(bounds)]
     assert sum(tiktoken_count(p, encoding) for p in pieces) == tiktoken_count(text, encoding)
 
 

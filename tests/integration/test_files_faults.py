@@ -136,3 +136,21 @@ def test_soft_time_limit_ends_failed_saying_so(stack, worker_factory, client) ->
     assert worker.alive()
     row = get_row(File, body["id"])
     assert row is not None and row.attempts == 1
+
+
+def test_pool_children_run_under_an_address_space_limit(stack, worker) -> None:
+    import psutil
+
+    from worker.signals import address_space_limit_bytes
+
+    inherited, _ = psutil.Process().rlimit(psutil.RLIMIT_AS)
+    expected = address_space_limit_bytes(2048)
+    if inherited != psutil.RLIM_INFINITY:
+        expected = min(expected, inherited)
+    children = worker.pool_pids()
+    assert children
+    for pid in children:
+        soft, _hard = psutil.Process(pid).rlimit(psutil.RLIMIT_AS)
+        assert soft == expected
+    soft, _ = psutil.Process(worker.pid).rlimit(psutil.RLIMIT_AS)
+    assert soft == inherited  # only the pool children are capped

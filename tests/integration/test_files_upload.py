@@ -72,19 +72,21 @@ def test_text_and_python_files_end_to_end(
     assert (text["category"], text["file_type"]) == ("text", "text")
     assert text["token_count"] == len(independent_cl100k.encode(text_bytes.decode()))
     # two cuts, both reported: MAX_LINES first, then the final MAX_TOKENS_PER_FILE
-    assert text["processed_token_count"] == 400
-    assert text["truncation"]["truncated"] is True
-    assert text["truncation"]["summary"] == (
-        f"lines: 40 of 120, tokens: 400 of {text['token_count']}"
-    )
     resp = client.get(f"/v1/files/{text['id']}/content")
     assert resp.status_code == 200
     assert resp.headers["content-type"] == "text/markdown; charset=utf-8"
     assert "Line 0: the quick brown fox" in resp.text
     assert "Line 10:" in resp.text and "Line 40:" not in resp.text
     assert "Line 119:" not in resp.text
-    assert resp.text.rstrip().endswith(f"[truncated: {text['truncation']['summary']}]")
-    assert len(independent_cl100k.encode(resp.text)) < 400 + 40  # the kept text + the note
+    kept, note = resp.text.rsplit("\n\n[truncated: ", 1)
+    assert note.rstrip() == text["truncation"]["summary"] + "]"
+    kept_tokens = len(independent_cl100k.encode(kept))
+    assert text["truncation"]["truncated"] is True
+    assert text["truncation"]["summary"] == (
+        f"lines: 40 of 120, tokens: {kept_tokens} of {text['token_count']}"
+    )
+    # what goes into context, note included, is counted exactly and fits the limit
+    assert text["processed_token_count"] == len(independent_cl100k.encode(resp.text)) <= 400
 
     # the Python file
     assert py["status"] == "ready", py
@@ -177,3 +179,37 @@ def test_invalid_utf8_nul_bytes_and_hostile_names_postgres(stack, worker, client
     _check_hostile_run(client, stack)
     again = wait_file_done(client, upload(client, "after.txt", b"still fine\n")["id"])
     assert again["status"] == "ready"
+
+
+def _docx(sentinel: str) -> bytes:
+    import io
+
+    import docx
+
+    doc = docx.Document()
+    doc.add_heading("Quarterly report", level=1)
+    doc.add_paragraph(f"The sentinel is {sentinel}.")
+    buf = io.BytesIO()
+    doc.save(buf)
+    return buf.getvalue()
+
+
+def test_same_document_from_two_owners_is_converted_once(
+    stack, worker, api_server, make_owner
+) -> None:
+    """The conversion cache is shared across owners and workers: the second upload of the
+    same bytes (another owner, its own File) reuses the markdown (`cache_hit`)."""
+    from store.tables import ConversionCacheEntry
+
+    data = _docx("DOCX-SENTINEL-42")
+    alice, bob = make_owner("alice"), make_owner("bob")
+    with api_server.client(alice.key) as a, api_server.client(bob.key) as b:
+        first = wait_file_done(a, upload(a, "report.docx", data)["id"])
+        second = wait_file_done(b, upload(b, "copy.docx", data)["id"])
+        assert first["status"] == second["status"] == "ready", (first, second)
+        assert (first["category"], first["file_type"]) == ("document", "docx")
+        assert first["cache_hit"] is False and second["cache_hit"] is True
+        assert "DOCX-SENTINEL-42" in b.get(f"/v1/files/{second['id']}/content").text
+        assert a.get(f"/v1/files/{second['id']}").status_code == 404  # still bob's own
+    entries = all_rows(ConversionCacheEntry)
+    assert len(entries) == 1 and entries[0].hits >= 1

@@ -17,12 +17,26 @@ Modules (stable names; other test suites import them):
 - `worker`    `CeleryWorker`, `CeleryBeat`: the real worker/beat as subprocesses.
 - `api`       `ApiServer` (uvicorn subprocess), `api_client()` (httpx with auth),
               `in_process_client()` (FastAPI TestClient).
-- `files`     `upload()`, `wait_file_done()`.
+- `files`     `upload()`, `wait_file_done()`, `multipart_body()` / `upload_raw()` (every
+              byte of the multipart body under the test's control).
 - `postgres`  `PostgresServer`: initdb/pg_ctl as the `postgres` user on a free port,
               or `POSTGRES_TEST_URL`.
 
-The fixtures in `tests/conftest.py` wire these together (`stack`, `worker_factory`,
-`beat_factory`, `api_server`, `client`, `owner`, `postgres_url` …).
+The fixtures in `tests/conftest.py` wire these together (`stack`, `make_stack`,
+`worker`, `worker_factory`, `beat_factory`, `api_server`, `client`, `app_client`,
+`owner`, `make_owner`, `postgres_server`, `postgres_url`). A typical integration test:
+
+    pytestmark = pytest.mark.integration
+
+    @pytest.mark.stack_env(TEST_PROCESS_DELAY_S="2")       # env for every part
+    def test_x(stack, worker, client):                      # Valkey db + SQLite + worker + API
+        body = upload(client, "a.txt", b"hello\n")
+        assert wait_file_done(client, body["id"])["status"] == "ready"
+
+Run a test on PostgreSQL with
+`@pytest.mark.postgres` + `@pytest.mark.parametrize("stack", ["postgres"], indirect=True)`.
+Every process a fixture starts is stopped (process group SIGTERM, then SIGKILL) at
+teardown; `procs.reap_all()` stops leftovers at the end of the session.
 """
 
 from __future__ import annotations

@@ -215,3 +215,25 @@ def test_production_refuses_test_hooks(stack, monkeypatch) -> None:
     monkeypatch.setenv("ENVIRONMENT", "production")
     with pytest.raises(ValidationError, match="TEST_"):
         Settings()
+
+
+@pytest.mark.stack_env(RECOVERY_UPLOADED_GRACE_S="0")
+def test_a_waiting_row_is_re_enqueued_with_backoff_not_every_sweep(stack, owner) -> None:
+    """A long queue backlog leaves rows `uploaded` for a while: the sweep re-enqueues each
+    at most once per (doubling) wait, instead of flooding the queue every run."""
+    row = _row(owner)
+    time.sleep(0.01)
+    sent: list[str] = []
+    fp.recover_files(settings=get_settings(), enqueue=sent.append)
+    fp.recover_files(settings=get_settings(), enqueue=sent.append)
+    assert sent == [row.id]
+    first = get_row(File, row.id)
+    assert first.enqueues == 1 and q.aware(first.recover_after) > utcnow()
+    with session_scope() as s:  # time passes
+        s.get(File, row.id).recover_after = utcnow() - timedelta(seconds=1)
+    fp.recover_files(settings=get_settings(), enqueue=sent.append)
+    assert sent == [row.id, row.id]
+    assert get_row(File, row.id).enqueues == 2
+    assert q.recover_backoff_s(grace_s=30, enqueues=0, cap_s=86400) == 30
+    assert q.recover_backoff_s(grace_s=30, enqueues=3, cap_s=86400) == 240
+    assert q.recover_backoff_s(grace_s=30, enqueues=50, cap_s=86400) == 86400

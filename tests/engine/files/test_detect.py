@@ -16,7 +16,7 @@ S = Samples
 # (filename, bytes factory, expected file_type, expected category)
 VECTORS: list[tuple[str, Callable[[], bytes], str, str]] = [
     # code and text by extension, confirmed as text
-    ("main.py", lambda: f"print('{SENTINEL}')\n".encode(), "python", "code"),
+    ("main.py", f"print('{SENTINEL}')\n".encode, "python", "code"),
     ("app.tsx", lambda: b"export const A = () => <div/>;\n", "tsx", "code"),
     ("lib.rs", lambda: b"fn main() {}\n", "rust", "code"),
     ("Dockerfile", lambda: b"FROM python:3.11\n", "dockerfile", "code"),

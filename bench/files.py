@@ -1,0 +1,241 @@
+"""Benchmarks for the file engine's core (issue 3). Prints figures and ratios.
+
+    .venv/bin/python -m bench.files            # full sizes (1 GB CSV, 100 MB text, 200k rows)
+    .venv/bin/python -m bench.files --quick    # small sizes, a smoke run
+
+(1) A 1 GB CSV (quoted fields with commas and newlines every 50 rows):
+    `process_file` in a fresh subprocess — time and peak RSS — vs a raw
+    chunked `bytes.count(b"\\n")` pass over the same file in the same run.
+    Targets: at most 1.5 times the raw pass, peak RSS at most 150 MB.
+(2) Token counting of 100 MB of real text (Python sources and docs from the
+    venv): `tokens.count_tokens` vs raw single-thread tiktoken `encode`.
+    Target: at least 1.8 times faster with exactly the same count.
+(3) A 200 000-row XLSX written by openpyxl's write-only mode (no dimension
+    record): time to the first sampled rows, total time, peak RSS, exact rows.
+
+Then `bench/files_media.py`'s `run(quick)` if it exists (documents, images, audio).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
+ROOT = Path(__file__).resolve().parent.parent
+# run as a script, bench/ would shadow the stdlib (bench/queue.py): keep only the root
+sys.path = [p for p in sys.path if Path(p or ".").resolve() != ROOT / "bench"]
+sys.path.insert(0, str(ROOT))
+
+MiB = 1024 * 1024
+
+# runs in a fresh interpreter so its peak RSS is the file's alone (plus imports)
+CHILD = r"""
+import json, resource, sys, time
+from pathlib import Path
+sys.path.insert(0, sys.argv[3])
+from contextq.files.pipeline import process_file
+from contextq.settings import Settings
+from contextq.files.builtin import build_registry
+from contextq.files.registry import Registry
+path, name = Path(sys.argv[1]), sys.argv[2]
+first_rows_s = None
+if name.endswith(".xlsx"):
+    # time to the first sampled rows: what the reader does before counting on
+    import openpyxl
+    t = time.perf_counter()
+    wb = openpyxl.load_workbook(path, read_only=True, data_only=True)
+    for i, _ in enumerate(wb.worksheets[0].iter_rows(values_only=True)):
+        if i >= 20:
+            break
+    first_rows_s = time.perf_counter() - t
+    wb.close()
+from contextq.files.tabular import TabularProcessor
+from contextq.files.text import TextProcessor
+reg = Registry(); reg.register(TabularProcessor()); reg.register(TextProcessor(), priority=10)
+t = time.perf_counter()
+result = process_file(path, name, settings=Settings(), registry=reg)
+elapsed = time.perf_counter() - t
+print(json.dumps({
+    "elapsed_s": elapsed, "first_rows_s": first_rows_s, "success": result.success,
+    "error": result.error, "rows": result.metadata.get("rows"),
+    "summary": result.truncation.summary, "method": result.metadata.get("count_method"),
+    "maxrss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    "sentinel_tail": "SENTINEL-LAST-ROW" in (result.content or ""),
+}))
+"""
+
+
+def run_child(path: Path, name: str) -> dict[str, object]:
+    started = time.perf_counter()
+    proc = subprocess.run(
+        [sys.executable, "-c", CHILD, str(path), name, str(ROOT)],
+        capture_output=True, text=True, check=False,
+    )
+    wall = time.perf_counter() - started
+    if proc.returncode != 0:
+        raise SystemExit(f"child failed: {proc.stderr[-2000:]}")
+    out: dict[str, object] = json.loads(proc.stdout.strip().splitlines()[-1])
+    out["wall_s"] = wall
+    # the largest RSS of any child so far: this one, as it is the largest we start
+    out["children_maxrss_mb"] = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    return out
+
+
+def make_csv(path: Path, size: int) -> int:
+    """Rows of ~80 bytes; every 50th has a quoted field with a comma, `""` and a newline."""
+    rows = []
+    for i in range(1000):
+        if i % 50 == 7:
+            note = f'"note {i}, with ""quotes""\nand a second line"'
+        else:
+            note = f"plain note {i}"
+        rows.append(f"{i},user{i}@example.com,{i * 3.25:.2f},2024-01-{i % 28 + 1:02d},{note}\n")
+    block = "".join(rows).encode()
+    header = b"id,email,amount,date,note\n"
+    written = 0
+    blocks = 0
+    with path.open("wb") as fh:
+        fh.write(header)
+        while written + len(block) < size:
+            fh.write(block)
+            written += len(block)
+            blocks += 1
+        fh.write(b"999999,SENTINEL-LAST-ROW,0,2024-12-31,end\n")
+    return blocks * 1000 + 1
+
+
+def raw_newline_pass(path: Path) -> tuple[float, int]:
+    t = time.perf_counter()
+    n = 0
+    with path.open("rb") as fh:
+        while chunk := fh.read(MiB):
+            n += chunk.count(b"\n")
+    return time.perf_counter() - t, n
+
+
+def bench_csv(tmp: Path, quick: bool) -> None:
+    size = (50 if quick else 1024) * MiB
+    path = tmp / "big.csv"
+    t = time.perf_counter()
+    rows = make_csv(path, size)
+    print(f"\n(1) CSV {path.stat().st_size / MiB:.0f} MiB, {rows} data rows "
+          f"(generated in {time.perf_counter() - t:.1f} s)")
+    raw_newline_pass(path)  # warm the page cache for both
+    raw_s, newlines = raw_newline_pass(path)
+    child = run_child(path, "big.csv")
+    raw2_s, _ = raw_newline_pass(path)
+    raw = min(raw_s, raw2_s)
+    ratio = float(child["elapsed_s"]) / raw  # type: ignore[arg-type]
+    print(f"    raw bytes.count pass: {raw:.3f} s ({newlines} newlines)")
+    print(f"    process_file: {child['elapsed_s']:.3f} s in-process "
+          f"({child['wall_s']:.2f} s wall incl. interpreter start and imports)")
+    print(f"    ratio process_file / raw: {ratio:.2f}x (target <= 1.5x)")
+    print(f"    peak RSS of the child: {child['maxrss_mb']:.0f} MB (target <= 150 MB)")
+    print(f"    rows counted: {child['rows']} (expected {rows}) exact={child['rows'] == rows}; "
+          f"method: {child['method']}; tail shown: {child['sentinel_tail']}")
+    print(f"    summary: {child['summary']}")
+    path.unlink()
+
+
+def corpus(size: int) -> str:
+    """Real text: Python sources and docs from the venv, repeated up to `size` chars."""
+    site = Path(sys.prefix) / "lib"
+    parts: list[str] = []
+    total = 0
+    for pattern in ("**/*.py", "**/*.md", "**/*.txt"):
+        for f in sorted(site.glob(pattern)):
+            try:
+                text = f.read_text(encoding="utf-8")
+            except (UnicodeDecodeError, OSError):
+                continue
+            parts.append(text)
+            total += len(text)
+            if total >= size:
+                return "".join(parts)[:size]
+    whole = "".join(parts)
+    return (whole * (size // max(len(whole), 1) + 1))[:size]
+
+
+def bench_tokens(quick: bool) -> None:
+    from contextq import tokens
+
+    size = (10 if quick else 100) * 1_000_000
+    text = corpus(size)
+    print(f"\n(2) token counting of {len(text.encode()) / 1e6:.0f} MB of text (cl100k_base)")
+    enc = tokens.get_encoding("cl100k_base")
+    tokens.count_tokens("warm up " * 5000)
+    t = time.perf_counter()
+    raw = len(enc.encode(text, disallowed_special=()))
+    raw_s = time.perf_counter() - t
+    t = time.perf_counter()
+    ours = tokens.count_tokens(text)
+    ours_s = time.perf_counter() - t
+    t = time.perf_counter()
+    counter = tokens.StreamingTokenCounter()
+    for i in range(0, len(text), MiB):
+        counter.feed(text[i : i + MiB])
+    streamed = counter.finish()
+    streamed_s = time.perf_counter() - t
+    print(f"    tiktoken encode (1 thread): {raw_s:.2f} s, {raw} tokens")
+    print(f"    count_tokens (bpe-openai):  {ours_s:.2f} s, {ours} tokens, "
+          f"{raw_s / ours_s:.2f}x (target >= 1.8x), identical={ours == raw}")
+    print(f"    StreamingTokenCounter (1 MiB pieces): {streamed_s:.2f} s, {streamed} tokens, "
+          f"{raw_s / streamed_s:.2f}x, identical={streamed == raw}")
+
+
+def bench_xlsx(tmp: Path, quick: bool) -> None:
+    import openpyxl
+
+    rows = 20_000 if quick else 200_000
+    path = tmp / "big.xlsx"
+    t = time.perf_counter()
+    wb = openpyxl.Workbook(write_only=True)
+    ws = wb.create_sheet("Data")
+    ws.append(["id", "name", "amount", "city", "flag", "note"])
+    for i in range(rows - 1):
+        ws.append([i, f"name {i}", i * 1.5, "Berlin", i % 2 == 0, f"note {i}"])
+    ws.append([rows, "SENTINEL-LAST-ROW", 0, "end", False, "last"])
+    wb.save(path)
+    print(f"\n(3) XLSX {rows} data rows written by openpyxl write-only "
+          f"({path.stat().st_size / MiB:.1f} MiB, generated in {time.perf_counter() - t:.1f} s)")
+    child = run_child(path, "big.xlsx")
+    print(f"    time to first sampled rows: {child['first_rows_s']:.2f} s")
+    print(f"    process_file total: {child['elapsed_s']:.2f} s; "
+          f"peak RSS {child['maxrss_mb']:.0f} MB")
+    print(f"    rows counted: {child['rows']} (expected {rows}) exact={child['rows'] == rows}; "
+          f"tail shown: {child['sentinel_tail']}")
+    path.unlink()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="small sizes: a smoke run")
+    args = parser.parse_args()
+    print(f"bench/files.py ({'quick' if args.quick else 'full'}) on {os.cpu_count()} cores, "
+          f"Python {sys.version.split()[0]}")
+    with tempfile.TemporaryDirectory(prefix="contextq-bench-") as tmp:
+        bench_csv(Path(tmp), args.quick)
+        bench_tokens(args.quick)
+        bench_xlsx(Path(tmp), args.quick)
+    media = ROOT / "bench" / "files_media.py"
+    if media.exists():
+        spec = importlib.util.spec_from_file_location("bench_files_media", media)
+        if spec and spec.loader:
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+            if hasattr(module, "run"):
+                print("\n-- bench/files_media.py --")
+                module.run(args.quick)
+
+
+if __name__ == "__main__":
+    main()
