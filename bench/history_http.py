@@ -215,7 +215,7 @@ def run(
 
 def report(rows: list[dict[str, Any]]) -> None:
     print("\nGET /v1/conversations/{id}/context over HTTP (uvicorn, SQLite, gpt-4o, token_budget)")
-    print("first: the first request (nothing parsed yet); p50/p99: the following ones;")
+    print("first: the first context request for the conversation; p50/p99: the following ones;")
     print("server: duration_ms reported by the route (reads + engine) on the last request")
     print(
         f"{'messages':>9} {'import':>9} {'kept':>6} {'removed':>8} {'first':>9} {'p50':>9} "

@@ -102,6 +102,14 @@ class Settings(BaseSettings):
             self.TEST_PROCESS_DELAY_S or self.TEST_KILL_SENTINEL
         ):
             raise ValueError("TEST_* hooks are refused in production")
+        if (
+            self.ENVIRONMENT == "production"
+            and self.broker_visibility_timeout_s <= self.TASK_TIME_LIMIT_S
+        ):
+            raise ValueError(
+                "BROKER_VISIBILITY_TIMEOUT_S must be above TASK_TIME_LIMIT_S in production, "
+                "or a running task is delivered to a second worker"
+            )
         return self
 
     @property

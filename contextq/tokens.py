@@ -254,7 +254,7 @@ class StreamingTokenCounter:
                 return
             cut = len(text)
             self.exact = False
-        self.total += count_tokens_fast(text[:cut], self.encoding)
+        self.total += count_tokens(text[:cut], self.encoding)
         rest = text[cut:]
         self._pending = [rest] if rest else []
         self._pending_len = len(rest)
@@ -262,7 +262,7 @@ class StreamingTokenCounter:
     def finish(self) -> int:
         """Count what is left and return the total."""
         if self._pending:
-            self.total += count_tokens_fast("".join(self._pending), self.encoding)
+            self.total += count_tokens("".join(self._pending), self.encoding)
             self._pending = []
             self._pending_len = 0
         return self.total

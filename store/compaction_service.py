@@ -167,7 +167,7 @@ def _compact(conversation_id: str, *, job_id: str | None, settings: Settings) ->
     }
 
 
-def sweep(*, settings: Settings, enqueue: Callable[[str, str], None]) -> dict[str, Any]:
+def sweep(*, settings: Settings, enqueue: Callable[[str, str], object]) -> dict[str, Any]:
     """Enqueue a compaction for every conversation past its threshold since its last one.
 
     Skips conversations with a compaction job queued or running (younger than the task
@@ -187,7 +187,7 @@ def sweep(*, settings: Settings, enqueue: Callable[[str, str], None]) -> dict[st
         if due:
             busy = set(
                 session.execute(
-                    select(Job.target_id).where(
+                    select(Job.target_id).where(  # type: ignore[call-overload]
                         Job.kind == q.COMPACT_JOB_KIND,
                         Job.target_id.in_([c.id for c in due]),  # type: ignore[union-attr]
                         Job.status.in_([JobStatus.QUEUED, JobStatus.RUNNING]),  # type: ignore[attr-defined]

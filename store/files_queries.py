@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
-from sqlalchemy import Connection, and_, insert, or_, update
+from sqlalchemy import Connection, Table, and_, insert, or_, update
+from sqlalchemy import select as sa_select
 from sqlmodel import Session, col, select
 
 from store.tables import ConversionCacheEntry, File, FileContent, FileStatus, utcnow
@@ -51,8 +52,10 @@ def exhausted_message(attempts: int) -> str:
     )
 
 
-FILES = File.__table__  # Core statements: no ORM identity map or session sync per row
-C = FILES.c  # type: ignore[attr-defined]
+# Core statements: no ORM identity map or session sync per row
+FILES: Table = File.__table__  # type: ignore[attr-defined]
+CONTENTS: Table = FileContent.__table__  # type: ignore[attr-defined]
+C = FILES.c
 
 
 def _conn(session: Session | Connection) -> Connection:
@@ -94,7 +97,7 @@ def claim_file(  # noqa: PLR0911 - one return per claim outcome
         return Claim("claimed", file_id, attempt=fast.attempts, sha256=fast.sha256,
                      filename=fast.filename, size_bytes=fast.size_bytes)
     row = _conn(session).execute(
-        select(C.status, C.attempts, C.started_at, C.lease_owner, C.sha256, C.filename,
+        sa_select(C.status, C.attempts, C.started_at, C.lease_owner, C.sha256, C.filename,
                C.size_bytes).where(C.id == file_id)
     ).first()
     if row is None:
@@ -130,7 +133,7 @@ def claim_file(  # noqa: PLR0911 - one return per claim outcome
 def insert_file(session: Session | Connection, *, row: File) -> None:
     """INSERT a new file row (Core: no unit of work for a one-row insert)."""
     values = {c.name: getattr(row, "meta" if c.name == "metadata" else c.name)
-              for c in FILES.columns}  # type: ignore[attr-defined]
+              for c in FILES.columns}
     _conn(session).execute(insert(FILES).values(**strip_nul(values)))
 
 
@@ -150,7 +153,7 @@ def write_result(
     )
     if ok and text is not None:
         _conn(session).execute(
-            insert(FileContent.__table__).values(file_id=file_id, text=strip_nul(text))
+            insert(CONTENTS).values(file_id=file_id, text=strip_nul(text))
         )
     return ok
 
@@ -158,7 +161,7 @@ def write_result(
 def file_text(session: Session | Connection, *, file_id: str) -> str | None:
     """The processed text of a ready file (what goes into context), else None."""
     return _conn(session).execute(
-        select(FileContent.__table__.c.text).where(FileContent.__table__.c.file_id == file_id)
+        sa_select(CONTENTS.c.text).where(CONTENTS.c.file_id == file_id)
     ).scalar_one_or_none()
 
 
@@ -181,19 +184,19 @@ def sweep_candidates(
     stale: started before the lease, or held by a dead process)."""
     cols = (File.id, File.status, File.attempts, File.enqueues, File.lease_owner,
             File.started_at)
-    due = select(*cols).where(
+    due = sa_select(*cols).where(
         File.status == FileStatus.UPLOADED,
         or_(col(File.recover_after) <= now,
             and_(col(File.recover_after).is_(None), col(File.created_at) < uploaded_before)),
     ).order_by(col(File.recover_after)).limit(limit)
-    processing = select(*cols).where(File.status == FileStatus.PROCESSING).limit(limit)
-    rows = [*session.exec(due).all(), *session.exec(processing).all()]
+    processing = sa_select(*cols).where(File.status == FileStatus.PROCESSING).limit(limit)
+    rows = [*session.execute(due).all(), *session.execute(processing).all()]
     return [SweepCandidate(*r) for r in rows]
 
 
 def recover_backoff_s(*, grace_s: float, enqueues: int, cap_s: float) -> float:
     """Wait before the next re-enqueue of a still-`uploaded` row: grace x 2^enqueues."""
-    return min(max(grace_s, 1.0) * 2 ** min(enqueues, 20), cap_s)
+    return float(min(max(grace_s, 1.0) * 2.0 ** min(enqueues, 20), cap_s))
 
 
 def bump_uploaded(

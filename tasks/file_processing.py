@@ -203,7 +203,7 @@ class SweepReport:
         return {"requeued": self.requeued, "failed": self.failed}
 
 
-def recover_files(*, settings: Settings, enqueue: Callable[[str], None]) -> SweepReport:
+def recover_files(*, settings: Settings, enqueue: Callable[[str], object]) -> SweepReport:
     """Re-enqueue rows left `uploaded` past the grace and `processing` rows whose worker is
     gone (same host) or whose lease expired; rows out of attempts end `failed`.
 
@@ -250,7 +250,7 @@ def recover_files(*, settings: Settings, enqueue: Callable[[str], None]) -> Swee
     return report
 
 
-def _safe_enqueue(enqueue: Callable[[str], None], file_id: str, report: SweepReport) -> bool:
+def _safe_enqueue(enqueue: Callable[[str], object], file_id: str, report: SweepReport) -> bool:
     try:
         enqueue(file_id)
     except Exception:  # the row stays `uploaded`; the next sweep tries again

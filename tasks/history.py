@@ -96,7 +96,7 @@ def enqueue_compaction(conversation_id: str, job_id: str | None, *, settings: Se
     return True
 
 
-@shared_task(name=names.COMPACT_CONVERSATION)
+@shared_task(name=names.COMPACT_CONVERSATION)  # type: ignore[untyped-decorator]
 def compact_conversation(conversation_id: str, job_id: str | None = None) -> dict[str, Any]:
     from store.compaction_service import run_compaction, skip_job
 
@@ -108,7 +108,7 @@ def compact_conversation(conversation_id: str, job_id: str | None = None) -> dic
         return run_compaction(conversation_id, job_id=job_id, settings=settings)
 
 
-@shared_task(name=names.SWEEP_COMPACTIONS)
+@shared_task(name=names.SWEEP_COMPACTIONS)  # type: ignore[untyped-decorator]
 def sweep_compactions() -> dict[str, Any]:
     from store.compaction_service import sweep
 

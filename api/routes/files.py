@@ -20,6 +20,7 @@ from fastapi.responses import FileResponse
 from sqlalchemy import delete
 from sqlmodel import col
 from starlette.concurrency import run_in_threadpool
+from starlette.requests import ClientDisconnect
 
 from api.deps import OwnerDep, SettingsDep
 from api.multipart import ReceivedUpload, UploadError, receive_upload
@@ -91,6 +92,8 @@ async def upload_file(request: Request, owner_id: OwnerDep, settings: SettingsDe
     except UploadError as exc:
         headers = {"Connection": "close"} if exc.status_code == 413 else None
         raise HTTPException(exc.status_code, exc.detail, headers=headers) from None
+    except ClientDisconnect:  # the client went away mid-upload; the temp file is gone
+        raise HTTPException(400, "the upload was interrupted") from None
     try:
         conversation_id = _tag(received.fields, "conversation_id")
         project_id = _tag(received.fields, "project_id")

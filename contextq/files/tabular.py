@@ -20,6 +20,7 @@ byte cap (no odfpy: it builds the whole document tree in memory).
 
 from __future__ import annotations
 
+import bisect
 import csv
 import functools
 import io
@@ -38,7 +39,7 @@ from contextq.files.safety import check_archive
 from contextq.files.text import read_sample, sniff_encoding
 from contextq.settings import Settings
 
-SCAN_CHUNK_BYTES = 4 << 20
+SCAN_CHUNK_BYTES = 1 << 20
 MAX_LINE_CHARS = 8 << 20
 TAIL_WINDOW_MAX_BYTES = 64 << 20  # one physical CSV line; past it the file is refused
 _ASCII_COMPATIBLE = {"utf-8", "utf-8-sig", "ascii", "cp1252", "latin-1", "iso-8859-1"}
@@ -55,27 +56,48 @@ class Sheet:
 
 
 class _RowSampler:
-    """First row as header, then head rows, the last `tail` rows in a deque, and counts."""
+    """First non-empty row as header, then head rows, the last rows in a deque, and counts.
+
+    Workbooks: rows with no value are not rows. CSV (`csv_blank_rows`): a record
+    csv.reader yields is a row, a blank line included (an empty row), except blank
+    lines before the header and at the end of the file.
+    """
 
     def __init__(
-        self, settings: Settings, name: str | None = None, *, keep_blank_cells: bool = False
+        self, settings: Settings, name: str | None = None, *, csv_blank_rows: bool = False
     ) -> None:
         self.settings = settings
-        self.keep_blank_cells = keep_blank_cells  # CSV: `,,` is a row; only `[]` is not
+        self.csv_blank_rows = csv_blank_rows
         self.sheet = Sheet(name)
         self._tail: deque[list[str]] = deque(maxlen=settings.DEFAULT_ROWS_TAIL or 1)
         self._has_header = False
+        self._pending_blank = 0  # blank rows not yet followed by a non-blank one
+        self.leading_blank = 0  # blank records before the header
 
     def add(self, row: Sequence[Any]) -> None:
         width = _width(row)
-        if width == 0 and not (self.keep_blank_cells and row):
+        if width == 0 and not self.csv_blank_rows:
             return
+        if width == 0 and not self._has_header:
+            self.leading_blank += 1
+            return
+        if not row:  # a blank line: a row only if a non-blank one follows
+            self._pending_blank += 1
+            return
+        if self._pending_blank:
+            pending, self._pending_blank = self._pending_blank, 0
+            for _ in range(pending):
+                self._data_row([], 0)
         sheet = self.sheet
         sheet.total_columns = max(sheet.total_columns, width)
         if not self._has_header:
             sheet.header = self.cells(row, width)
             self._has_header = True
             return
+        self._data_row(row, width)
+
+    def _data_row(self, row: Sequence[Any], width: int) -> None:
+        sheet = self.sheet
         sheet.total_rows += 1
         if len(sheet.head) < self.settings.DEFAULT_ROWS_HEAD:
             sheet.head.append(self.cells(row, width))
@@ -238,20 +260,19 @@ def read_csv(path: Path, info: StreamInfo, settings: Settings, meta: dict[str, A
     sample = sample_bytes.decode(encoding, errors="replace").lstrip("\ufeff")
     dialect = _dialect(sample, "\t" if info.file_type == "tsv" else ",")
     meta["delimiter"] = dialect.delimiter
-    sampler = _RowSampler(settings, keep_blank_cells=True)
+    sampler = _RowSampler(settings, csv_blank_rows=True)
     need = 1 + settings.DEFAULT_ROWS_HEAD + settings.DEFAULT_ROWS_TAIL + 1
     with io.TextIOWrapper(path.open("rb"), encoding=encoding, errors="replace", newline="") as fh:
         reader = csv.reader(_bounded_lines(fh), dialect)
         seen = 0
         for row in _rows(reader, sampler):
             sampler.add(row)
-            seen += 1 if row else 0
+            seen += 1 if _width(row) else 0
             if seen >= need:
                 break
         else:
             return sampler.finish()  # the whole file was read: small
-        fast = _fast_ok(encoding, dialect)
-        if not fast:
+        if not _fast_ok(encoding, dialect):
             for row in _rows(reader, sampler):
                 sampler.add(row)
             meta["count_method"] = "csv.reader"
@@ -268,7 +289,7 @@ def read_csv(path: Path, info: StreamInfo, settings: Settings, meta: dict[str, A
         )
     meta["count_method"] = "byte scan"
     sheet = sampler.finish()
-    sheet.total_rows = max(scan.records - 1, 0)
+    sheet.total_rows = max(scan.records - scan.trailing_blank - sampler.leading_blank - 1, 0)
     sheet.tail = _csv_tail(path, encoding, dialect, scan, settings)
     return sheet
 
@@ -276,7 +297,7 @@ def read_csv(path: Path, info: StreamInfo, settings: Settings, meta: dict[str, A
 def _csv_all(
     path: Path, encoding: str, dialect: Any, settings: Settings, meta: dict[str, Any]
 ) -> Sheet:
-    sampler = _RowSampler(settings, keep_blank_cells=True)
+    sampler = _RowSampler(settings, csv_blank_rows=True)
     with io.TextIOWrapper(path.open("rb"), encoding=encoding, errors="replace", newline="") as fh:
         for row in _rows(csv.reader(_bounded_lines(fh), dialect), sampler):
             sampler.add(row)
@@ -297,60 +318,67 @@ def _fast_ok(encoding: str, dialect: Any) -> bool:
 def _csv_tail(
     path: Path, encoding: str, dialect: Any, scan: _ScanResult, settings: Settings
 ) -> list[list[str]]:
+    """The last DEFAULT_ROWS_TAIL rows: parsed from a record start near the end of the
+    file, found from the last chunk checkpoint with the quoted-field regex."""
     want = settings.DEFAULT_ROWS_TAIL
-    if not want:
+    if not want or not scan.checkpoints:
         return []
-    q = (dialect.quotechar or '"').encode()[0]
-    d = dialect.delimiter.encode()[0]
-    # start at a chunk checkpoint late enough to be cheap, early enough to hold `want` rows
+    quote = (dialect.quotechar or '"').encode()
+    delimiter = dialect.delimiter.encode()
     size = path.stat().st_size
-    rows: deque[list[str]] = deque(maxlen=want)
-    for offset, in_quote in reversed(scan.checkpoints):
+    rows: deque[list[str]] = deque()
+    for offset, _ in reversed(scan.checkpoints):
         if size - offset > TAIL_WINDOW_MAX_BYTES:
             break  # rows this long: show fewer tail rows rather than read on
         with path.open("rb") as fh:
             fh.seek(max(offset - 1, 0))
-            before = fh.read(1) if offset else b"\n"
+            prev = fh.read(1)[0] if offset else 0x0A
             data = fh.read()
-        start = _first_record_start(data, in_quote, before[0], q, d) if offset else 0
-        if start < 0:
-            continue
-        text = data[start:].decode(encoding, errors="replace").replace("\x00", "")
-        rows = deque(maxlen=want)
-        try:
-            for row in csv.reader(io.StringIO(text, newline=""), dialect):
-                if row:
-                    rows.append(row)
-        except csv.Error as exc:
-            raise _csv_error(exc, scan.records) from exc
+        spans = _quoted_spans(data, prev, quote, delimiter)
+        # the checkpoint may fall inside a record: the first whole one starts after a newline
+        first = 0 if prev == 0x0A else _record_start_after(data, 1, spans)
+        back = 64 * 1024
+        while True:
+            start = max(_record_start_after(data, max(len(data) - back, 0), spans), first)
+            rows = _parse_tail(data[start:], encoding, dialect, scan, want)
+            if len(rows) >= want or start == first:
+                break
+            back *= 4
         if len(rows) >= want or offset == 0:
             break
     sampler = _RowSampler(settings)
     return [sampler.cells(r, _width(r)) for r in rows]
 
 
-def _first_record_start(data: bytes, in_quote: bool, prev: int, q: int, d: int) -> int:
-    """Offset just after the first newline outside quotes in `data`, or -1."""
-    pos = 0
-    size = len(data)
-    quote = bytes([q])
-    while pos < size:
-        qi = data.find(quote, pos)
-        if not in_quote:
-            ni = data.find(b"\n", pos, qi if qi >= 0 else size)
-            if ni >= 0:
-                return ni + 1
-        if qi < 0:
-            return -1
-        if in_quote:
-            if qi + 1 < size and data[qi + 1] == q:
-                pos = qi + 2
-                continue
-            in_quote = False
-        elif (data[qi - 1] if qi else prev) in (d, 0x0A, 0x0D):
-            in_quote = True
-        pos = qi + 1
-    return -1
+def _record_start_after(data: bytes, pos: int, spans: list[tuple[int, int]]) -> int:
+    """The first record start at or after `pos` (just past a newline outside quotes)."""
+    if pos == 0:
+        return 0
+    while True:
+        nl = data.find(b"\n", pos - 1)
+        if nl < 0:
+            return len(data)
+        i = bisect.bisect_right(spans, (nl, len(data) + 1)) - 1
+        if i >= 0 and spans[i][0] < nl < spans[i][1]:
+            pos = spans[i][1] + 1  # inside a quoted field: look after it
+            continue
+        return nl + 1
+
+
+def _parse_tail(
+    data: bytes, encoding: str, dialect: Any, scan: _ScanResult, want: int
+) -> deque[list[str]]:
+    text = data.decode(encoding, errors="replace").replace("\x00", "")
+    rows: deque[list[str]] = deque(maxlen=want + scan.trailing_blank)
+    try:
+        rows.extend(csv.reader(io.StringIO(text, newline=""), dialect))
+    except csv.Error as exc:
+        raise _csv_error(exc, scan.records) from exc
+    for _ in range(min(scan.trailing_blank, len(rows))):
+        rows.pop()
+    while len(rows) > want:
+        rows.popleft()
+    return rows
 
 
 class _FastScanUnsupported(Exception):
@@ -359,12 +387,10 @@ class _FastScanUnsupported(Exception):
 
 @dataclass
 class _ScanResult:
-    records: int  # non-empty records, header included
+    records: int  # what csv.reader would yield, blank lines included
+    trailing_blank: int  # blank records at the end of the file
     ends_in_quote: bool
     checkpoints: list[tuple[int, bool]]  # (chunk start offset, inside quotes there)
-
-
-_BLANK_LINE = re.compile(rb"\n(?=\r?\n)")
 
 
 MAX_SCAN_CARRY = 32 << 20  # one quoted field this long: let csv.reader (and its limit) judge
@@ -381,21 +407,21 @@ def _quoted_field(quote: bytes, delimiter: bytes) -> re.Pattern[bytes]:
 
 
 def _scan_records(path: Path, *, quote: bytes, delimiter: bytes) -> _ScanResult:
-    """Exact count of non-empty CSV records in about one `bytes.count` pass.
+    """Exact count of the records csv.reader would yield, in about one `bytes.count` pass.
 
-    A record ends at a newline outside quotes. Per chunk, the quoted fields are
-    found by one regex (C speed, jumping from quote to quote) and the newlines
-    inside them subtracted from the chunk's count. A field still open at a chunk's
-    end is carried into the next. Chunks with blank lines (not records) take
-    the exact quote-by-quote walk (`_count_quoted`).
+    A record ends at a newline outside quotes. A chunk without a quote character
+    is counted with `bytes.count`; in one with quotes, the quoted fields are found
+    by one regex (C speed, jumping from quote to quote) and the newlines inside
+    them subtracted. A field still open at a chunk's end is carried into the next.
     """
-    field = _quoted_field(quote, delimiter)
-    newlines = blanks = 0
-    prev = 0x0A  # a virtual newline before the file: leading blank lines are not records
+    newlines = 0
+    prev = 0x0A  # a virtual newline before the file
     checkpoints: list[tuple[int, bool]] = []
     carry = b""
     offset = 0
     ends_in_quote = False
+    trailing_newlines = 0  # newlines in the run of CR/LF that ends what was read so far
+    content = False  # anything but line ends seen yet
     with path.open("rb") as fh:
         while True:
             raw = fh.read(SCAN_CHUNK_BYTES)
@@ -405,16 +431,20 @@ def _scan_records(path: Path, *, quote: bytes, delimiter: bytes) -> _ScanResult:
             eof = not raw
             # trailing quotes and CRs mean nothing until the next byte is known (`""`, CRLF)
             end = len(buf) if eof else len(buf.rstrip(quote + b"\r"))
-            fields = field.findall(bytes([prev]) + buf[:end], 1)
             cut = end
-            if fields and not _closed(fields[-1], quote[0]):
-                cut = end - len(fields.pop())  # an open field: carry it from its quote
+            inside = 0
+            if buf.find(quote, 0, end) >= 0:
+                inside, open_at = _quoted_newlines(buf, end, prev, quote, delimiter, eof=eof)
+                if open_at >= 0:
+                    cut = open_at  # a field still open: carry it from its quote
             if cut:
-                n, b = _count_part(buf, cut, fields, prev, quote=quote, delimiter=delimiter)
-                newlines += n
-                blanks += b
+                if buf.find(b"\r", 0, cut) >= 0:
+                    _check_crlf(buf, cut)
+                newlines += buf.count(b"\n", 0, cut) - inside
                 checkpoints.append((offset, False))
                 prev = buf[cut - 1]
+                trailing_newlines, has_body = _trailing_newlines(buf, cut, trailing_newlines)
+                content = content or has_body
             carry = buf[cut:]
             offset += cut
             if eof:
@@ -424,8 +454,81 @@ def _scan_records(path: Path, *, quote: bytes, delimiter: bytes) -> _ScanResult:
                 raise _FastScanUnsupported
     if prev == 0x0D:
         raise _FastScanUnsupported  # the file ends in a lone CR
-    records = newlines - blanks + (0 if prev == 0x0A else 1)
-    return _ScanResult(records=records, ends_in_quote=ends_in_quote, checkpoints=checkpoints)
+    records = newlines + (0 if prev == 0x0A else 1)
+    # "a\n\n\n": the first newline ends a record, the other two are blank records
+    trailing_blank = 0
+    if prev == 0x0A:
+        trailing_blank = trailing_newlines - 1 if content else trailing_newlines
+    return _ScanResult(records, trailing_blank, ends_in_quote, checkpoints)
+
+
+def _trailing_newlines(buf: bytes, cut: int, before: int) -> tuple[int, bool]:
+    """Newlines in the CR/LF run that ends `buf[:cut]`, and whether anything else
+    precedes the run in this chunk (`before`: the run ending the previous chunk, which
+    goes on if this chunk is nothing but line ends)."""
+    window = buf[max(cut - 4096, 0) : cut]
+    body = len(window.rstrip(b"\r\n"))
+    if not body and cut > len(window):  # over 4096 line ends in a row (rare)
+        window = buf[:cut]
+        body = len(window.rstrip(b"\r\n"))
+    if body:
+        return window.count(b"\n", body), True
+    return before + window.count(b"\n"), False
+
+
+_LONE_CR = re.compile(rb"\r(?!\n)")
+
+
+def _check_crlf(buf: bytes, cut: int) -> None:
+    """Refuse lone CRs (csv.reader ends lines there too): the slow path counts them."""
+    lone = _LONE_CR.search(buf, 0, cut)
+    if lone and lone.start() != cut - 1:
+        raise _FastScanUnsupported
+
+
+@functools.cache
+def _quoted_field_at_start(quote: bytes) -> re.Pattern[bytes]:
+    q = re.escape(quote)
+    return re.compile(q + rb"(?:[^" + q + rb"]+|" + q + q + rb")*(?:" + q + rb"|\Z)")
+
+
+def _quoted_newlines(
+    buf: bytes, end: int, prev: int, quote: bytes, delimiter: bytes, *, eof: bool
+) -> tuple[int, int]:
+    """(newlines inside the quoted fields of `buf[:end]`, start of a field still open at
+    `end` or -1). Steps from quote to quote with `bytes.find` (memchr speed); a quote at a
+    field start (`prev` is the byte before `buf`) is matched to its close by one regex."""
+    field = _quoted_field_at_start(quote)
+    starts = (delimiter[0], 0x0A, 0x0D)
+    inside = 0
+    pos = buf.find(quote, 0, end)
+    while pos >= 0:
+        if (buf[pos - 1] if pos else prev) in starts:
+            match = field.match(buf, pos, end)
+            assert match is not None  # the pattern always matches at a quote
+            if match.end() == end and not (eof and _closed(match.group(), quote[0])):
+                return inside, pos
+            inside += buf.count(b"\n", pos, match.end())
+            pos = match.end()
+        else:
+            pos += 1  # a quote inside an unquoted field is a plain character
+        pos = buf.find(quote, pos, end)
+    return inside, -1
+
+
+def _quoted_spans(
+    data: bytes, prev: int, quote: bytes, delimiter: bytes
+) -> list[tuple[int, int]]:
+    """(start, end) of the quoted fields in `data` (which starts outside quotes)."""
+    spans: list[tuple[int, int]] = []
+    pos = 0
+    if data[:1] == quote and prev in (delimiter[0], 0x0A, 0x0D):
+        match = _quoted_field_at_start(quote).match(data)
+        if match:
+            spans.append(match.span())
+            pos = match.end()
+    spans.extend(m.span() for m in _quoted_field(quote, delimiter).finditer(data, pos))
+    return spans
 
 
 def _closed(match: bytes, q: int) -> bool:
@@ -434,76 +537,6 @@ def _closed(match: bytes, q: int) -> bool:
     if run == len(match):  # only quotes: the opening one does not close anything
         run -= 1
     return run % 2 == 1
-
-
-def _count_part(
-    buf: bytes, cut: int, fields: list[bytes], prev: int, *, quote: bytes, delimiter: bytes
-) -> tuple[int, int]:
-    """(newlines outside quotes, blank lines) in `buf[:cut]`, which starts and ends outside
-    quotes."""
-    crs = buf.count(b"\r", 0, cut)
-    if crs and crs != buf.count(b"\r\n", 0, cut) + (1 if buf[cut - 1] == 0x0D else 0):
-        raise _FastScanUnsupported  # lone CR line ends: csv.reader decides
-    if (
-        buf.find(b"\n\n", 0, cut) >= 0
-        or buf.find(b"\n\r\n", 0, cut) >= 0
-        or (prev == 0x0A and (buf[:1] == b"\n" or buf[:2] == b"\r\n"))
-    ):
-        n, b, _, _, _ = _count_quoted(
-            buf[:cut], skip=0, next_byte=-1, prev=prev, in_quote=False, q=quote[0],
-            d=delimiter[0],
-        )
-        return n, b
-    inside = b"".join(fields).count(b"\n") if fields else 0
-    return buf.count(b"\n", 0, cut) - inside, 0
-
-
-def _count_plain(seg: bytes, prev: int) -> tuple[int, int, int]:
-    """Newlines and blank lines of `seg`, which lies entirely outside quotes."""
-    n = seg.count(b"\n")
-    blanks = 0
-    if n:
-        if b"\n\n" in seg or b"\n\r\n" in seg:
-            blanks = len(_BLANK_LINE.findall(seg))
-        if prev == 0x0A and (seg[0] == 0x0A or seg[:2] == b"\r\n"):
-            blanks += 1
-    return n, blanks, seg[-1]
-
-
-def _count_quoted(
-    chunk: bytes, *, skip: int, next_byte: int, prev: int, in_quote: bool, q: int, d: int
-) -> tuple[int, int, int, bool, int]:
-    """Like `_count_plain`, stepping from quote to quote; returns the bytes of the next
-    chunk already used (1 when this chunk's last quote and the next's first form `""`)."""
-    newlines = blanks = 0
-    pos = skip
-    size = len(chunk)
-    quote = bytes([q])
-    while pos < size:
-        idx = chunk.find(quote, pos)
-        end = size if idx < 0 else idx
-        if end > pos:
-            if in_quote:
-                prev = chunk[end - 1]
-            else:
-                n, b, prev = _count_plain(chunk[pos:end], prev)
-                newlines += n
-                blanks += b
-        if idx < 0:
-            break
-        if in_quote:
-            following = chunk[idx + 1] if idx + 1 < size else next_byte
-            if following == q:  # `""`: an escaped quote inside the field
-                prev = q
-                pos = idx + 2
-                continue
-            in_quote = False
-        elif prev in (d, 0x0A, 0x0D):
-            in_quote = True  # a quote at the start of a field opens it
-        # else: a quote inside an unquoted field is a plain character
-        prev = q
-        pos = idx + 1
-    return newlines, blanks, prev, in_quote, max(pos - size, 0)
 
 
 # ---------------------------------------------------------------- workbooks

@@ -1,7 +1,7 @@
 """spine tables
 
 Revision ID: 0001
-Revises: 
+Revises:
 Create Date: 2026-11-22 15:19:49.174381
 """
 from __future__ import annotations
@@ -11,7 +11,6 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 import sqlmodel
 from alembic import op
-
 
 revision: str = '0001'
 down_revision: str | None = None
@@ -85,8 +84,12 @@ def upgrade() -> None:
     sa.PrimaryKeyConstraint('id')
     )
     with op.batch_alter_table('files', schema=None) as batch_op:
-        batch_op.create_index(batch_op.f('ix_files_recover_after'), ['recover_after'], unique=False)
-        batch_op.create_index(batch_op.f('ix_files_conversation_id'), ['conversation_id'], unique=False)
+        batch_op.create_index(
+            batch_op.f('ix_files_recover_after'), ['recover_after'], unique=False
+        )
+        batch_op.create_index(
+            batch_op.f('ix_files_conversation_id'), ['conversation_id'], unique=False
+        )
         batch_op.create_index(batch_op.f('ix_files_owner_id'), ['owner_id'], unique=False)
         batch_op.create_index(batch_op.f('ix_files_project_id'), ['project_id'], unique=False)
         batch_op.create_index(batch_op.f('ix_files_sha256'), ['sha256'], unique=False)

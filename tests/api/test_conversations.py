@@ -323,3 +323,28 @@ def test_insert_survives_a_broker_outage(app_client: Any, make_stack: Any) -> No
     job = app_client.get(f"/v1/jobs/{r.json()['compaction_job_id']}").json()
     assert job["status"] == "failed" and "could not enqueue" in job["error"]
     assert app_client.get(f"/v1/conversations/{cid}").json()["message_count"] == 3
+
+
+def test_sweep_picks_conversations_past_their_threshold_once(
+    app_client: Any, make_stack: Any
+) -> None:
+    """The sweep as a plain function (the queue path is in tests/integration)."""
+    from contextq.settings import get_settings
+    from store.compaction_service import sweep
+    from tests.api.history_data import agent_history
+
+    make_stack(HISTORY_COMPACTION_MAX_TOKENS="1000000", MAX_CONTEXT_TOKENS="20000")
+    due = _conv(app_client, model="gpt-4o", context_threshold=0.1)["id"]  # due at 2 000
+    calm = _conv(app_client, model="gpt-4o", context_threshold=0.9)["id"]  # due at 18 000
+    for cid in (due, calm):
+        r = app_client.post(
+            f"/v1/conversations/{cid}/messages", json={"messages": agent_history(150, pinned=0)}
+        )
+        assert r.status_code == 201 and "compaction_job_id" not in r.json()
+    sent: list[tuple[str, str]] = []
+    result = sweep(settings=get_settings(), enqueue=lambda c, j: sent.append((c, j)))
+    assert result["enqueued"] == [due] and [c for c, _ in sent] == [due]
+    job = app_client.get(f"/v1/jobs/{sent[0][1]}").json()
+    assert job["status"] == "queued" and job["kind"] == "compact_conversation"
+    again = sweep(settings=get_settings(), enqueue=lambda c, j: sent.append((c, j)))
+    assert again["enqueued"] == [] and len(sent) == 1  # its job is still queued

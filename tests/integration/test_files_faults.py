@@ -154,3 +154,24 @@ def test_pool_children_run_under_an_address_space_limit(stack, worker) -> None:
         assert soft == expected
     soft, _ = psutil.Process(worker.pid).rlimit(psutil.RLIMIT_AS)
     assert soft == inherited  # only the pool children are capped
+
+
+@pytest.mark.stack_env(TEST_PROCESS_DELAY_S="4", BROKER_VISIBILITY_TIMEOUT_S="1")
+def test_duplicate_delivery_to_a_second_worker_writes_once(
+    stack, worker_factory, client, owner
+) -> None:
+    """A visibility timeout shorter than the task (misconfigured on purpose) hands the same
+    message to a second worker while the first still runs: the second sees a live claim
+    and backs off; one result, one attempt."""
+    first = worker_factory()
+    body = upload(client, "slow.txt", b"delivered twice\n")
+    _wait_status(body["id"], FileStatus.PROCESSING)
+    second = worker_factory()
+    wait_until(lambda: "process_file" in second.log(), timeout=30,
+               what="the second worker to receive the redelivered message")
+    done = wait_file_done(client, body["id"], timeout=60)
+    assert done["status"] == "ready", done
+    row = get_row(File, body["id"])
+    assert row is not None and row.attempts == 1
+    assert len(all_rows(File, owner_id=owner.owner_id)) == 1
+    assert first.alive() and second.alive()

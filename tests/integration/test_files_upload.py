@@ -213,3 +213,25 @@ def test_same_document_from_two_owners_is_converted_once(
         assert a.get(f"/v1/files/{second['id']}").status_code == 404  # still bob's own
     entries = all_rows(ConversionCacheEntry)
     assert len(entries) == 1 and entries[0].hits >= 1
+
+
+@pytest.mark.stack_env(MAX_UPLOAD_BYTES="1000")
+def test_413_over_uvicorn_with_and_without_content_length(stack, api_server, owner) -> None:
+    """A 20 MB body against a 1000-byte limit: refused up front by Content-Length, or
+    while streaming a chunked body; the client gets the 413, no temp file stays."""
+    from tests.support.files import multipart_body
+
+    ctype, body = multipart_body(b"big.txt", b"x" * (20 * 1024 * 1024))
+
+    def chunked():
+        for i in range(0, len(body), 65536):
+            yield body[i:i + 65536]
+
+    with api_server.client(owner.key) as c:
+        for content in (body, chunked()):
+            resp = c.post("/v1/files", content=content, headers={"Content-Type": ctype})
+            assert resp.status_code == 413
+            assert "MAX_UPLOAD_BYTES (1000 bytes)" in resp.json()["detail"]
+        assert upload(c, "ok.txt", b"y" * 1000)["size_bytes"] == 1000
+    assert not any((Path(stack.data_dir) / "blobs" / "tmp").iterdir())
+    assert len(all_rows(File)) == 1

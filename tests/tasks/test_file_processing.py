@@ -21,6 +21,10 @@ from store.tables import File, FileStatus, utcnow
 from tasks import file_processing as fp
 from tests.support.db import get_row
 
+BOTH_BACKENDS = pytest.mark.parametrize(
+    "stack", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)], indirect=True
+)
+
 
 def _row(owner, data: bytes = b"hello world\n", *, filename: str = "a.txt", **kw) -> File:
     sha = get_blob_store().put_bytes(data)
@@ -34,6 +38,7 @@ def _process(file_id: str) -> fp.Outcome:
     return fp.process_file_by_id(file_id, settings=get_settings())
 
 
+@BOTH_BACKENDS
 def test_process_then_redelivery_is_a_no_op(stack, owner) -> None:
     row = _row(owner, b"some text\n")
     first = _process(row.id)
@@ -74,6 +79,7 @@ def _claim(file_id: str, *, worker_id: str = "me", dead=lambda h: False, max_att
         )
 
 
+@BOTH_BACKENDS
 def test_claim_rules(stack, owner) -> None:
     row = _row(owner)
     c1 = _claim(row.id, worker_id="w1")
@@ -94,6 +100,7 @@ def test_claim_rules(stack, owner) -> None:
     assert "crashed or timed out the worker 3 times" in stored.error
 
 
+@BOTH_BACKENDS
 def test_stale_attempt_cannot_write(stack, owner) -> None:
     row = _row(owner)
     old = _claim(row.id, worker_id="w1")
@@ -108,6 +115,7 @@ def test_stale_attempt_cannot_write(stack, owner) -> None:
     assert (stored.status, stored.error, stored.lease_owner) == ("ready", "ok", None)
 
 
+@BOTH_BACKENDS
 def test_concurrent_claims_only_one_wins(stack, owner) -> None:
     row = _row(owner)
     results: list[str] = []
@@ -136,6 +144,7 @@ def test_holder_is_dead() -> None:
 
 
 @pytest.mark.stack_env(RECOVERY_UPLOADED_GRACE_S="0", MAX_ATTEMPTS="2")
+@BOTH_BACKENDS
 def test_recovery_sweep(stack, owner) -> None:
     settings = get_settings()
     fresh_upload = _row(owner, b"a\n")
@@ -166,6 +175,7 @@ def test_recovery_sweep(stack, owner) -> None:
 
 
 @pytest.mark.stack_env(RECOVERY_UPLOADED_GRACE_S="0")
+@BOTH_BACKENDS
 def test_two_sweeps_at_once_enqueue_each_row_once(stack, owner) -> None:
     rows = [_row(owner, f"{i}\n".encode()) for i in range(10)]
     time.sleep(0.01)
@@ -218,6 +228,7 @@ def test_production_refuses_test_hooks(stack, monkeypatch) -> None:
 
 
 @pytest.mark.stack_env(RECOVERY_UPLOADED_GRACE_S="0")
+@BOTH_BACKENDS
 def test_a_waiting_row_is_re_enqueued_with_backoff_not_every_sweep(stack, owner) -> None:
     """A long queue backlog leaves rows `uploaded` for a while: the sweep re-enqueues each
     at most once per (doubling) wait, instead of flooding the queue every run."""

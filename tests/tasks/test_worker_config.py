@@ -62,3 +62,12 @@ def test_beat_schedule_merges_history_entries(monkeypatch: pytest.MonkeyPatch) -
 def test_address_space_limit() -> None:
     assert address_space_limit_bytes(2048) == 8 * 1024**3
     assert address_space_limit_bytes(4096) == 16 * 1024**3
+
+
+def test_production_refuses_a_visibility_timeout_under_the_time_limit() -> None:
+    from pydantic import ValidationError
+
+    with pytest.raises(ValidationError, match="BROKER_VISIBILITY_TIMEOUT_S"):
+        Settings(ENVIRONMENT="production", BROKER_VISIBILITY_TIMEOUT_S=60, TASK_TIME_LIMIT_S=300)
+    ok = Settings(ENVIRONMENT="production")
+    assert ok.broker_visibility_timeout_s == ok.TASK_TIME_LIMIT_S + 60

@@ -119,11 +119,20 @@ def test_fast_scan_matches_csv_module_on_chunk_edges(
         '"",\r\n,,\r\n"end"' * 7
     )
     path = write("edge.csv", text.encode())
-    expected = sum(1 for row in csv.reader(io.StringIO(text, newline="")) if row)
+    expected = reference(text)
     for size in (1, 2, 3, 5, 8, 13):
         monkeypatch.setattr(tabular, "SCAN_CHUNK_BYTES", size)
         scan = tabular._scan_records(path, quote=b'"', delimiter=b",")
-        assert (scan.records, scan.ends_in_quote) == (expected, False), size
+        assert (scan.records, scan.trailing_blank, scan.ends_in_quote) == (*expected, False)
+
+
+def reference(text: str) -> tuple[int, int]:
+    """csv.reader's record count and the number of blank records at the end."""
+    rows = list(csv.reader(io.StringIO(text, newline="")))
+    trailing = 0
+    while trailing < len(rows) and not rows[len(rows) - 1 - trailing]:
+        trailing += 1
+    return len(rows), trailing
 
 
 CELLS = st.sampled_from(["a", "b c", '"q,""x"""', '"multi\nline"', "", "5'11\"", '"a\r\nb"'])
@@ -131,7 +140,7 @@ CELLS = st.sampled_from(["a", "b c", '"q,""x"""', '"multi\nline"', "", "5'11\"",
 
 @settings(max_examples=200, deadline=None)
 @given(
-    lines=st.lists(st.lists(CELLS, min_size=1, max_size=4).map(",".join), max_size=30),
+    lines=st.lists(st.lists(CELLS, min_size=0, max_size=4).map(",".join), max_size=30),
     newline=st.sampled_from(["\n", "\r\n"]),
     trailing=st.booleans(),
     chunk=st.sampled_from([1, 3, 16, 1 << 20]),
@@ -143,14 +152,13 @@ def test_fast_scan_equals_csv_reader(
     text = newline.join(lines) + (newline if trailing else "")
     path = tmp_path_factory.mktemp("scan") / "p.csv"
     path.write_bytes(text.encode())
-    expected = sum(1 for row in csv.reader(io.StringIO(text, newline="")) if row)
     old = tabular.SCAN_CHUNK_BYTES
     tabular.SCAN_CHUNK_BYTES = chunk
     try:
         scan = tabular._scan_records(path, quote=b'"', delimiter=b",")
     finally:
         tabular.SCAN_CHUNK_BYTES = old
-    assert scan.records == expected
+    assert (scan.records, scan.trailing_blank) == reference(text)
     assert not scan.ends_in_quote
 
 
@@ -174,8 +182,25 @@ def test_utf16_csv_is_read_through_csv_reader(run: Run) -> None:
 def test_header_only_and_blank_lines(run: Run) -> None:
     result = run("h.csv", b"a,b\n")
     assert result.success and result.metadata["rows"] == 0
-    result = run("blank.csv", b"\n\na,b\n\n1,2\n\n\n3,4\n\n")
-    assert result.metadata["rows"] == 2
+    # blank lines inside are empty rows (as csv.reader yields them); before the header
+    # and at the end of the file they are not rows
+    result = run("blank.csv", b"\n\na,b\n\n1,2\n\n\n3,4\n\n\n")
+    assert result.metadata["rows"] == 5
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+def test_fast_path_agrees_with_the_small_file_path_on_blank_lines(
+    run: Run, newline: str
+) -> None:
+    body = [f"{SENTINEL}{i},x" if i % 7 else "" for i in range(200)]
+    text = newline.join(["\n", "h1,h2", *body, f"{SENTINEL}-end,y", "", "", ""])
+    result = run("blanks.csv", text.encode())
+    assert result.metadata["count_method"] == "byte scan"
+    assert result.metadata["rows"] == 201
+    small = run("blanks.csv", text.encode(), DEFAULT_ROWS_HEAD=500)
+    assert "count_method" not in small.metadata
+    assert small.metadata["rows"] == 201
+    assert f"{SENTINEL}-end" in (result.content or "")
 
 
 def test_unclosed_quote_fails_clearly(run: Run) -> None:
