@@ -3,19 +3,27 @@
 Each sheet shows its header, the first DEFAULT_ROWS_HEAD and the last
 DEFAULT_ROWS_TAIL data rows (the tail kept in a bounded deque), at most
 MAX_COLUMNS columns and MAX_CELL_LENGTH characters per cell, and a line
-with its exact totals. Rows that are entirely empty are not counted.
+with its exact totals.
+
+Rows: in workbooks, a row with no value is not a row. In CSV, a row is a
+record as csv.reader yields it (a quoted field may span lines); a blank line
+between rows is an empty row, blank lines before the header and at the end
+of the file are not rows.
 
 CSV: the dialect is sniffed on a sample (fallback by extension); the head is
 read with the csv module; the exact record count comes from a byte scan
-that only visits quote characters (`_scan_records`), so a 1 GB file costs
-about one `bytes.count` pass; the tail is parsed from the last chunk
-checkpoint. Encodings that are not ASCII-compatible, escape characters and
-lone CRs take the plain csv.reader path. The csv module's field limit
-(131072 characters) stays as it is: a longer field or a never-closed quote
-is a clear failure, never an unbounded read.
+(`_scan_records`): `bytes.count` per 1 MiB chunk, stepping from quote to
+quote with `bytes.find` only in chunks that hold one, so a 1 GB file costs
+about one raw newline-counting pass. The tail is parsed from a record start
+found near the end. Encodings that are not ASCII-compatible, escape
+characters and lone CRs take the plain csv.reader path. The csv module's
+field limit (131072 characters) stays as it is: a longer field or a
+never-closed quote is a clear failure, never an unbounded read.
 
-ODS is read by streaming `content.xml` through defusedxml's iterparse with a
-byte cap (no odfpy: it builds the whole document tree in memory).
+XLSX/XLSM are streamed by `xlsx_stream` (expat, DTDs refused, byte caps);
+XLS goes through xlrd (on_demand, one sheet loaded at a time). ODS is read by
+streaming `content.xml` through defusedxml's iterparse with a byte cap (not
+odfpy: it builds the whole document tree in memory).
 """
 
 from __future__ import annotations
@@ -543,24 +551,40 @@ def _closed(match: bytes, q: int) -> bool:
 
 
 def read_xlsx(path: Path, settings: Settings, meta: dict[str, Any]) -> list[Sheet]:
+    """Every sheet, streamed (see `xlsx_stream`): exact rows even with no dimension record."""
     check_archive(path, settings, what="workbook")
-    import openpyxl
+    from defusedxml import DefusedXmlException
+
+    from contextq.files import xlsx_stream
 
     try:
-        wb = openpyxl.load_workbook(path, read_only=True, data_only=True, keep_links=False)
-    except (zipfile.BadZipFile, KeyError, OSError) as exc:
-        raise InvalidInput(
-            f"this workbook cannot be opened: it is corrupt or not XLSX ({exc})"
-        ) from exc
-    sheets: list[Sheet] = []
-    try:
-        for ws in wb.worksheets:
-            sampler = _RowSampler(settings, ws.title)
-            for row in ws.iter_rows(values_only=True):
-                sampler.add(row)
-            sheets.append(sampler.finish())
-    finally:
-        wb.close()
+        raw, convert = xlsx_stream.read_workbook(
+            path,
+            head=settings.DEFAULT_ROWS_HEAD,
+            tail=settings.DEFAULT_ROWS_TAIL,
+            max_columns=settings.MAX_COLUMNS,
+            max_cell=settings.MAX_CELL_LENGTH + 1,
+            part_limit=settings.MAX_ARCHIVE_UNCOMPRESSED_BYTES,
+        )
+    except DefusedXmlException as exc:
+        raise HostileInput(f"this workbook's XML uses forbidden constructs ({exc})") from exc
+    sampler = _RowSampler(settings)
+
+    def cells(row: list[Any] | None) -> list[str]:
+        values = convert(row or [])
+        return sampler.cells(values, _width(values))
+
+    sheets = [
+        Sheet(
+            name=r.name,
+            header=cells(r.header),
+            head=[cells(row) for row in r.head],
+            tail=[cells(row) for row in r.tail] if settings.DEFAULT_ROWS_TAIL else [],
+            total_rows=r.total_rows,
+            total_columns=r.total_columns,
+        )
+        for r in raw
+    ]
     meta["sheet_names"] = [s.name for s in sheets]
     return sheets
 

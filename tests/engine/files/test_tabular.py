@@ -223,3 +223,54 @@ def test_corrupt_workbook_is_a_clear_failure(run: Run) -> None:
     result = run("bad.xlsx", broken)
     assert not result.success
     assert result.error
+
+
+def test_xlsx_values_dates_strings_and_booleans(run: Run) -> None:
+    import datetime
+
+    rows = [
+        ["name", "when", "ok", "amount", "formula"],
+        [SENTINEL, datetime.datetime(2024, 3, 15, 12, 30), True, 1.5, "=1+1"],  # no cached value
+        ["inline ünïcode", datetime.date(2023, 1, 2), False, 42, None],
+        *[[f"r{i}", None, None, i, None] for i in range(40)],
+        [f"{SENTINEL}-tail", datetime.datetime(2025, 1, 1), True, -3.25, None],
+    ]
+    result = run("values.xlsx", S.xlsx({"V": rows}))
+    content = result.content or ""
+    assert f"| {SENTINEL} | 2024-03-15 12:30:00 | TRUE | 1.5 |  |" in content
+    assert "| inline ünïcode | 2023-01-02 00:00:00 | FALSE | 42 |  |" in content
+    assert f"| {SENTINEL}-tail | 2025-01-01 00:00:00 | TRUE | -3.25 |  |" in content
+    assert result.metadata["rows"] == 43
+
+
+def test_xlsx_sheet_with_a_dtd_is_refused(write: Callable[[str, bytes], Path], run: Run) -> None:
+    import zipfile as zf_mod
+
+    good = S.xlsx({"S": grid(3)})
+    src = zf_mod.ZipFile(io.BytesIO(good))
+    out = io.BytesIO()
+    with zf_mod.ZipFile(out, "w", zf_mod.ZIP_DEFLATED) as dst:
+        for item in src.infolist():
+            data = src.read(item.filename)
+            if item.filename == "xl/worksheets/sheet1.xml":
+                data = b'<?xml version="1.0"?><!DOCTYPE x [<!ENTITY a "aaaa">]>' + data
+            dst.writestr(item, data)
+    result = run("dtd.xlsx", out.getvalue())
+    assert not result.success
+    assert "DTD" in (result.error or "")
+
+
+def test_xlsx_first_rows_stop_early(write: Callable[[str, bytes], Path]) -> None:
+    from contextq.files.xlsx_stream import first_rows
+
+    path = write("f.xlsx", S.xlsx({"S": grid(500)}, write_only=True))
+    rows = first_rows(path, 5)
+    assert rows[0] == ["h0", "h1", "h2"]
+    assert rows[1][0] == f"{SENTINEL}-first"
+    assert len(rows) == 6
+
+
+def test_xlsx_many_columns_are_capped_but_counted(run: Run) -> None:
+    result = run("wide.xlsx", S.xlsx({"W": grid(3, 300)}))
+    assert result.metadata["columns"] == 300
+    assert "columns: 50 of 300" in result.truncation.summary
