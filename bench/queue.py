@@ -144,19 +144,18 @@ def _upload(http: Any, i: int) -> str:
     return str(resp.json()["id"])
 
 
-def _wait_ready(http: Any, file_id: str, interval_s: float,
-                timeout_s: float = 120) -> dict[str, Any]:
+def _wait_ready(http: Any, file_id: str, timeout_s: float = 120) -> dict[str, Any]:
+    """Long poll (`?wait=`): the API answers as soon as the worker publishes the final status."""
     deadline = time.perf_counter() + timeout_s
     while True:
-        row: dict[str, Any] = http.get(f"/v1/files/{file_id}").json()
+        row: dict[str, Any] = http.get(f"/v1/files/{file_id}", params={"wait": 30}).json()
         status = row["status"]
         if status == "ready":
             return row
         if status == "failed":
-            raise RuntimeError(f"file {file_id} failed")
+            raise RuntimeError(f"file {file_id} failed: {row.get('error')}")
         if time.perf_counter() > deadline:
             raise TimeoutError(f"file {file_id} still {status}")
-        time.sleep(interval_s)
 
 
 def _seconds_between(start: str | None, end: str | None) -> float | None:
@@ -174,13 +173,13 @@ def bench_upload(api_url: str, key: str, n_latency: int, n_throughput: int,
     headers = {"Authorization": f"Bearer {key}"}
     with httpx.Client(base_url=api_url, headers=headers, timeout=60) as http:
         for i in range(10):  # warm up: tokenizer load in each pool child
-            _wait_ready(http, _upload(http, -1 - i), 0.01)
+            _wait_ready(http, _upload(http, -1 - i))
         lat, post, server = [], [], []
         for i in range(n_latency):
             t0 = time.perf_counter()
             fid = _upload(http, i)
             post.append(time.perf_counter() - t0)
-            row = _wait_ready(http, fid, 0.002)
+            row = _wait_ready(http, fid)
             lat.append(time.perf_counter() - t0)
             server.append(_seconds_between(row.get("created_at"), row.get("updated_at")))
 
@@ -196,7 +195,7 @@ def bench_upload(api_url: str, key: str, n_latency: int, n_throughput: int,
         return _upload(client(), 100_000 + i)
 
     def wait(fid: str) -> None:
-        _wait_ready(client(), fid, 0.02)
+        _wait_ready(client(), fid)
 
     t0 = time.perf_counter()
     with ThreadPoolExecutor(max_workers=threads) as pool:

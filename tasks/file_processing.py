@@ -22,6 +22,7 @@ from contextq.settings import Settings
 from store import files_queries as q
 from store.blobs import BlobStore, get_blob_store
 from store.db import get_engine, read_session, session_scope
+from store.notify import publish_file_status
 from store.tables import FileStatus, utcnow
 
 log = logging.getLogger("contextq.tasks.files")
@@ -116,6 +117,7 @@ def process_file_by_id(
     if claim.outcome != "claimed":
         if claim.outcome == "exhausted":
             log.error("file %s failed: attempts exhausted", file_id)
+            publish_file_status(settings.REDIS_URL, file_id, FileStatus.FAILED)
         return Outcome(claim.outcome)
     if on_claimed is not None:
         on_claimed(claim)
@@ -142,7 +144,9 @@ def process_file_by_id(
         written = q.write_result(
             conn, file_id=file_id, attempt=claim.attempt, values=values, text=text
         )
-    if not written:
+    if written:
+        publish_file_status(settings.REDIS_URL, file_id, values["status"])
+    else:
         log.info("file %s: result of attempt %s not written (row moved on)", file_id,
                  claim.attempt)
     return Outcome(values["status"], claim.attempt, written)
@@ -245,6 +249,7 @@ def recover_files(*, settings: Settings, enqueue: Callable[[str], object]) -> Sw
             _safe_enqueue(enqueue, c.file_id, report)
         elif action == "failed":
             report.failed.append(c.file_id)
+            publish_file_status(settings.REDIS_URL, c.file_id, FileStatus.FAILED)
     if report.requeued or report.failed:
         log.warning("recovery sweep: requeued %s, failed %s", report.requeued, report.failed)
     return report

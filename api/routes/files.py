@@ -29,6 +29,7 @@ from contextq.settings import Settings
 from store import files_queries as q
 from store.blobs import get_blob_store
 from store.db import get_engine, read_session, session_scope
+from store.notify import wait_for_file
 from store.tables import File, FileContent, FileStatus, utcnow
 
 log = logging.getLogger("contextq.api.files")
@@ -132,9 +133,30 @@ def _read_owned(owner_id: str, file_id: str) -> File:
 
 # Routes are async and do their database work in ONE threadpool call: sync routes and
 # sync dependencies each cost a thread hop, which dominates a poll under load.
+MAX_WAIT_S = 30.0
+FINAL_STATUSES = (FileStatus.READY, FileStatus.FAILED)
+
+
 @router.get("/files/{file_id}", response_model=FilePublic)
-async def get_file(file_id: str, owner_id: OwnerDep) -> FilePublic:
-    return FilePublic.from_row(await run_in_threadpool(_read_owned, owner_id, file_id))
+async def get_file(
+    file_id: str, owner_id: OwnerDep, settings: SettingsDep,
+    wait: Annotated[float, Query(ge=0, le=MAX_WAIT_S, description=(
+        "long poll: answer as soon as the file is ready or failed, or after this many "
+        "seconds with its current status"))] = 0,
+) -> FilePublic:
+    """The File object. Poll it, or pass `wait=S` to be answered when processing ends."""
+    row = await run_in_threadpool(_read_owned, owner_id, file_id)
+    if wait > 0 and row.status not in FINAL_STATUSES:
+
+        async def is_final() -> bool:
+            nonlocal row
+            row = await run_in_threadpool(_read_owned, owner_id, file_id)
+            return row.status in FINAL_STATUSES
+
+        await wait_for_file(settings.REDIS_URL, file_id, wait, is_final)
+        if row.status not in FINAL_STATUSES:
+            row = await run_in_threadpool(_read_owned, owner_id, file_id)
+    return FilePublic.from_row(row)
 
 
 def _content(owner_id: str, file_id: str, settings: Settings) -> Response:

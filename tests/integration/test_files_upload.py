@@ -235,3 +235,22 @@ def test_413_over_uvicorn_with_and_without_content_length(stack, api_server, own
         assert upload(c, "ok.txt", b"y" * 1000)["size_bytes"] == 1000
     assert not any((Path(stack.data_dir) / "blobs" / "tmp").iterdir())
     assert len(all_rows(File)) == 1
+
+
+@pytest.mark.stack_env(TEST_PROCESS_DELAY_S="0.5")
+def test_long_poll_answers_when_the_file_is_ready(stack, worker, client, owner) -> None:
+    """`GET /v1/files/{id}?wait=S` answers as soon as processing ends, not at its timeout."""
+    import time
+
+    up = upload(client, "long-poll.txt", b"long poll sentinel LP-42\n", content_type="text/plain")
+    t0 = time.monotonic()
+    resp = client.get(f"/v1/files/{up['id']}", params={"wait": 20})
+    elapsed = time.monotonic() - t0
+    assert resp.status_code == 200
+    assert resp.json()["status"] == "ready"
+    assert elapsed < 10, f"long poll answered after {elapsed:.1f}s, not when the file was ready"
+    # an already final file answers at once; an out-of-range wait is refused
+    t0 = time.monotonic()
+    assert client.get(f"/v1/files/{up['id']}", params={"wait": 20}).json()["status"] == "ready"
+    assert time.monotonic() - t0 < 2
+    assert client.get(f"/v1/files/{up['id']}", params={"wait": 31}).status_code == 422
