@@ -15,7 +15,8 @@ from contextq import tokens
 PIECES = [
     " ", "  ", "\n", "\r\n", "\r", "\t", "\n\n", " \n", "a", "Hello", "world", "'s", "'LL",
     "12", "12345", "é", "e\u0301", "ß", "ǅ", "Ωμέγα", "日本語", "🎉", "👩‍👩‍👧", "\u00a0",
-    "\u3000", "\u2028", "!", "...", "->", "{", "}", "\"", "'", "/", "<|endoftext|>", "_x",
+    "\u3000", "\u2028", "!", "...", "->", "{", "}", "\"", "'", "/", "//", "!\n/", "<|endoftext|>",
+    "_x",
 ]
 texts = st.lists(st.sampled_from(PIECES), max_size=80).map("".join) | st.text(max_size=200)
 ENCODINGS = ["cl100k_base", "o200k_base"]
@@ -33,7 +34,7 @@ def test_fast_count_equals_tiktoken(encoding: str, text: str) -> None:
 
 
 @pytest.mark.parametrize("encoding", ENCODINGS)
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=1000, deadline=None)
 @given(text=texts)
 def test_counts_add_up_across_every_safe_cut(encoding: str, text: str) -> None:
     """Cut the text at *every* safe point: the pieces' counts sum to the whole's."""

@@ -80,6 +80,7 @@ VECTORS: list[tuple[str, Callable[[], bytes], str | None]] = [
     ("bad.toml", lambda: b"a = = 1\n", "invalid TOML"),
     ("field.csv", lambda: b"a,b\n1,\"" + b"x" * 1_000_000 + b"\"\n", "131072"),
     ("open-quote.csv", lambda: S.csv(40) + b'"' + b"y\n" * 100_000, "never closed"),
+    ("one-line.csv", lambda: b"a,b\n" + b"x" * (9 << 20), "characters"),
     ("bomb.xlsx", zip_bomb_xlsx, "zip bomb"),
     ("entries.xlsx", many_entries_xlsx, "MAX_ARCHIVE_ENTRIES"),
     ("bomb.ods", lambda: zip_bomb_xlsx("content.xml"), "zip bomb"),
