@@ -334,13 +334,15 @@ def sliding_window(
     anchor_units = _anchor_units(messages, anchors, max_pinned)
     kept: list[Unit] = []
     count = 0
-    i = len(messages) - 1
+    newest = len(messages) - 1
+    i = newest
     while i >= 0:
         unit = unit_at(messages, i)
         i = unit.start - 1
         if unit.start in anchor_units or not unit.members:
             continue
-        if kept and count + len(unit.members) > window_size:
+        # only the newest unit may exceed the window (a chain is never split)
+        if count + len(unit.members) > window_size and unit.end != newest:
             break
         kept.append(unit)
         count += len(unit.members)
