@@ -157,4 +157,4 @@ class BlobWriter:
 
 def get_blob_store(settings: Settings | None = None) -> BlobStore:
     settings = settings or get_settings()
-    return BlobStore(settings.blob_dir, fsync=settings.BLOB_FSYNC)
+    return BlobStore(settings.blob_dir, fsync=settings.blob_fsync)

@@ -83,7 +83,9 @@ class Processor(Protocol):
 
     def accepts(self, info: StreamInfo) -> bool: ...
 
-    def process(self, path: Path, info: StreamInfo, ctx: ProcessContext) -> FileExtractionResult: ...
+    def process(
+        self, path: Path, info: StreamInfo, ctx: ProcessContext
+    ) -> FileExtractionResult: ...
 
 
 @dataclass(order=True)

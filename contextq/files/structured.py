@@ -24,11 +24,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from contextq import tokens
 from contextq.errors import HostileInput, InputTooLarge, InvalidInput
 from contextq.files.registry import ProcessContext, StreamInfo
 from contextq.files.result import FileExtractionResult, TruncationInfo
-from contextq.files.text import iter_decoded, read_sample, sniff_encoding
+from contextq.files.text import file_tokens, iter_decoded, read_sample, sniff_encoding
 from contextq.settings import Settings
 
 DEPTH_MARKER = "<truncated: depth>"
@@ -573,10 +572,7 @@ class StructuredProcessor:
 
 def _file_tokens(path: Path) -> int:
     """Tokens of the file's whole text (what `token_count` reports for a cut view)."""
-    counter = tokens.StreamingTokenCounter()
-    for piece in iter_decoded(path, sniff_encoding(read_sample(path))):
-        counter.feed(piece)
-    return counter.finish()
+    return file_tokens(path)[0]
 
 
 def _render(view: Any, kind: str) -> str:

@@ -40,11 +40,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from contextq import tokens
 from contextq.errors import HostileInput, InputTooLarge, InvalidInput
 from contextq.files.registry import ProcessContext, StreamInfo
 from contextq.files.result import FileExtractionResult, TruncationInfo
 from contextq.files.safety import check_archive
-from contextq.files.text import read_sample, sniff_encoding
+from contextq.files.text import file_tokens, read_sample, sniff_encoding
 from contextq.settings import Settings
 
 SCAN_CHUNK_BYTES = 1 << 20
@@ -737,7 +738,7 @@ class TabularProcessor:
         meta["columns"] = max((s.total_columns for s in sheets), default=0)
         if len(sheets) > 1:
             meta["rows_per_sheet"] = {s.name or str(i): s.total_rows for i, s in enumerate(sheets)}
-        return FileExtractionResult(
+        result = FileExtractionResult(
             success=True,
             file_type=info.file_type,
             category="tabular",
@@ -746,3 +747,38 @@ class TabularProcessor:
             truncation=trunc,
             metadata=meta,
         )
+        result.full_text_tokens = _full_text_tokens(path, kind, sheets, content, meta)
+        return result
+
+
+EXACT_TOKEN_COUNT_MAX_BYTES = 8 * 1024 * 1024
+TOKEN_SAMPLE_BYTES = 1024 * 1024
+
+
+def _full_text_tokens(
+    path: Path, kind: str, sheets: list[Sheet], content: str, meta: dict[str, Any]
+) -> int:
+    """`token_count` of a table is the tokens of its whole text, as SPEC §2 says.
+
+    CSV/TSV up to 8 MiB: counted exactly. Larger ones: the first 1 MiB is counted
+    exactly and the rate is extrapolated to the file's size (counting 1 GB exactly
+    would take a minute). Workbooks: tokens per shown row of the rendered view times
+    the total rows. Estimates are flagged in metadata with their method.
+    """
+    if kind in ("csv", "tsv"):
+        size = path.stat().st_size
+        limit = None if size <= EXACT_TOKEN_COUNT_MAX_BYTES else TOKEN_SAMPLE_BYTES
+        n, counted, whole = file_tokens(path, limit_bytes=limit)
+        if whole:
+            return n
+        meta["token_count_exact"] = False
+        meta["token_count_method"] = f"extrapolated from the first {counted} of {size} bytes"
+        return round(n * size / max(counted, 1))
+    shown = sum(len(s.head) + len(s.tail) for s in sheets)
+    total = sum(s.total_rows for s in sheets)
+    rendered = tokens.count_tokens(content)
+    if shown >= total:
+        return rendered
+    meta["token_count_exact"] = False
+    meta["token_count_method"] = f"tokens per shown row ({shown}) times total rows ({total})"
+    return round(rendered * total / max(shown, 1))

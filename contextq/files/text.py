@@ -81,6 +81,24 @@ def read_sample(path: Path, size: int = SAMPLE_BYTES) -> bytes:
         return fh.read(size)
 
 
+def file_tokens(path: Path, *, limit_bytes: int | None = None) -> tuple[int, int, bool]:
+    """Exact tokens of the file's decoded text, streamed in bounded memory.
+
+    With `limit_bytes`, only about the first `limit_bytes` bytes are counted.
+    Returns (tokens, bytes_counted, whole_file_counted).
+    """
+    from contextq import tokens
+
+    counter = tokens.StreamingTokenCounter()
+    counted = 0
+    for piece in iter_decoded(path, sniff_encoding(read_sample(path))):
+        counter.feed(piece)
+        counted += len(piece.encode("utf-8", "surrogatepass"))
+        if limit_bytes is not None and counted >= limit_bytes:
+            return counter.finish(), counted, False
+    return counter.finish(), counted, True
+
+
 def iter_decoded(path: Path, encoding: str, chunk_bytes: int = CHUNK_BYTES) -> Iterator[str]:
     """Decoded pieces of at most `chunk_bytes` bytes each, NULs removed."""
     decoder = codecs.getincrementaldecoder(encoding)(errors="replace")

@@ -274,3 +274,35 @@ def test_xlsx_many_columns_are_capped_but_counted(run: Run) -> None:
     result = run("wide.xlsx", S.xlsx({"W": grid(3, 300)}))
     assert result.metadata["columns"] == 300
     assert "columns: 50 of 300" in result.truncation.summary
+
+
+def _people_csv(rows: int) -> str:
+    return "id,name,note\n" + "".join(f"{i},name {i},some words for row {i}\n" for i in range(rows))
+
+
+def test_token_count_is_the_whole_table_not_the_shown_rows(run: Run) -> None:
+    from contextq import tokens
+
+    text = _people_csv(3000)
+    result = run("people.csv", text)
+    assert result.truncation.summary.startswith("rows: 30 of 3000")
+    assert result.token_count == tokens.count_tokens(text)  # exact under 8 MiB
+    assert result.processed_token_count is not None
+    assert result.processed_token_count < result.token_count
+    assert "token_count_exact" not in result.metadata
+
+
+def test_token_count_of_a_large_table_is_extrapolated_and_flagged(
+    run: Run, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from contextq import tokens
+
+    monkeypatch.setattr(tabular, "EXACT_TOKEN_COUNT_MAX_BYTES", 10_000)
+    monkeypatch.setattr(tabular, "TOKEN_SAMPLE_BYTES", 20_000)
+    text = _people_csv(20_000)
+    result = run("big.csv", text)
+    exact = tokens.count_tokens(text)
+    assert result.metadata["token_count_exact"] is False
+    assert "extrapolated from the first" in result.metadata["token_count_method"]
+    assert result.token_count is not None
+    assert abs(result.token_count - exact) / exact < 0.05  # uniform rows: within 5%
