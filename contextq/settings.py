@@ -37,7 +37,8 @@ class Settings(BaseSettings):
     MAX_STRING_LENGTH: int = Field(500, ge=1)
     MAX_IMAGE_ATTACHMENT_SIZE: int = Field(2 * MiB, ge=1024)
     MAX_IMAGE_DIMENSION: int | None = Field(None, ge=16)
-    MAX_IMAGE_PIXELS: int = Field(89_478_485, ge=1)  # Pillow's own default; over it is an error here
+    # Pillow's own default; over it is an error here
+    MAX_IMAGE_PIXELS: int = Field(89_478_485, ge=1)
     MAX_AUDIO_BYTES: int = Field(10 * MiB, ge=1024)
     MAX_AUDIO_DURATION_S: float = Field(600.0, gt=0)
     # archives (DOCX/XLSX/PPTX/ODS/EPUB are zip files): checked before any parser opens them
@@ -70,7 +71,8 @@ class Settings(BaseSettings):
     TASK_TIME_LIMIT_S: int = Field(300, ge=2)
     MAX_ATTEMPTS: int = Field(3, ge=1)
     RECOVERY_SWEEP_INTERVAL_S: float = Field(60.0, gt=0)
-    RECOVERY_UPLOADED_GRACE_S: float = Field(30.0, ge=0)  # an `uploaded` row younger than this is left to its own enqueue
+    # an `uploaded` row younger than this is left to its own enqueue
+    RECOVERY_UPLOADED_GRACE_S: float = Field(30.0, ge=0)
     COMPACTION_SWEEP_INTERVAL_S: float = Field(300.0, gt=0)
     WORKER_MAX_MEMORY_MB: int = Field(2048, ge=64)
     TASK_EXPIRES_S: int = Field(24 * 3600, ge=60)
@@ -89,8 +91,10 @@ class Settings(BaseSettings):
     FLOWER_PASSWORD: str | None = None  # generated and saved in DATA_DIR when unset
 
     # test-only hooks (honoured only when ENVIRONMENT is development or test)
-    TEST_PROCESS_DELAY_S: float = 0.0  # process_file sleeps this long after claiming a row
-    TEST_KILL_SENTINEL: str | None = None  # process_file SIGKILLs its own process for files containing it
+    # process_file sleeps this long after claiming a row
+    TEST_PROCESS_DELAY_S: float = 0.0
+    # process_file SIGKILLs its own process for files containing it
+    TEST_KILL_SENTINEL: str | None = None
 
     @model_validator(mode="after")
     def _check(self) -> Settings:

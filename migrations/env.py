@@ -10,10 +10,7 @@ from sqlmodel import SQLModel
 from store.db import make_engine
 
 importlib.import_module("store.tables")
-try:  # history tables arrive with the history issue
-    importlib.import_module("store.history_tables")
-except ModuleNotFoundError:
-    pass
+importlib.import_module("store.history_tables")
 
 target_metadata = SQLModel.metadata
 config = context.config

@@ -298,7 +298,7 @@ def test_token_count_of_a_large_table_is_extrapolated_and_flagged(
     from contextq import tokens
 
     monkeypatch.setattr(tabular, "EXACT_TOKEN_COUNT_MAX_BYTES", 10_000)
-    monkeypatch.setattr(tabular, "TOKEN_SAMPLE_BYTES", 20_000)
+    monkeypatch.setattr(tabular, "TOKEN_SAMPLE_BYTES", 50_000)
     text = _people_csv(20_000)
     result = run("big.csv", text)
     exact = tokens.count_tokens(text)
