@@ -244,15 +244,21 @@ def bench_xlsx(tmp: Path, quick: bool) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="small sizes: a smoke run")
+    parser.add_argument("--only", choices=["csv", "tokens", "xlsx", "media"],
+                        help="run one section")
     args = parser.parse_args()
     print(f"bench/files.py ({'quick' if args.quick else 'full'}) on {os.cpu_count()} cores, "
           f"Python {sys.version.split()[0]}")
+    wanted = {args.only} if args.only else {"csv", "tokens", "xlsx", "media"}
     with tempfile.TemporaryDirectory(prefix="contextq-bench-") as tmp:
-        bench_csv(Path(tmp), args.quick)
-        bench_tokens(args.quick)
-        bench_xlsx(Path(tmp), args.quick)
+        if "csv" in wanted:
+            bench_csv(Path(tmp), args.quick)
+        if "tokens" in wanted:
+            bench_tokens(args.quick)
+        if "xlsx" in wanted:
+            bench_xlsx(Path(tmp), args.quick)
     media = ROOT / "bench" / "files_media.py"
-    if media.exists():
+    if "media" in wanted and media.exists():
         spec = importlib.util.spec_from_file_location("bench_files_media", media)
         if spec and spec.loader:
             module = importlib.util.module_from_spec(spec)
