@@ -24,7 +24,7 @@ from __future__ import annotations
 import logging
 import math
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, cast, get_args
 
@@ -268,6 +268,19 @@ def noop(messages: Sequence[Message]) -> Selection:
     return Selection(list(range(len(messages))))
 
 
+def _units_newest_first(
+    messages: Sequence[Message], anchor_units: Mapping[int, Unit]
+) -> Iterator[Unit]:
+    """Non-anchor units from the newest backwards; a tool chain is one unit. Lazy, so a
+    walk that stops early never looks at older messages."""
+    i = len(messages) - 1
+    while i >= 0:
+        unit = unit_at(messages, i)
+        i = unit.start - 1
+        if unit.start not in anchor_units and unit.members:
+            yield unit
+
+
 def _walk_budget(
     messages: Sequence[Message],
     anchor_units: Mapping[int, Unit],
@@ -282,12 +295,7 @@ def _walk_budget(
     kept: list[Unit] = []
     kept_messages = 0
     newest = len(messages) - 1
-    i = newest
-    while i >= 0:
-        unit = unit_at(messages, i)
-        i = unit.start - 1
-        if unit.start in anchor_units or not unit.members:
-            continue
+    for unit in _units_newest_first(messages, anchor_units):
         cost = _cost(messages, unit)
         fits = used + cost <= budget_tokens
         needed = kept_messages < min_messages_to_keep and used + cost <= hard
@@ -335,12 +343,7 @@ def sliding_window(
     kept: list[Unit] = []
     count = 0
     newest = len(messages) - 1
-    i = newest
-    while i >= 0:
-        unit = unit_at(messages, i)
-        i = unit.start - 1
-        if unit.start in anchor_units or not unit.members:
-            continue
+    for unit in _units_newest_first(messages, anchor_units):
         # only the newest unit may exceed the window (a chain is never split)
         if count + len(unit.members) > window_size and unit.end != newest:
             break
