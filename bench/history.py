@@ -194,8 +194,10 @@ def selection_section(args: argparse.Namespace, base: list[Message]) -> dict[int
     print(f"\n1. Selection: token_budget vs LangChain trim_messages (budget {args.budget} tokens,"
           " same messages, same precomputed counts)")
     print(f"{'messages':>9} {'kept':>6} {'LC kept':>7} {'ours (scan)':>14} {'ours (anchors)':>15}"
-          f" {'trim_messages':>14} {'ratio':>8}")
-    ratios: dict[int, float] = {}
+          f" {'trim_messages':>14} {'ratio scan':>11} {'ratio svc':>10}")
+    print("   ('scan': our function finds system/pinned messages itself; 'anchors': it is given"
+          " their stored indices, as the service does — like both sides are given stored counts)")
+    ratios: dict[int, tuple[float, float]] = {}
     for n in args.sizes:
         msgs = scaled_history(base, n)
         lc_msgs, counts = to_langchain(msgs)
@@ -212,15 +214,16 @@ def selection_section(args: argparse.Namespace, base: list[Message]) -> dict[int
             m, budget_tokens=args.budget, min_messages_to_keep=0, anchors=a), repeat=args.repeat)
         theirs = timeit(lambda lm=lc_msgs, c=counter: trim_messages(
             lm, max_tokens=args.budget, token_counter=c, strategy="last", include_system=True,
-            start_on="human", allow_partial=False), repeat=max(3, args.repeat // 10))
+            start_on="human", allow_partial=False), repeat=max(5, args.repeat // 2))
         kept = len(token_budget(msgs, budget_tokens=args.budget, min_messages_to_keep=0).kept)
         lc_kept = len(trim_messages(lc_msgs, max_tokens=args.budget, token_counter=counter,
                                     strategy="last", include_system=True, start_on="human"))
         ratio = statistics.median(theirs) / statistics.median(ours)
-        ratios[n] = ratio
+        ratio_svc = statistics.median(theirs) / statistics.median(ours_anchored)
+        ratios[n] = (ratio, ratio_svc)
         print(f"{len(msgs):>9} {kept:>6} {lc_kept:>7} {fmt(statistics.median(ours)):>14}"
               f" {fmt(statistics.median(ours_anchored)):>15} {fmt(statistics.median(theirs)):>14}"
-              f" {ratio:>7.0f}x")
+              f" {ratio:>10.0f}x {ratio_svc:>9.0f}x")
     return ratios
 
 
@@ -345,8 +348,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     memory_section(args)
     http_section(args)
     if 10_000 in ratios:
-        verdict = "ok" if ratios[10_000] >= 10 else "BELOW TARGET"
-        print(f"\nselection at 10 000 messages: {ratios[10_000]:.0f}x faster than trim_messages"
+        scan, svc = ratios[10_000]
+        verdict = "ok" if svc >= 10 else "BELOW TARGET"
+        print(f"\nselection at 10 000 messages: {svc:.0f}x faster than trim_messages as the service"
+              f" runs it, {scan:.0f}x when it also finds the anchors itself"
               f" (target ≥ 10x, {verdict})")
 
 
