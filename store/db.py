@@ -98,8 +98,7 @@ def reset_engine() -> None:
 @contextmanager
 def session_scope(*, write: bool = True) -> Iterator[Session]:
     """A short transaction: commit on success, roll back on error."""
-    engine = get_engine()
-    bind = engine if write else engine.execution_options(sqlite_begin="DEFERRED")
+    bind = get_engine() if write else read_engine()
     with Session(bind=bind, expire_on_commit=False) as session:
         try:
             yield session
@@ -109,9 +108,23 @@ def session_scope(*, write: bool = True) -> Iterator[Session]:
             raise
 
 
+_read_engines: dict[int, Engine] = {}
+
+
+def read_engine() -> Engine:
+    """The engine with a deferred BEGIN (reads never take SQLite's write lock); built once
+    per engine rather than per session, since reads are the API's hottest path."""
+    engine = get_engine()
+    cached = _read_engines.get(id(engine))
+    if cached is None or cached.engine is not engine:
+        cached = engine.execution_options(sqlite_begin="DEFERRED")
+        _read_engines.clear()  # only the current engine's is ever needed
+        _read_engines[id(engine)] = cached
+    return cached
+
+
 def read_session() -> Session:
-    bind = get_engine().execution_options(sqlite_begin="DEFERRED")
-    return Session(bind=bind, expire_on_commit=False)
+    return Session(bind=read_engine(), expire_on_commit=False)
 
 
 def migrate(settings: Settings | None = None) -> None:
