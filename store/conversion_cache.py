@@ -12,36 +12,20 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import threading
 from collections.abc import Iterator
-from typing import Any
 
 from sqlalchemy.exc import IntegrityError
 
 from store.blobs import BlobStore
 from store.db import read_session, session_scope
+from store.redis_clients import redis_client
 from store.tables import ConversionCacheEntry, utcnow
 
 log = logging.getLogger(__name__)
 
 LOCK_PREFIX = "contextq:conversion-lock:"
 
-_clients: dict[str, Any] = {}
-_clients_lock = threading.Lock()
-
-
-def _redis(url: str) -> Any:
-    import os
-
-    import redis
-
-    key = f"{os.getpid()}:{url}"  # one client per process (never shared across fork)
-    with _clients_lock:
-        client = _clients.get(key)
-        if client is None:
-            client = redis.Redis.from_url(url, socket_timeout=5, socket_connect_timeout=2)
-            _clients[key] = client
-        return client
+REDIS_TIMEOUT_S = 5.0
 
 
 class DbConversionCache:
@@ -92,7 +76,7 @@ class DbConversionCache:
             return
         import redis
 
-        lk = _redis(self.redis_url).lock(
+        lk = redis_client(self.redis_url, timeout_s=REDIS_TIMEOUT_S).lock(
             LOCK_PREFIX + key, timeout=self.lock_timeout_s, blocking=True,
             blocking_timeout=self.wait_timeout_s,
         )

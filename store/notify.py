@@ -12,17 +12,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import threading
 from collections.abc import Awaitable, Callable
 from typing import Any
+
+from store.redis_clients import redis_client
 
 log = logging.getLogger("contextq.notify")
 
 CHANNEL_PREFIX = "contextq:file:"
 
-_sync_clients: dict[str, Any] = {}
 _async_clients: dict[tuple[str, int], Any] = {}  # per event loop: clients are bound to one
-_lock = threading.Lock()
 
 
 def channel(file_id: str) -> str:
@@ -34,14 +33,7 @@ def publish_file_status(redis_url: str | None, file_id: str, status: str) -> Non
     if not redis_url:
         return
     try:
-        import redis
-
-        with _lock:
-            client = _sync_clients.get(redis_url)
-            if client is None:
-                client = redis.Redis.from_url(redis_url, socket_timeout=2, socket_connect_timeout=2)
-                _sync_clients[redis_url] = client
-        client.publish(channel(file_id), status)
+        redis_client(redis_url, timeout_s=2.0).publish(channel(file_id), status)
     except Exception:  # the row is the truth; a lost notification only delays a long poll
         log.warning("could not publish status of file %s", file_id, exc_info=True)
 

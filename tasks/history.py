@@ -1,9 +1,9 @@
 """Tasks over history: `compact_conversation` and the beat sweep `sweep_compactions`.
 
 Each is a few lines over a plain function in `store/compaction_service.py`.
-One compaction runs per conversation at a time: a Redis lock (`SET NX PX` with a
-random token, released only by its owner through a compare-and-delete script)
-that holds across workers and across two beat instances. A trigger that finds
+One compaction runs per conversation at a time: a Redis lock (redis-py's `Lock`:
+`SET NX PX` with a random token, released only by its owner) that holds across
+workers and across two beat instances. A trigger that finds
 the lock taken does nothing; its job (if any) ends `succeeded` with
 `{"skipped": "already running"}`.
 """
@@ -11,7 +11,6 @@ the lock taken does nothing; its job (if any) ends `succeeded` with
 from __future__ import annotations
 
 import logging
-import secrets
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -24,43 +23,35 @@ from tasks import names
 log = logging.getLogger("contextq.tasks.history")
 
 LOCK_PREFIX = "contextq:lock:compact:"
-_RELEASE = """
-if redis.call('get', KEYS[1]) == ARGV[1] then
-  return redis.call('del', KEYS[1])
-end
-return 0
-"""
-
-
-def _redis(settings: Settings) -> Any:
-    import redis
-
-    if not settings.REDIS_URL:
-        raise RuntimeError("REDIS_URL is not set; the compaction lock needs Redis/Valkey")
-    return redis.Redis.from_url(settings.REDIS_URL, socket_timeout=10)
 
 
 @contextmanager
 def conversation_lock(conversation_id: str, *, settings: Settings) -> Iterator[bool]:
     """Yield True if this caller holds the conversation's compaction lock, else False.
 
-    The lock expires after the task's hard time limit (+ margin), so a worker killed
+    redis-py's `Lock` (SET NX PX with a random token; compare-and-delete on release).
+    It expires after the task's hard time limit (+ margin), so a worker killed
     mid-run cannot block the conversation for ever; only the token's owner deletes it.
     """
-    client = _redis(settings)
-    key = LOCK_PREFIX + conversation_id
-    token = secrets.token_hex(16)
-    ttl_ms = (settings.TASK_TIME_LIMIT_S + 30) * 1000
-    acquired = bool(client.set(key, token, nx=True, px=ttl_ms))
+    import redis
+
+    from store.redis_clients import redis_client
+
+    if not settings.REDIS_URL:
+        raise RuntimeError("REDIS_URL is not set; the compaction lock needs Redis/Valkey")
+    lock = redis_client(settings.REDIS_URL, timeout_s=10.0).lock(
+        LOCK_PREFIX + conversation_id, timeout=settings.TASK_TIME_LIMIT_S + 30, blocking=False
+    )
+    acquired = bool(lock.acquire())
     try:
         yield acquired
     finally:
         if acquired:
             try:
-                client.eval(_RELEASE, 1, key, token)
-            except Exception:  # the TTL frees it anyway
-                log.warning("could not release compaction lock %s", key, exc_info=True)
-        client.close()
+                lock.release()
+            except redis.RedisError:  # expired and taken by another, or unreachable: TTL frees it
+                log.warning("could not release compaction lock of %s", conversation_id,
+                            exc_info=True)
 
 
 def enqueue_compaction(conversation_id: str, job_id: str | None, *, settings: Settings) -> bool:

@@ -11,13 +11,11 @@ from starlette.concurrency import run_in_threadpool
 
 from contextq.settings import get_settings
 from store.db import get_engine
+from store.redis_clients import redis_client
 
 log = logging.getLogger("contextq.api.health")
 
 router = APIRouter(tags=["health"])
-
-_clients: dict[str, object] = {}
-
 
 def _database() -> str:
     try:
@@ -30,17 +28,11 @@ def _database() -> str:
 
 
 def _broker() -> str:
-    import redis
-
     url = get_settings().REDIS_URL
     if not url:
         return "not configured"
     try:
-        client = _clients.get(url)
-        if client is None:
-            client = redis.Redis.from_url(url, socket_timeout=1, socket_connect_timeout=1)
-            _clients[url] = client
-        client.ping()  # type: ignore[attr-defined]
+        redis_client(url, timeout_s=1.0).ping()
         return "ok"
     except Exception as exc:
         log.warning("healthz: broker: %s", exc)

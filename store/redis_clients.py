@@ -1,0 +1,30 @@
+"""Redis/Valkey clients: one per process, URL and timeout, never shared across fork.
+
+Every sync use in the API and the worker (conversion and compaction locks, status
+notifications, the health check) goes through `redis_client`, so each process
+keeps one connection pool per purpose instead of connecting per call.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from typing import Any
+
+_clients: dict[tuple[int, str, float], Any] = {}
+_lock = threading.Lock()
+
+
+def redis_client(url: str, *, timeout_s: float) -> Any:
+    """A cached `redis.Redis` for `url` whose commands time out after `timeout_s`."""
+    import redis
+
+    key = (os.getpid(), url, timeout_s)  # a forked child builds its own
+    with _lock:
+        client = _clients.get(key)
+        if client is None:
+            client = redis.Redis.from_url(
+                url, socket_timeout=timeout_s, socket_connect_timeout=min(timeout_s, 2.0)
+            )
+            _clients[key] = client
+        return client
