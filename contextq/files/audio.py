@@ -18,7 +18,7 @@ from typing import Any, BinaryIO
 
 from contextq.errors import InvalidInput
 from contextq.files.registry import ProcessContext, StreamInfo
-from contextq.files.result import FileExtractionResult, TruncationInfo
+from contextq.files.result import FileExtractionResult, TruncationInfo, human_bytes
 from contextq.settings import Settings
 
 TARGET_RATE = 16_000
@@ -271,11 +271,12 @@ class AudioProcessor:
                 "new_bitrate": TARGET_BITRATE,
             }
             summary = (
-                f"Subsampled for the limits (MAX_AUDIO_BYTES {_human(settings.MAX_AUDIO_BYTES)}, "
+                "Subsampled for the limits (MAX_AUDIO_BYTES "
+                f"{human_bytes(settings.MAX_AUDIO_BYTES)}, "
                 f"MAX_AUDIO_DURATION_S {settings.MAX_AUDIO_DURATION_S:g} s): mono, "
                 f"{TARGET_RATE} Hz, MP3 {TARGET_BITRATE // 1000} kbps; kept "
-                f"{result.kept_s:.1f} s of {meta.duration_s:.1f} s, {_human(len(binary))} "
-                f"of {_human(size)}."
+                f"{result.kept_s:.1f} s of {meta.duration_s:.1f} s, {human_bytes(len(binary))} "
+                f"of {human_bytes(size)}."
             )
         else:
             binary, media_type = path.read_bytes(), info.media_type
@@ -333,7 +334,8 @@ def _subsample_within(
             return result
         keep_s = result.kept_s * settings.MAX_AUDIO_BYTES / len(result.data) * 0.9
     raise InvalidInput(
-        f"could not bring this audio under {_human(settings.MAX_AUDIO_BYTES)} (MAX_AUDIO_BYTES)"
+        f"could not bring this audio under {human_bytes(settings.MAX_AUDIO_BYTES)} "
+        "(MAX_AUDIO_BYTES)"
     )
 
 
@@ -347,7 +349,7 @@ def _describe(info: StreamInfo, meta: AudioInfo, size: int, summary: str) -> str
         parts.append(f"{meta.bitrate // 1000} kbps")
     if meta.codec:
         parts.append(f"codec {meta.codec}")
-    parts.append(_human(size))
+    parts.append(human_bytes(size))
     text = ", ".join(parts) + "."
     if meta.tags:
         text += " Tags: " + "; ".join(f"{k}={v}" for k, v in meta.tags.items()) + "."
@@ -355,10 +357,3 @@ def _describe(info: StreamInfo, meta: AudioInfo, size: int, summary: str) -> str
         text += " " + summary
     return text + " No transcript (offline processing only).\n"
 
-
-def _human(n: float) -> str:
-    for unit in ("bytes", "KB", "MB", "GB"):
-        if n < 1024 or unit == "GB":
-            return f"{int(n)} bytes" if unit == "bytes" else f"{n:.1f} {unit}"
-        n /= 1024
-    return f"{n:.1f} GB"

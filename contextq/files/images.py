@@ -19,7 +19,7 @@ from typing import Any
 
 from contextq.errors import HostileInput, InvalidInput
 from contextq.files.registry import ProcessContext, StreamInfo
-from contextq.files.result import FileExtractionResult, TruncationInfo
+from contextq.files.result import FileExtractionResult, TruncationInfo, human_bytes
 from contextq.settings import Settings
 
 ALLOWED_FORMATS = ("PNG", "JPEG", "GIF", "WEBP", "BMP", "TIFF")
@@ -188,9 +188,9 @@ class ImageProcessor:
             image, data = self._shrink_to_bytes(image, data, out_format, limit)
             if image.size != before_size:
                 resized = True
-                notes.append(f"resized to fit {_human(limit)} (MAX_IMAGE_ATTACHMENT_SIZE)")
+                notes.append(f"resized to fit {human_bytes(limit)} (MAX_IMAGE_ATTACHMENT_SIZE)")
             else:
-                notes.append(f"re-encoded to fit {_human(limit)} (MAX_IMAGE_ATTACHMENT_SIZE)")
+                notes.append(f"re-encoded to fit {human_bytes(limit)} (MAX_IMAGE_ATTACHMENT_SIZE)")
         new_w, new_h = image.size
         if resized:
             truncation.record("pixels", new_w * new_h, upright_w * upright_h)
@@ -259,7 +259,7 @@ class ImageProcessor:
                 break  # stepping back up overshot: keep the best fit found
         if best is None:
             raise InvalidInput(
-                f"this image could not be brought under {_human(limit)} "
+                f"this image could not be brought under {human_bytes(limit)} "
                 "(MAX_IMAGE_ATTACHMENT_SIZE) by resizing"
             )
         return best
@@ -269,9 +269,9 @@ def _describe(
     decoded: _Decoded, *, w0: int, h0: int, b0: int, w1: int, h1: int, b1: int, fmt: str,
     notes: list[str], tokens_after: dict[str, int],
 ) -> str:
-    text = f"Image: {decoded.format}, {w0}×{h0} px, {_human(b0)}, mode {decoded.mode}."
+    text = f"Image: {decoded.format}, {w0}×{h0} px, {human_bytes(b0)}, mode {decoded.mode}."
     if (w0, h0) != (w1, h1) or b0 != b1 or decoded.format != fmt:
-        text += f" Sent as {fmt}, {w1}×{h1} px, {_human(b1)}."
+        text += f" Sent as {fmt}, {w1}×{h1} px, {human_bytes(b1)}."
     if notes:
         joined = "; ".join(notes)
         text += " " + joined[:1].upper() + joined[1:] + "."
@@ -281,10 +281,3 @@ def _describe(
     )
     return text + "\n"
 
-
-def _human(n: float) -> str:
-    for unit in ("bytes", "KB", "MB", "GB"):
-        if n < 1024 or unit == "GB":
-            return f"{int(n)} bytes" if unit == "bytes" else f"{n:.1f} {unit}"
-        n /= 1024
-    return f"{n:.1f} GB"

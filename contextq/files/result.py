@@ -67,6 +67,15 @@ class TruncationInfo:
         }
 
 
+def human_bytes(n: float) -> str:
+    """`512 bytes`, `1.5 MB`: sizes in the text results give the model and the user."""
+    for unit in ("bytes", "KB", "MB"):
+        if n < 1024:
+            return f"{int(n)} bytes" if unit == "bytes" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} GB"
+
+
 def _fmt(value: float) -> str:
     if isinstance(value, float) and not value.is_integer():
         return f"{value:.1f}"
