@@ -43,6 +43,12 @@ def skip_job(job_id: str | None, *, reason: str) -> dict[str, Any]:
     return result
 
 
+def fail_job(job_id: str | None, *, error: str) -> None:
+    if job_id:
+        with session_scope() as session:
+            q.finish_job(session, job_id=job_id, status=JobStatus.FAILED, error=error)
+
+
 def compaction_threshold(conversation: Conversation, settings: Settings) -> int:
     """Uncompacted tokens at which a conversation is due: HISTORY_COMPACTION_MAX_TOKENS,
     or less when its model's window times its context threshold is smaller."""
@@ -76,14 +82,7 @@ def run_compaction(
         result = _compact(conversation_id, job_id=job_id, settings=settings)
     except Exception as exc:
         log.exception("compaction of %s failed", conversation_id)
-        if job_id:
-            with session_scope() as session:
-                q.finish_job(
-                    session,
-                    job_id=job_id,
-                    status=JobStatus.FAILED,
-                    error=f"{type(exc).__name__}: {exc}"[:2000],
-                )
+        fail_job(job_id, error=f"{type(exc).__name__}: {exc}")
         raise
     if job_id:
         with session_scope() as session:

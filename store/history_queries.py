@@ -734,6 +734,9 @@ def start_job(session: Session, *, job_id: str) -> bool:
     return bool(result.rowcount)  # type: ignore[attr-defined]
 
 
+MAX_JOB_ERROR_CHARS = 2000
+
+
 def finish_job(
     session: Session,
     *,
@@ -745,5 +748,6 @@ def finish_job(
     session.execute(
         update(Job)
         .where(Job.id == job_id)
-        .values(status=status, result=result, error=error, finished_at=utcnow())
+        .values(status=status, result=result, error=error and error[:MAX_JOB_ERROR_CHARS],
+                finished_at=utcnow())
     )

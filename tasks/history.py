@@ -71,18 +71,9 @@ def enqueue_compaction(conversation_id: str, job_id: str | None, *, settings: Se
         )
     except Exception as exc:
         log.warning("could not enqueue compaction of %s: %s", conversation_id, exc)
-        if job_id:
-            from store import history_queries as q
-            from store.db import session_scope
-            from store.tables import JobStatus
+        from store.compaction_service import fail_job
 
-            with session_scope() as session:
-                q.finish_job(
-                    session,
-                    job_id=job_id,
-                    status=JobStatus.FAILED,
-                    error=f"could not enqueue the compaction (broker unavailable): {exc}"[:2000],
-                )
+        fail_job(job_id, error=f"could not enqueue the compaction (broker unavailable): {exc}")
         return False
     return True
 
