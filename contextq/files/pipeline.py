@@ -129,7 +129,7 @@ def finalize(result: FileExtractionResult, settings: Settings) -> None:
     own_count = result.binary is not None and result.processed_token_count is not None
     reserve_chars = reserve_tokens = 0
     for _ in range(6):
-        trunc, content = _cut(
+        trunc, content, known = _cut(
             result,
             text=text,
             settings=settings,
@@ -137,7 +137,7 @@ def finalize(result: FileExtractionResult, settings: Settings) -> None:
             reserve_tokens=reserve_tokens,
             own_count=own_count,
         )
-        n = tokens.count_tokens(content)
+        n = tokens.count_tokens(content) if known is None else known
         over_tokens = 0 if own_count else n - settings.MAX_TOKENS_PER_FILE
         over_chars = len(content) - settings.MAX_TOTAL_OUTPUT
         if over_tokens <= 0 and over_chars <= 0:
@@ -163,19 +163,22 @@ def _cut(
     reserve_chars: int,
     reserve_tokens: int,
     own_count: bool,
-) -> tuple[TruncationInfo, str]:
+) -> tuple[TruncationInfo, str, int | None]:
+    """(truncation, content, its token count when already known: no note was added)."""
     trunc = TruncationInfo()
     trunc.merge(result.truncation)
     char_limit = max(settings.MAX_TOTAL_OUTPUT - reserve_chars, 0)
     if len(text) > char_limit:
         trunc.record("chars", char_limit, len(text))
         text = text[:char_limit]
+    known: int | None = None
     if not own_count:
         budget = max(settings.MAX_TOKENS_PER_FILE - reserve_tokens, 0)
-        kept, total, kept_n = tokens.truncate_to_tokens(text, budget)
-        if kept_n < total:
-            trunc.record("tokens", kept_n, max(total, result.token_count or 0))
+        kept, total, known = tokens.truncate_to_tokens(text, budget)
+        if known < total:
+            trunc.record("tokens", known, max(total, result.token_count or 0))
             text = kept
     if trunc.truncated and result.content is not None and text:
         text = text.rstrip() + f"\n\n[truncated: {trunc.summary}]\n"
-    return trunc, text
+        known = None  # the note changes the count
+    return trunc, text, known
