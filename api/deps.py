@@ -66,8 +66,10 @@ async def get_owner_id(request: Request) -> str:
     scheme, _, key = header.partition(" ")
     if scheme.lower() != "bearer" or not key.strip():
         raise HTTPException(
-            401, "missing API key: send `Authorization: Bearer <key>` (create one with "
-            "`contextq keys create`)", headers={"WWW-Authenticate": "Bearer"},
+            401,
+            "missing API key: send `Authorization: Bearer <key>` (create one with "
+            "`contextq keys create`)",
+            headers={"WWW-Authenticate": "Bearer"},
         )
     key = key.strip()
     cache_key = f"{get_settings().database_url}|{hash_key(key)}"
@@ -84,6 +86,8 @@ async def get_owner_id(request: Request) -> str:
 SessionDep = Annotated[Session, Depends(get_session)]
 ReadSessionDep = Annotated[Session, Depends(get_read_session)]
 OwnerDep = Annotated[str, Depends(get_owner_id)]
+
+
 async def _current_settings() -> Settings:
     return get_settings()  # cached; async so it runs on the event loop, not in a thread
 

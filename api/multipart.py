@@ -59,7 +59,8 @@ def sanitize_filename(raw: str) -> str:
     name = unicodedata.normalize("NFC", raw)
     name = name.replace("\\", "/").rsplit("/", 1)[-1]
     name = "".join(
-        ch for ch in name
+        ch
+        for ch in name
         if unicodedata.category(ch) not in ("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp")
     )
     name = name.strip().strip(".").strip()
@@ -159,8 +160,12 @@ class _Receiver:
 
 
 async def receive_upload(
-    *, content_type: str, content_length: str | None, body: AsyncIterator[bytes],
-    blobs: BlobStore, limit: int,
+    *,
+    content_type: str,
+    content_length: str | None,
+    body: AsyncIterator[bytes],
+    blobs: BlobStore,
+    limit: int,
 ) -> ReceivedUpload:
     """Parse the multipart body, streaming the `file` part into the blob store."""
     ctype, params = parse_options_header(content_type)
@@ -176,9 +181,12 @@ async def receive_upload(
             raise UploadTooLarge(f"the file is larger than MAX_UPLOAD_BYTES ({limit} bytes)")
     rx = _Receiver(blobs=blobs, limit=limit)
     callbacks = {
-        "on_part_begin": rx.on_part_begin, "on_header_field": rx.on_header_field,
-        "on_header_value": rx.on_header_value, "on_header_end": rx.on_header_end,
-        "on_headers_finished": rx.on_headers_finished, "on_part_data": rx.on_part_data,
+        "on_part_begin": rx.on_part_begin,
+        "on_header_field": rx.on_header_field,
+        "on_header_value": rx.on_header_value,
+        "on_header_end": rx.on_header_end,
+        "on_headers_finished": rx.on_headers_finished,
+        "on_part_data": rx.on_part_data,
         "on_part_end": rx.on_part_end,
     }
     try:
@@ -190,9 +198,7 @@ async def receive_upload(
         async for chunk in body:
             received += len(chunk)
             if received > body_limit:
-                raise UploadTooLarge(
-                    f"the file is larger than MAX_UPLOAD_BYTES ({limit} bytes)"
-                )
+                raise UploadTooLarge(f"the file is larger than MAX_UPLOAD_BYTES ({limit} bytes)")
             try:
                 parser.write(chunk)
             except FormParserError as exc:
@@ -207,7 +213,10 @@ async def receive_upload(
         rx.abort()
         raise
     return ReceivedUpload(
-        writer=rx.writer, sha256=rx.writer.sha256, size=rx.writer.size,
+        writer=rx.writer,
+        sha256=rx.writer.sha256,
+        size=rx.writer.size,
         filename=sanitize_filename(rx.filename or ""),
-        content_type=rx.content_type, fields=rx.fields,
+        content_type=rx.content_type,
+        fields=rx.fields,
     )

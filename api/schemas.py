@@ -44,13 +44,24 @@ class FilePublic(BaseModel):
     @classmethod
     def from_row(cls, row: File) -> FilePublic:
         return cls(
-            id=row.id, filename=row.filename, size_bytes=row.size_bytes, sha256=row.sha256,
-            media_type=row.media_type, file_type=row.file_type, category=row.category,
+            id=row.id,
+            filename=row.filename,
+            size_bytes=row.size_bytes,
+            sha256=row.sha256,
+            media_type=row.media_type,
+            file_type=row.file_type,
+            category=row.category,
             status=row.status,  # type: ignore[arg-type]
-            token_count=row.token_count, processed_token_count=row.processed_token_count,
-            truncation=row.truncation, metadata=row.meta or {}, cache_hit=row.cache_hit,
-            error=row.error, conversation_id=row.conversation_id, project_id=row.project_id,
-            created_at=_utc(row.created_at), updated_at=_utc(row.updated_at),
+            token_count=row.token_count,
+            processed_token_count=row.processed_token_count,
+            truncation=row.truncation,
+            metadata=row.meta or {},
+            cache_hit=row.cache_hit,
+            error=row.error,
+            conversation_id=row.conversation_id,
+            project_id=row.project_id,
+            created_at=_utc(row.created_at),
+            updated_at=_utc(row.updated_at),
         )
 
 

@@ -87,7 +87,9 @@ def run_child(path: Path, name: str) -> dict[str, object]:
     started = time.perf_counter()
     proc = subprocess.run(
         [sys.executable, "-c", CHILD, str(path), name, str(ROOT)],
-        capture_output=True, text=True, check=False,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     wall = time.perf_counter() - started
     if proc.returncode != 0:
@@ -106,8 +108,9 @@ def make_csv(path: Path, size: int, *, quote_every: int = 5000, newline: str = "
             note = f'"note {i}, with ""quotes""{newline}and a second line"'
         else:
             note = f"plain note {i}"
-        rows.append(f"{i},user{i}@example.com,{i * 3.25:.2f},2024-01-{i % 28 + 1:02d},{note}"
-                    + newline)
+        rows.append(
+            f"{i},user{i}@example.com,{i * 3.25:.2f},2024-01-{i % 28 + 1:02d},{note}" + newline
+        )
     block = "".join(rows).encode()
     written = 0
     blocks = 0
@@ -133,8 +136,10 @@ def raw_newline_pass(path: Path) -> tuple[float, int]:
 def bench_csv(tmp: Path, quick: bool) -> None:
     big = (50 if quick else 1024) * MiB
     other = (20 if quick else 256) * MiB
-    print("\n(1) CSV: process_file in a fresh subprocess (after one warm-up file) vs a raw "
-          "chunked bytes.count(b'\\n') pass")
+    print(
+        "\n(1) CSV: process_file in a fresh subprocess (after one warm-up file) vs a raw "
+        "chunked bytes.count(b'\\n') pass"
+    )
     cases = [
         ("LF, a quoted multi-line field every 5000 rows", big, 5000, "\n", True),
         ("LF, a quoted multi-line field every 50 rows", other, 50, "\n", False),
@@ -157,17 +162,26 @@ def bench_csv(tmp: Path, quick: bool) -> None:
         child = min(children, key=lambda c: float(c["elapsed_s"]))  # type: ignore[arg-type]
         child["maxrss_mb"] = max(float(c["maxrss_mb"]) for c in children)  # type: ignore[arg-type]
         ratio = float(child["elapsed_s"]) / raw  # type: ignore[arg-type]
-        print(f"  {label}: {path.stat().st_size / MiB:.0f} MiB, {rows} data rows "
-              f"(generated in {made:.1f} s)")
-        print(f"    raw pass {raw:.3f} s ({newlines} newlines); process_file "
-              f"{child['elapsed_s']:.3f} s ({child['wall_s']:.2f} s wall with interpreter "
-              f"start and imports)")
-        print(f"    ratio {ratio:.2f}x" + (" (target <= 1.5x)" if target else "")
-              + f"; peak RSS {child['maxrss_mb']:.0f} MB" + (" (target <= 150 MB)" if target
-                                                             else ""))
-        print(f"    rows {child['rows']} exact={child['rows'] == rows}; "
-              f"method {child['method']}; last row shown {child['sentinel_tail']}; "
-              f"summary: {child['summary']}")
+        print(
+            f"  {label}: {path.stat().st_size / MiB:.0f} MiB, {rows} data rows "
+            f"(generated in {made:.1f} s)"
+        )
+        print(
+            f"    raw pass {raw:.3f} s ({newlines} newlines); process_file "
+            f"{child['elapsed_s']:.3f} s ({child['wall_s']:.2f} s wall with interpreter "
+            f"start and imports)"
+        )
+        print(
+            f"    ratio {ratio:.2f}x"
+            + (" (target <= 1.5x)" if target else "")
+            + f"; peak RSS {child['maxrss_mb']:.0f} MB"
+            + (" (target <= 150 MB)" if target else "")
+        )
+        print(
+            f"    rows {child['rows']} exact={child['rows'] == rows}; "
+            f"method {child['method']}; last row shown {child['sentinel_tail']}; "
+            f"summary: {child['summary']}"
+        )
         path.unlink()
 
 
@@ -211,10 +225,14 @@ def bench_tokens(quick: bool) -> None:
     streamed = counter.finish()
     streamed_s = time.perf_counter() - t
     print(f"    tiktoken encode (1 thread): {raw_s:.2f} s, {raw} tokens")
-    print(f"    count_tokens (bpe-openai):  {ours_s:.2f} s, {ours} tokens, "
-          f"{raw_s / ours_s:.2f}x (target >= 1.8x), identical={ours == raw}")
-    print(f"    StreamingTokenCounter (1 MiB pieces): {streamed_s:.2f} s, {streamed} tokens, "
-          f"{raw_s / streamed_s:.2f}x, identical={streamed == raw}")
+    print(
+        f"    count_tokens (bpe-openai):  {ours_s:.2f} s, {ours} tokens, "
+        f"{raw_s / ours_s:.2f}x (target >= 1.8x), identical={ours == raw}"
+    )
+    print(
+        f"    StreamingTokenCounter (1 MiB pieces): {streamed_s:.2f} s, {streamed} tokens, "
+        f"{raw_s / streamed_s:.2f}x, identical={streamed == raw}"
+    )
 
 
 def bench_xlsx(tmp: Path, quick: bool) -> None:
@@ -230,25 +248,33 @@ def bench_xlsx(tmp: Path, quick: bool) -> None:
         ws.append([i, f"name {i}", i * 1.5, "Berlin", i % 2 == 0, f"note {i}"])
     ws.append([rows, "SENTINEL-LAST-ROW", 0, "end", False, "last"])
     wb.save(path)
-    print(f"\n(3) XLSX {rows} data rows written by openpyxl write-only "
-          f"({path.stat().st_size / MiB:.1f} MiB, generated in {time.perf_counter() - t:.1f} s)")
+    print(
+        f"\n(3) XLSX {rows} data rows written by openpyxl write-only "
+        f"({path.stat().st_size / MiB:.1f} MiB, generated in {time.perf_counter() - t:.1f} s)"
+    )
     child = run_child(path, "big.xlsx")
     print(f"    time to first sampled rows: {child['first_rows_s']:.2f} s")
-    print(f"    process_file total: {child['elapsed_s']:.2f} s; "
-          f"peak RSS {child['maxrss_mb']:.0f} MB")
-    print(f"    rows counted: {child['rows']} (expected {rows}) exact={child['rows'] == rows}; "
-          f"tail shown: {child['sentinel_tail']}")
+    print(
+        f"    process_file total: {child['elapsed_s']:.2f} s; peak RSS {child['maxrss_mb']:.0f} MB"
+    )
+    print(
+        f"    rows counted: {child['rows']} (expected {rows}) exact={child['rows'] == rows}; "
+        f"tail shown: {child['sentinel_tail']}"
+    )
     path.unlink()
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="small sizes: a smoke run")
-    parser.add_argument("--only", choices=["csv", "tokens", "xlsx", "media"],
-                        help="run one section")
+    parser.add_argument(
+        "--only", choices=["csv", "tokens", "xlsx", "media"], help="run one section"
+    )
     args = parser.parse_args()
-    print(f"bench/files.py ({'quick' if args.quick else 'full'}) on {os.cpu_count()} cores, "
-          f"Python {sys.version.split()[0]}")
+    print(
+        f"bench/files.py ({'quick' if args.quick else 'full'}) on {os.cpu_count()} cores, "
+        f"Python {sys.version.split()[0]}"
+    )
     wanted = {args.only} if args.only else {"csv", "tokens", "xlsx", "media"}
     with tempfile.TemporaryDirectory(prefix="contextq-bench-") as tmp:
         if "csv" in wanted:

@@ -55,8 +55,12 @@ def timed(fn: Callable[[], Any], repeat: int) -> tuple[float, Any]:
 
 def info(path: Path, file_type: str, category: Any, media_type: str) -> StreamInfo:
     return StreamInfo(
-        filename=path.name, extension=path.suffix, file_type=file_type, category=category,
-        media_type=media_type, size=path.stat().st_size,
+        filename=path.name,
+        extension=path.suffix,
+        file_type=file_type,
+        category=category,
+        media_type=media_type,
+        size=path.stat().st_size,
     )
 
 
@@ -76,8 +80,12 @@ def bench_docx(work: Path, pages: int, repeat: int) -> None:
     settings = Settings()
     md = markitdown_default()
     get_markitdown()  # both instances built before timing
-    docx_info = info(path, "docx", "document",
-                     "application/vnd.openxmlformats-officedocument.wordprocessingml.document")
+    docx_info = info(
+        path,
+        "docx",
+        "document",
+        "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+    )
 
     def direct() -> str:
         result = md.convert_stream(io.BytesIO(data), stream_info=MdStreamInfo(extension=".docx"))
@@ -113,8 +121,9 @@ def bench_docx(work: Path, pages: int, repeat: int) -> None:
     own: list[float] = []
     for _ in range(repeat):
         ctx = ProcessContext(settings=settings, cache=MemoryConversionCache())
-        t, _result = timed(lambda c=ctx: DocumentProcessor(convert=timed_convert).process(
-            path, docx_info, c), 1)
+        t, _result = timed(
+            lambda c=ctx: DocumentProcessor(convert=timed_convert).process(path, docx_info, c), 1
+        )
         own.append(t - inner[-1])
     t_own = statistics.median(own)
 
@@ -135,24 +144,36 @@ def bench_docx(work: Path, pages: int, repeat: int) -> None:
     found = sum(samples.sentinel_for(p) in first.content for p in range(1, pages + 1))
     print(f"(a) DOCX, {pages} pages, {len(data) / 1024:.0f} KB, markdown {len(markdown)} chars")
     print(f"    markitdown direct        {t_direct * 1000:8.1f} ms")
-    print(f"    DocumentProcessor, first {t_ours * 1000:8.1f} ms   overhead "
-          f"{(t_ours / t_direct - 1) * 100:+.1f} %  (target ≤ +10 %)")
-    print(f"    of which our own work    {t_own * 1000:8.1f} ms   "
-          f"({t_own / t_direct * 100:.1f} % of the conversion: check_archive, hash, cache, "
-          "token count)")
-    print(f"    cache hit                {t_hit * 1000:8.2f} ms   "
-          f"{t_ours / t_hit:.0f}× faster than the conversion (target ≥ 50×), "
-          f"cache_hit={hit.cache_hit}")
-    print(f"    cache hit + finalize     {t_hit_final * 1000:8.2f} ms   "
-          f"{t_ours / t_hit_final:.0f}× (incl. the final token cut)")
+    print(
+        f"    DocumentProcessor, first {t_ours * 1000:8.1f} ms   overhead "
+        f"{(t_ours / t_direct - 1) * 100:+.1f} %  (target ≤ +10 %)"
+    )
+    print(
+        f"    of which our own work    {t_own * 1000:8.1f} ms   "
+        f"({t_own / t_direct * 100:.1f} % of the conversion: check_archive, hash, cache, "
+        "token count)"
+    )
+    print(
+        f"    cache hit                {t_hit * 1000:8.2f} ms   "
+        f"{t_ours / t_hit:.0f}× faster than the conversion (target ≥ 50×), "
+        f"cache_hit={hit.cache_hit}"
+    )
+    print(
+        f"    cache hit + finalize     {t_hit_final * 1000:8.2f} ms   "
+        f"{t_ours / t_hit_final:.0f}× (incl. the final token cut)"
+    )
     print(f"    sentinels found {found}/{pages}; identical markdown: {first.content == markdown}")
 
 
 def bench_pdf(work: Path, pages: int, repeat: int) -> None:
     from markitdown import StreamInfo as MdStreamInfo
 
-    data = samples.pdf_bytes(pages, per_page_sentinel=True, lines_per_page=40,
-                             text="The quick brown fox jumps over the lazy dog, 0123456789")
+    data = samples.pdf_bytes(
+        pages,
+        per_page_sentinel=True,
+        lines_per_page=40,
+        text="The quick brown fox jumps over the lazy dog, 0123456789",
+    )
     path = work / "long.pdf"
     path.write_bytes(data)
     settings = Settings()
@@ -174,10 +195,14 @@ def bench_pdf(work: Path, pages: int, repeat: int) -> None:
     ours_found = sum(samples.sentinel_for(p) in result.content for p in range(1, pages + 1))
     default_found = sum(samples.sentinel_for(p) in default_md for p in range(1, pages + 1))
     print(f"(b) PDF, {pages} pages, {len(data) / 1024:.0f} KB")
-    print(f"    markitdown default (pdfminer) {t_default * 1000:9.1f} ms   "
-          f"sentinels {default_found}/{pages}")
-    print(f"    ours (PDFium in markitdown)   {t_ours * 1000:9.1f} ms   "
-          f"sentinels {ours_found}/{pages}   converter={result.metadata['converter']}")
+    print(
+        f"    markitdown default (pdfminer) {t_default * 1000:9.1f} ms   "
+        f"sentinels {default_found}/{pages}"
+    )
+    print(
+        f"    ours (PDFium in markitdown)   {t_ours * 1000:9.1f} ms   "
+        f"sentinels {ours_found}/{pages}   converter={result.metadata['converter']}"
+    )
     print(f"    speed-up {t_default / t_ours:.0f}× (target ≥ 20×)")
 
 
@@ -203,10 +228,12 @@ def bench_image(work: Path, size: tuple[int, int], repeat: int) -> None:
             repeat,
         )
         meta = result.metadata
-        print(f"(c) {width}×{height} {fmt} ({width * height / 1e6:.0f} MP), "
-              f"{meta['original_bytes'] / MiB:.1f} MiB → {meta['width']}×{meta['height']}, "
-              f"{meta['bytes'] / MiB:.2f} MiB in {t * 1000:.0f} ms "
-              f"(limit {settings.MAX_IMAGE_ATTACHMENT_SIZE / MiB:.1f} MiB)")
+        print(
+            f"(c) {width}×{height} {fmt} ({width * height / 1e6:.0f} MP), "
+            f"{meta['original_bytes'] / MiB:.1f} MiB → {meta['width']}×{meta['height']}, "
+            f"{meta['bytes'] / MiB:.2f} MiB in {t * 1000:.0f} ms "
+            f"(limit {settings.MAX_IMAGE_ATTACHMENT_SIZE / MiB:.1f} MiB)"
+        )
 
 
 def bench_audio(work: Path, seconds: float, repeat: int, settings: Settings) -> None:
@@ -216,13 +243,16 @@ def bench_audio(work: Path, seconds: float, repeat: int, settings: Settings) -> 
     path = work / "talk.mp3"
     path.write_bytes(data)
     audio_info = info(path, "mp3", "audio", "audio/mpeg")
-    t, result = timed(lambda: AudioProcessor().process(path, audio_info, ProcessContext(settings)),
-                      repeat)
+    t, result = timed(
+        lambda: AudioProcessor().process(path, audio_info, ProcessContext(settings)), repeat
+    )
     meta = result.metadata
     new_mb = meta.get("new_bytes", 0) / 1e6
-    print(f"(d) MP3 {seconds / 60:.0f} min, 192 kbps stereo, {len(data) / 1e6:.1f} MB "
-          f"(made with PyAV in {made:.1f} s) → 16 kHz mono MP3 {new_mb:.2f} MB, "
-          f"kept {meta.get('kept_s', 0):.0f} s of {meta['duration_s']:.0f} s in {t:.2f} s")
+    print(
+        f"(d) MP3 {seconds / 60:.0f} min, 192 kbps stereo, {len(data) / 1e6:.1f} MB "
+        f"(made with PyAV in {made:.1f} s) → 16 kHz mono MP3 {new_mb:.2f} MB, "
+        f"kept {meta.get('kept_s', 0):.0f} s of {meta['duration_s']:.0f} s in {t:.2f} s"
+    )
 
 
 def run(quick: bool = False) -> None:

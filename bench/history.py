@@ -51,11 +51,51 @@ from contextq.history.strategies import find_anchors  # noqa: E402
 from contextq.settings import Settings  # noqa: E402
 
 WORDS = (
-    "agent", "reads", "file", "config", "parser", "error", "timeout", "decided", "retry",
-    "database", "schema", "index", "query", "user", "wants", "report", "summary", "latency",
-    "cache", "worker", "queue", "deploy", "migration", "test", "build", "the", "a", "of", "to",
-    "and", "in", "is", "it", "for", "on", "with", "as", "was", "at", "by", "an", "be", "this",
-    "from", "or",
+    "agent",
+    "reads",
+    "file",
+    "config",
+    "parser",
+    "error",
+    "timeout",
+    "decided",
+    "retry",
+    "database",
+    "schema",
+    "index",
+    "query",
+    "user",
+    "wants",
+    "report",
+    "summary",
+    "latency",
+    "cache",
+    "worker",
+    "queue",
+    "deploy",
+    "migration",
+    "test",
+    "build",
+    "the",
+    "a",
+    "of",
+    "to",
+    "and",
+    "in",
+    "is",
+    "it",
+    "for",
+    "on",
+    "with",
+    "as",
+    "was",
+    "at",
+    "by",
+    "an",
+    "be",
+    "this",
+    "from",
+    "or",
 )
 MODEL = "gpt-4o"
 
@@ -74,26 +114,60 @@ def unique_history(n: int, seed: int = 0) -> list[Message]:
     seq = 0
     while len(out) < n:
         seq += 1
-        out.append(Message(role="user", content=_text(rng, rng.randint(8, 60)), seq=seq,
-                           id=f"m{seq}", kind="user_prompt"))
+        out.append(
+            Message(
+                role="user",
+                content=_text(rng, rng.randint(8, 60)),
+                seq=seq,
+                id=f"m{seq}",
+                kind="user_prompt",
+            )
+        )
         for _ in range(rng.randint(0, 2)):
             seq += 1
             ids = [f"call_{seq}_{j}" for j in range(rng.randint(1, 2))]
-            calls = [{"id": c, "type": "function", "function": {
-                "name": rng.choice(["read_file", "grep", "run_tests"]),
-                "arguments": json.dumps({"path": f"src/m{rng.randint(1, 50)}.py"})}} for c in ids]
-            out.append(Message(role="assistant", tool_calls=calls, seq=seq, id=f"m{seq}",
-                               kind="tool_call"))
+            calls = [
+                {
+                    "id": c,
+                    "type": "function",
+                    "function": {
+                        "name": rng.choice(["read_file", "grep", "run_tests"]),
+                        "arguments": json.dumps({"path": f"src/m{rng.randint(1, 50)}.py"}),
+                    },
+                }
+                for c in ids
+            ]
+            out.append(
+                Message(role="assistant", tool_calls=calls, seq=seq, id=f"m{seq}", kind="tool_call")
+            )
             for c in ids:
                 seq += 1
                 failed = rng.random() < 0.08
-                content = (f"Error: timeout after {rng.randint(1, 999)} ms" if failed
-                           else _text(rng, rng.randint(20, 200)))
-                out.append(Message(role="tool", tool_call_id=c, content=content, seq=seq,
-                                   id=f"m{seq}", kind="error" if failed else "observation"))
+                content = (
+                    f"Error: timeout after {rng.randint(1, 999)} ms"
+                    if failed
+                    else _text(rng, rng.randint(20, 200))
+                )
+                out.append(
+                    Message(
+                        role="tool",
+                        tool_call_id=c,
+                        content=content,
+                        seq=seq,
+                        id=f"m{seq}",
+                        kind="error" if failed else "observation",
+                    )
+                )
         seq += 1
-        out.append(Message(role="assistant", content=_text(rng, rng.randint(10, 80)), seq=seq,
-                           id=f"m{seq}", kind=rng.choice(["reasoning", "decision"])))
+        out.append(
+            Message(
+                role="assistant",
+                content=_text(rng, rng.randint(10, 80)),
+                seq=seq,
+                id=f"m{seq}",
+                kind=rng.choice(["reasoning", "decision"]),
+            )
+        )
     out = out[:n]
     while out[-1].role == "assistant" and out[-1].tool_calls:  # do not end inside a chain
         out.pop()
@@ -138,8 +212,15 @@ def to_langchain(messages: Sequence[Message]) -> tuple[list[Any], dict[str, int]
         elif m.role == "tool":
             lc = ToolMessage(content=m.text(), tool_call_id=m.tool_call_id or "", id=m.id)
         else:
-            calls = [{"name": c["function"]["name"], "args": json.loads(c["function"]["arguments"]),
-                      "id": c["id"], "type": "tool_call"} for c in m.tool_calls or ()]
+            calls = [
+                {
+                    "name": c["function"]["name"],
+                    "args": json.loads(c["function"]["arguments"]),
+                    "id": c["id"],
+                    "type": "tool_call",
+                }
+                for c in m.tool_calls or ()
+            ]
             lc = AIMessage(content=m.text(), tool_calls=calls, id=m.id)
         out.append(lc)
         counts[str(m.id)] = m.token_count or 0
@@ -191,12 +272,18 @@ def fmt(ms: float) -> str:
 def selection_section(args: argparse.Namespace, base: list[Message]) -> dict[int, float]:
     from langchain_core.messages import BaseMessage, trim_messages
 
-    print(f"\n1. Selection: token_budget vs LangChain trim_messages (budget {args.budget} tokens,"
-          " same messages, same precomputed counts)")
-    print(f"{'messages':>9} {'kept':>6} {'LC kept':>7} {'ours (scan)':>14} {'ours (anchors)':>15}"
-          f" {'trim_messages':>14} {'ratio scan':>11} {'ratio svc':>10}")
-    print("   ('scan': our function finds system/pinned messages itself; 'anchors': it is given"
-          " their stored indices, as the service does — like both sides are given stored counts)")
+    print(
+        f"\n1. Selection: token_budget vs LangChain trim_messages (budget {args.budget} tokens,"
+        " same messages, same precomputed counts)"
+    )
+    print(
+        f"{'messages':>9} {'kept':>6} {'LC kept':>7} {'ours (scan)':>14} {'ours (anchors)':>15}"
+        f" {'trim_messages':>14} {'ratio scan':>11} {'ratio svc':>10}"
+    )
+    print(
+        "   ('scan': our function finds system/pinned messages itself; 'anchors': it is given"
+        " their stored indices, as the service does — like both sides are given stored counts)"
+    )
     ratios: dict[int, tuple[float, float]] = {}
     for n in args.sizes:
         msgs = scaled_history(base, n)
@@ -207,34 +294,64 @@ def selection_section(args: argparse.Namespace, base: list[Message]) -> dict[int
             return sum(_counts[str(m.id)] for m in batch)  # the stored counts, summed
 
         anchors = find_anchors(msgs)
-        ours = timeit(lambda m=msgs: token_budget(m, budget_tokens=args.budget,
-                                                  min_messages_to_keep=0),
-                      repeat=args.repeat)
-        ours_anchored = timeit(lambda m=msgs, a=anchors: token_budget(
-            m, budget_tokens=args.budget, min_messages_to_keep=0, anchors=a), repeat=args.repeat)
-        theirs = timeit(lambda lm=lc_msgs, c=counter: trim_messages(
-            lm, max_tokens=args.budget, token_counter=c, strategy="last", include_system=True,
-            start_on="human", allow_partial=False), repeat=max(5, args.repeat // 2))
+        ours = timeit(
+            lambda m=msgs: token_budget(m, budget_tokens=args.budget, min_messages_to_keep=0),
+            repeat=args.repeat,
+        )
+        ours_anchored = timeit(
+            lambda m=msgs, a=anchors: token_budget(
+                m, budget_tokens=args.budget, min_messages_to_keep=0, anchors=a
+            ),
+            repeat=args.repeat,
+        )
+        theirs = timeit(
+            lambda lm=lc_msgs, c=counter: trim_messages(
+                lm,
+                max_tokens=args.budget,
+                token_counter=c,
+                strategy="last",
+                include_system=True,
+                start_on="human",
+                allow_partial=False,
+            ),
+            repeat=max(5, args.repeat // 2),
+        )
         kept = len(token_budget(msgs, budget_tokens=args.budget, min_messages_to_keep=0).kept)
-        lc_kept = len(trim_messages(lc_msgs, max_tokens=args.budget, token_counter=counter,
-                                    strategy="last", include_system=True, start_on="human"))
+        lc_kept = len(
+            trim_messages(
+                lc_msgs,
+                max_tokens=args.budget,
+                token_counter=counter,
+                strategy="last",
+                include_system=True,
+                start_on="human",
+            )
+        )
         ratio = statistics.median(theirs) / statistics.median(ours)
         ratio_svc = statistics.median(theirs) / statistics.median(ours_anchored)
         ratios[n] = (ratio, ratio_svc)
-        print(f"{len(msgs):>9} {kept:>6} {lc_kept:>7} {fmt(statistics.median(ours)):>14}"
-              f" {fmt(statistics.median(ours_anchored)):>15} {fmt(statistics.median(theirs)):>14}"
-              f" {ratio:>10.0f}x {ratio_svc:>9.0f}x")
+        print(
+            f"{len(msgs):>9} {kept:>6} {lc_kept:>7} {fmt(statistics.median(ours)):>14}"
+            f" {fmt(statistics.median(ours_anchored)):>15} {fmt(statistics.median(theirs)):>14}"
+            f" {ratio:>10.0f}x {ratio_svc:>9.0f}x"
+        )
     return ratios
 
 
 def context_section(args: argparse.Namespace, base: list[Message]) -> None:
     settings = Settings()
-    print("\n2. Whole history-context build in process (build_history_context, gpt-4o,"
-          " token_budget, 1 pinned message)")
-    print("   (running token total given, as the service stores it; 'anchors' = the indices"
-          " of system/pinned messages given too; CPU = process time, with anchors)")
-    print(f"{'messages':>9} {'kept':>6} {'p50':>12} {'p99':>12} {'p50 anchors':>12}"
-          f" {'p99 anchors':>12} {'CPU p50':>12}")
+    print(
+        "\n2. Whole history-context build in process (build_history_context, gpt-4o,"
+        " token_budget, 1 pinned message)"
+    )
+    print(
+        "   (running token total given, as the service stores it; 'anchors' = the indices"
+        " of system/pinned messages given too; CPU = process time, with anchors)"
+    )
+    print(
+        f"{'messages':>9} {'kept':>6} {'p50':>12} {'p99':>12} {'p50 anchors':>12}"
+        f" {'p99 anchors':>12} {'CPU p50':>12}"
+    )
     for n in args.sizes:
         msgs = scaled_history(base, n)
         msgs[len(msgs) // 3].pinned = True
@@ -243,17 +360,25 @@ def context_section(args: argparse.Namespace, base: list[Message]) -> None:
         settle()
 
         def run(m: list[Message] = msgs, t: int = total, a: Any = None) -> Any:
-            return build_history_context(m, settings=settings, conversation_id="bench",
-                                         model=MODEL, system_prompt="Be precise.",
-                                         history_tokens=t, anchors=a)
+            return build_history_context(
+                m,
+                settings=settings,
+                conversation_id="bench",
+                model=MODEL,
+                system_prompt="Be precise.",
+                history_tokens=t,
+                anchors=a,
+            )
 
         ctx = run()
         times = timeit(run, repeat=args.repeat * 2)
         anchored = timeit(lambda r=run, a=anchors: r(a=a), repeat=args.repeat * 2)
         cpu = timeit(lambda r=run, a=anchors: r(a=a), repeat=args.repeat, clock=time.process_time)
-        print(f"{len(msgs):>9} {ctx.report.kept_message_count:>6} {fmt(pct(times, 0.5)):>12}"
-              f" {fmt(pct(times, 0.99)):>12} {fmt(pct(anchored, 0.5)):>12}"
-              f" {fmt(pct(anchored, 0.99)):>12} {fmt(pct(cpu, 0.5)):>12}")
+        print(
+            f"{len(msgs):>9} {ctx.report.kept_message_count:>6} {fmt(pct(times, 0.5)):>12}"
+            f" {fmt(pct(times, 0.99)):>12} {fmt(pct(anchored, 0.5)):>12}"
+            f" {fmt(pct(anchored, 0.99)):>12} {fmt(pct(cpu, 0.5)):>12}"
+        )
 
 
 def compaction_section(args: argparse.Namespace, base: list[Message]) -> None:
@@ -270,20 +395,25 @@ def compaction_section(args: argparse.Namespace, base: list[Message]) -> None:
     msgs = msgs[: cut + 1]
     total = sum(m.token_count or 0 for m in msgs)
     settle()
-    print(f"\n3. Compaction of a {total:,}-token history ({len(msgs):,} messages), target "
-          f"{settings.HISTORY_COMPACTION_TARGET_TOKENS:,} tokens")
+    print(
+        f"\n3. Compaction of a {total:,}-token history ({len(msgs):,} messages), target "
+        f"{settings.HISTORY_COMPACTION_TARGET_TOKENS:,} tokens"
+    )
     for label, summarizer, limit_ms in (
         ("truncation fallback", None, 100.0),
         ("extractive summary", ExtractiveSummarizer(), 2000.0),
     ):
         outcome = compact(msgs, summarizer, settings)
-        times = timeit(lambda s=summarizer: compact(msgs, s, settings),
-                       repeat=max(3, args.repeat // 10))
+        times = timeit(
+            lambda s=summarizer: compact(msgs, s, settings), repeat=max(3, args.repeat // 10)
+        )
         assert outcome is not None
         verdict = "ok" if statistics.median(times) <= limit_ms else "OVER TARGET"
-        print(f"   {label:<20} median {fmt(statistics.median(times))}  (target ≤ {limit_ms:g} ms,"
-              f" {verdict}); {outcome.original_tokens:,} → {outcome.compacted_tokens:,} tokens,"
-              f" through #{outcome.through_seq}")
+        print(
+            f"   {label:<20} median {fmt(statistics.median(times))}  (target ≤ {limit_ms:g} ms,"
+            f" {verdict}); {outcome.original_tokens:,} → {outcome.compacted_tokens:,} tokens,"
+            f" through #{outcome.through_seq}"
+        )
 
 
 def memory_section(args: argparse.Namespace) -> None:
@@ -294,13 +424,20 @@ def memory_section(args: argparse.Namespace) -> None:
     for i in range(args.memory_actions):
         kind = rng.choice(kinds)
         t = time.perf_counter()
-        memory.add_action(kind, f"step {i}: {_text(rng, 12)}", tool="run_tests",
-                          success=rng.random() > 0.1, files=[f"src/m{rng.randint(1, 40)}.py"])
+        memory.add_action(
+            kind,
+            f"step {i}: {_text(rng, 12)}",
+            tool="run_tests",
+            success=rng.random() > 0.1,
+            files=[f"src/m{rng.randint(1, 40)}.py"],
+        )
         times.append((time.perf_counter() - t) * 1000)
     verdict = "ok" if pct(times, 0.99) <= 5.0 else "OVER TARGET"
-    print(f"\n4. Hierarchical memory add_action ({args.memory_actions:,} actions, "
-          f"{memory.compressions:,} compressions): p50 {pct(times, 0.5):.4f} ms, "
-          f"p99 {pct(times, 0.99):.4f} ms, max {max(times):.3f} ms (target p99 ≤ 5 ms, {verdict})")
+    print(
+        f"\n4. Hierarchical memory add_action ({args.memory_actions:,} actions, "
+        f"{memory.compressions:,} compressions): p50 {pct(times, 0.5):.4f} ms, "
+        f"p99 {pct(times, 0.99):.4f} ms, max {max(times):.3f} ms (target p99 ≤ 5 ms, {verdict})"
+    )
 
 
 def http_section(args: argparse.Namespace) -> None:
@@ -326,8 +463,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--compaction-tokens", type=int, default=200_000)
     parser.add_argument("--memory-actions", type=int, default=20_000)
     parser.add_argument("--quick", action="store_true", help="smaller sizes and fewer repeats")
-    parser.add_argument("--http", action="store_true",
-                        help="also measure GET /context over HTTP (starts a local API)")
+    parser.add_argument(
+        "--http",
+        action="store_true",
+        help="also measure GET /context over HTTP (starts a local API)",
+    )
     parser.add_argument("--api", default=None, help="base URL of a running contextq API")
     parser.add_argument("--key", default=None, help="API key for --api")
     args = parser.parse_args(argv)
@@ -339,8 +479,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"machine: {os.cpu_count()} cores, load average {load:.1f} (times are wall clock)")
     base = unique_history(10_000, seed=7)
-    print(f"prepared 10 000 unique messages ({sum(m.token_count or 0 for m in base):,} tokens)"
-          f" in {time.perf_counter() - started:.1f} s")
+    print(
+        f"prepared 10 000 unique messages ({sum(m.token_count or 0 for m in base):,} tokens)"
+        f" in {time.perf_counter() - started:.1f} s"
+    )
     settle()
     ratios = selection_section(args, base)
     context_section(args, base)
@@ -350,9 +492,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     if 10_000 in ratios:
         scan, svc = ratios[10_000]
         verdict = "ok" if svc >= 10 else "BELOW TARGET"
-        print(f"\nselection at 10 000 messages: {svc:.0f}x faster than trim_messages as the service"
-              f" runs it, {scan:.0f}x when it also finds the anchors itself"
-              f" (target ≥ 10x, {verdict})")
+        print(
+            f"\nselection at 10 000 messages: {svc:.0f}x faster than trim_messages as the service"
+            f" runs it, {scan:.0f}x when it also finds the anchors itself"
+            f" (target ≥ 10x, {verdict})"
+        )
 
 
 if __name__ == "__main__":

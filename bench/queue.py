@@ -67,8 +67,9 @@ def start_stack(data_dir: Path, concurrency: int) -> Any:
     from contextq.settings import get_settings
 
     get_settings.cache_clear()
-    options = UpOptions(port=free_port(), concurrency=concurrency, timeout_s=120,
-                        parts=("api", "worker"))
+    options = UpOptions(
+        port=free_port(), concurrency=concurrency, timeout_s=120, parts=("api", "worker")
+    )
     stack = Stack(get_settings(), options, say=lambda m: print(m, file=sys.stderr))
     t0 = time.perf_counter()
     stack.prepare()
@@ -78,8 +79,11 @@ def start_stack(data_dir: Path, concurrency: int) -> Any:
     except BaseException:
         stack.stop()
         raise
-    print(f"stack ready in {time.perf_counter() - t0:.1f}s "
-          f"(API {stack.api_url}, worker --concurrency {concurrency})", file=sys.stderr)
+    print(
+        f"stack ready in {time.perf_counter() - t0:.1f}s "
+        f"(API {stack.api_url}, worker --concurrency {concurrency})",
+        file=sys.stderr,
+    )
     return stack
 
 
@@ -112,9 +116,13 @@ def bench_noop(app: Any, n_latency: int, n_throughput: int) -> dict[str, float]:
     for r in results:
         r.get(timeout=120)
     elapsed = time.perf_counter() - t0
-    return {"p50_s": pct(lat, 50), "p95_s": pct(lat, 95),
-            "throughput_per_s": n_throughput / elapsed, "n_latency": n_latency,
-            "n_throughput": n_throughput}
+    return {
+        "p50_s": pct(lat, 50),
+        "p95_s": pct(lat, 95),
+        "throughput_per_s": n_throughput / elapsed,
+        "n_latency": n_latency,
+        "n_throughput": n_throughput,
+    }
 
 
 def bench_http(api_url: str, n: int) -> dict[str, float]:
@@ -166,8 +174,9 @@ def _seconds_between(start: str | None, end: str | None) -> float | None:
     return (datetime.fromisoformat(end) - datetime.fromisoformat(start)).total_seconds()
 
 
-def bench_upload(api_url: str, key: str, n_latency: int, n_throughput: int,
-                 threads: int) -> dict[str, float]:
+def bench_upload(
+    api_url: str, key: str, n_latency: int, n_throughput: int, threads: int
+) -> dict[str, float]:
     import httpx
 
     headers = {"Authorization": f"Bearer {key}"}
@@ -203,11 +212,17 @@ def bench_upload(api_url: str, key: str, n_latency: int, n_throughput: int,
         upload_done = time.perf_counter() - t0
         list(pool.map(wait, ids))
     elapsed = time.perf_counter() - t0
-    return {"p50_s": pct(lat, 50), "p95_s": pct(lat, 95), "post_p50_s": pct(post, 50),
-            "row_created_to_ready_p50_s": pct([x for x in server if x is not None], 50),
-            "throughput_per_s": n_throughput / elapsed, "uploads_accepted_per_s":
-            n_throughput / upload_done, "n_latency": n_latency, "n_throughput": n_throughput,
-            "threads": threads}
+    return {
+        "p50_s": pct(lat, 50),
+        "p95_s": pct(lat, 95),
+        "post_p50_s": pct(post, 50),
+        "row_created_to_ready_p50_s": pct([x for x in server if x is not None], 50),
+        "throughput_per_s": n_throughput / elapsed,
+        "uploads_accepted_per_s": n_throughput / upload_done,
+        "n_latency": n_latency,
+        "n_throughput": n_throughput,
+        "threads": threads,
+    }
 
 
 def main() -> int:
@@ -225,14 +240,22 @@ def main() -> int:
     parser.add_argument("--keep", action="store_true", help="keep the temporary DATA_DIR")
     args = parser.parse_args()
     if args.quick:
-        for name in ("noop_latency", "noop_throughput", "http", "upload_latency",
-                     "upload_throughput"):
+        for name in (
+            "noop_latency",
+            "noop_throughput",
+            "http",
+            "upload_latency",
+            "upload_throughput",
+        ):
             setattr(args, name, max(20, getattr(args, name) // 5))
 
     data_dir = Path(tempfile.mkdtemp(prefix="contextq-bench-"))
     stack = start_stack(data_dir, args.concurrency)
-    figures: dict[str, Any] = {"cpu_count": os.cpu_count(), "worker_concurrency": args.concurrency,
-                               "loadavg_at_start": os.getloadavg()}
+    figures: dict[str, Any] = {
+        "cpu_count": os.cpu_count(),
+        "worker_concurrency": args.concurrency,
+        "loadavg_at_start": os.getloadavg(),
+    }
     try:
         app = celery_client(stack.redis_url)
         try:
@@ -240,37 +263,57 @@ def main() -> int:
         finally:
             app.close()
         figures["http"] = http = bench_http(stack.api_url, args.http)
-        print(f"machine: {os.cpu_count()} cores, load average at start "
-              f"{figures['loadavg_at_start'][0]:.2f}")
-        print(f"(a) no-op task round trip: p50 {ms(noop['p50_s'])}, p95 {ms(noop['p95_s'])} "
-              f"(n={noop['n_latency']}); throughput {noop['throughput_per_s']:.0f} tasks/s "
-              f"(n={noop['n_throughput']})")
-        print(f"(b) HTTP round trip GET /healthz: p50 {ms(http['p50_s'])}, "
-              f"p95 {ms(http['p95_s'])} (n={http['n']})")
+        print(
+            f"machine: {os.cpu_count()} cores, load average at start "
+            f"{figures['loadavg_at_start'][0]:.2f}"
+        )
+        print(
+            f"(a) no-op task round trip: p50 {ms(noop['p50_s'])}, p95 {ms(noop['p95_s'])} "
+            f"(n={noop['n_latency']}); throughput {noop['throughput_per_s']:.0f} tasks/s "
+            f"(n={noop['n_throughput']})"
+        )
+        print(
+            f"(b) HTTP round trip GET /healthz: p50 {ms(http['p50_s'])}, "
+            f"p95 {ms(http['p95_s'])} (n={http['n']})"
+        )
         if not args.no_upload:
-            figures["upload"] = up = bench_upload(stack.api_url, stack.api_key,
-                                                  args.upload_latency, args.upload_throughput,
-                                                  args.threads)
+            figures["upload"] = up = bench_upload(
+                stack.api_url,
+                stack.api_key,
+                args.upload_latency,
+                args.upload_throughput,
+                args.threads,
+            )
             target = 2 * noop["p50_s"] + http["p50_s"]
             lat_ratio = up["p50_s"] / target
             tput_ratio = up["throughput_per_s"] / noop["throughput_per_s"]
             figures["targets"] = {
-                "upload_p50_target_s": target, "latency_ratio": lat_ratio,
-                "latency_ok": lat_ratio <= 1.0, "throughput_ratio": tput_ratio,
+                "upload_p50_target_s": target,
+                "latency_ratio": lat_ratio,
+                "latency_ok": lat_ratio <= 1.0,
+                "throughput_ratio": tput_ratio,
                 "throughput_ok": tput_ratio >= 0.5,
             }
-            print(f"(c) upload -> ready, 1 KB text: p50 {ms(up['p50_s'])}, p95 {ms(up['p95_s'])} "
-                  f"(n={up['n_latency']}); throughput {up['throughput_per_s']:.0f} files/s "
-                  f"(n={up['n_throughput']}, {up['threads']} client threads; uploads accepted "
-                  f"at {up['uploads_accepted_per_s']:.0f}/s)")
-            print(f"    of which: POST /v1/files -> 202 p50 {ms(up['post_p50_s'])}; row created "
-                  f"-> ready (server clock) p50 {ms(up['row_created_to_ready_p50_s'])}")
-            print(f"target latency: p50 upload->ready {ms(up['p50_s'])} vs 2 x {ms(noop['p50_s'])}"
-                  f" + {ms(http['p50_s'])} = {ms(target)} -> ratio {lat_ratio:.2f} "
-                  f"({'met' if lat_ratio <= 1 else 'missed'}; <= 1.00 meets it)")
-            print(f"target throughput: {up['throughput_per_s']:.0f} files/s vs "
-                  f"{noop['throughput_per_s']:.0f} no-op/s -> {tput_ratio:.0%} "
-                  f"({'met' if tput_ratio >= 0.5 else 'missed'}; >= 50% meets it)")
+            print(
+                f"(c) upload -> ready, 1 KB text: p50 {ms(up['p50_s'])}, p95 {ms(up['p95_s'])} "
+                f"(n={up['n_latency']}); throughput {up['throughput_per_s']:.0f} files/s "
+                f"(n={up['n_throughput']}, {up['threads']} client threads; uploads accepted "
+                f"at {up['uploads_accepted_per_s']:.0f}/s)"
+            )
+            print(
+                f"    of which: POST /v1/files -> 202 p50 {ms(up['post_p50_s'])}; row created "
+                f"-> ready (server clock) p50 {ms(up['row_created_to_ready_p50_s'])}"
+            )
+            print(
+                f"target latency: p50 upload->ready {ms(up['p50_s'])} vs 2 x {ms(noop['p50_s'])}"
+                f" + {ms(http['p50_s'])} = {ms(target)} -> ratio {lat_ratio:.2f} "
+                f"({'met' if lat_ratio <= 1 else 'missed'}; <= 1.00 meets it)"
+            )
+            print(
+                f"target throughput: {up['throughput_per_s']:.0f} files/s vs "
+                f"{noop['throughput_per_s']:.0f} no-op/s -> {tput_ratio:.0%} "
+                f"({'met' if tput_ratio >= 0.5 else 'missed'}; >= 50% meets it)"
+            )
         if args.json:
             print(json.dumps(figures, indent=2))
     finally:

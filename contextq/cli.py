@@ -30,13 +30,21 @@ PASSTHROUGH = {"allow_extra_args": True, "ignore_unknown_options": True}
 
 ApiOpt = Annotated[
     str | None,
-    typer.Option("--api", envvar="CONTEXTQ_API_URL", show_envvar=True,
-                 help="API base URL (default: http://127.0.0.1:8000)"),
+    typer.Option(
+        "--api",
+        envvar="CONTEXTQ_API_URL",
+        show_envvar=True,
+        help="API base URL (default: http://127.0.0.1:8000)",
+    ),
 ]
 KeyOpt = Annotated[
     str | None,
-    typer.Option("--key", envvar="CONTEXTQ_API_KEY", show_envvar=True,
-                 help="API key (default: DATA_DIR/dev-api-key saved by `contextq up`)"),
+    typer.Option(
+        "--key",
+        envvar="CONTEXTQ_API_KEY",
+        show_envvar=True,
+        help="API key (default: DATA_DIR/dev-api-key saved by `contextq up`)",
+    ),
 ]
 
 
@@ -81,8 +89,13 @@ def up(
     """
     from contextq.launcher import UpOptions, run_up
 
-    options = UpOptions(host=host, port=port, flower_port=flower_port,
-                        concurrency=concurrency or _cores(), timeout_s=timeout)
+    options = UpOptions(
+        host=host,
+        port=port,
+        flower_port=flower_port,
+        concurrency=concurrency or _cores(),
+        timeout_s=timeout,
+    )
     raise typer.Exit(run_up(get_settings(), options, say=_say, out=_out))
 
 
@@ -91,8 +104,10 @@ def up(
 
 @app.command()
 def upload(  # noqa: PLR0917  (typer maps parameters to options)
-    files: Annotated[list[Path], typer.Argument(help="Files to upload.", exists=True,
-                                                dir_okay=False, readable=True)],
+    files: Annotated[
+        list[Path],
+        typer.Argument(help="Files to upload.", exists=True, dir_okay=False, readable=True),
+    ],
     conversation_id: Annotated[str | None, typer.Option(help="Attach to a conversation.")] = None,
     project_id: Annotated[str | None, typer.Option(help="Attach to a project.")] = None,
     timeout: Annotated[float, typer.Option(help="Seconds to wait for processing.")] = 900.0,
@@ -105,8 +120,9 @@ def upload(  # noqa: PLR0917  (typer maps parameters to options)
 
     try:
         target = resolve_target(api, key, get_settings())
-        code = do_upload(target, files, conversation_id=conversation_id,
-                         project_id=project_id, timeout_s=timeout)
+        code = do_upload(
+            target, files, conversation_id=conversation_id, project_id=project_id, timeout_s=timeout
+        )
     except ClientError as exc:
         _say(f"contextq upload: {exc}")
         raise typer.Exit(1) from None
@@ -116,13 +132,15 @@ def upload(  # noqa: PLR0917  (typer maps parameters to options)
 @app.command()
 def context(  # noqa: PLR0917  (typer maps parameters to options)
     conversation_id: Annotated[str, typer.Argument(help="Conversation id.")],
-    strategy: Annotated[str | None, typer.Option(help="token_budget, sliding_window, "
-                                                      "noop or hierarchical.")] = None,
+    strategy: Annotated[
+        str | None, typer.Option(help="token_budget, sliding_window, noop or hierarchical.")
+    ] = None,
     options: Annotated[str | None, typer.Option(help="Strategy options as JSON.")] = None,
     model: Annotated[str | None, typer.Option(help="Target model.")] = None,
     fmt: Annotated[str | None, typer.Option("--format", help="openai or anthropic.")] = None,
-    force: Annotated[bool, typer.Option("--force", help="Filter even under the threshold.")
-                     ] = False,
+    force: Annotated[
+        bool, typer.Option("--force", help="Filter even under the threshold.")
+    ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the raw answer.")] = False,
     api: ApiOpt = None,
     key: KeyOpt = None,
@@ -137,8 +155,15 @@ def context(  # noqa: PLR0917  (typer maps parameters to options)
         raise typer.Exit(2)
     try:
         target = resolve_target(api, key, get_settings())
-        ctx = fetch_context(target, conversation_id, strategy=strategy, options=options,
-                            model=model, fmt=fmt, force_filter=force)
+        ctx = fetch_context(
+            target,
+            conversation_id,
+            strategy=strategy,
+            options=options,
+            model=model,
+            fmt=fmt,
+            force_filter=force,
+        )
     except ClientError as exc:
         _say(f"contextq context: {exc}")
         raise typer.Exit(1) from None
@@ -200,17 +225,22 @@ def worker(
     """A Celery worker (prefork). Extra arguments go to `celery worker`."""
     from contextq.launcher import worker_argv
 
-    _exec(worker_argv(concurrency or _cores(), queues=queues, loglevel=loglevel,
-                      extra=list(ctx.args)))
+    _exec(
+        worker_argv(concurrency or _cores(), queues=queues, loglevel=loglevel, extra=list(ctx.args))
+    )
 
 
 @app.command(context_settings=PASSTHROUGH)
 def beat(
     ctx: typer.Context,
-    schedule: Annotated[Path | None, typer.Option(
-        help="Schedule file (default: DATA_DIR/celerybeat-schedule).")] = None,
-    pidfile: Annotated[Path | None, typer.Option(
-        help="Pid file; a second beat refuses to start (default: DATA_DIR/celerybeat.pid).")
+    schedule: Annotated[
+        Path | None, typer.Option(help="Schedule file (default: DATA_DIR/celerybeat-schedule).")
+    ] = None,
+    pidfile: Annotated[
+        Path | None,
+        typer.Option(
+            help="Pid file; a second beat refuses to start (default: DATA_DIR/celerybeat.pid)."
+        ),
     ] = None,
     loglevel: Annotated[str, typer.Option(help="Log level.")] = "INFO",
 ) -> None:
@@ -218,9 +248,14 @@ def beat(
     from contextq.launcher import beat_argv, ensure_data_dir
 
     data_dir = ensure_data_dir(get_settings())
-    _exec(beat_argv(schedule or data_dir / "celerybeat-schedule",
-                    pidfile or data_dir / "celerybeat.pid", loglevel=loglevel,
-                    extra=list(ctx.args)))
+    _exec(
+        beat_argv(
+            schedule or data_dir / "celerybeat-schedule",
+            pidfile or data_dir / "celerybeat.pid",
+            loglevel=loglevel,
+            extra=list(ctx.args),
+        )
+    )
 
 
 @app.command(context_settings=PASSTHROUGH)
@@ -235,19 +270,25 @@ def flower(
     settings = get_settings()
     env = flower_env(settings)
     if not settings.FLOWER_PASSWORD:
-        _say(f"contextq flower: user {settings.FLOWER_USER}, password in "
-             f"{settings.data_dir / FLOWER_PASSWORD_FILE}")
+        _say(
+            f"contextq flower: user {settings.FLOWER_USER}, password in "
+            f"{settings.data_dir / FLOWER_PASSWORD_FILE}"
+        )
     _exec(flower_argv(address, port, list(ctx.args)), env)
 
 
 @app.command()
 def health(
     part: Annotated[str, typer.Argument(help="api, worker, flower or broker.")],
-    url: Annotated[str | None, typer.Option(
-        help="api: base URL (http://127.0.0.1:8000); flower: base URL (http://127.0.0.1:5555).")
+    url: Annotated[
+        str | None,
+        typer.Option(
+            help="api: base URL (http://127.0.0.1:8000); flower: base URL (http://127.0.0.1:5555)."
+        ),
     ] = None,
-    node: Annotated[str | None, typer.Option(
-        help="worker: node name to ping (default: celery@<this host>).")] = None,
+    node: Annotated[
+        str | None, typer.Option(help="worker: node name to ping (default: celery@<this host>).")
+    ] = None,
 ) -> None:
     """Exit 0 when the part answers (used by docker-compose healthchecks)."""
     from contextq import launcher
@@ -257,8 +298,10 @@ def health(
     if part == "api":
         ok = launcher.api_ready(url or "http://127.0.0.1:8000")
     elif part == "flower":
-        ok = launcher.http_status((url or "http://127.0.0.1:5555").rstrip("/")
-                                  + "/healthcheck") == 200
+        ok = (
+            launcher.http_status((url or "http://127.0.0.1:5555").rstrip("/") + "/healthcheck")
+            == 200
+        )
     elif part in ("worker", "broker"):
         if not settings.REDIS_URL:
             _say("contextq health: REDIS_URL is not set")
@@ -266,8 +309,9 @@ def health(
         if part == "broker":
             ok = launcher.redis_ready(settings.REDIS_URL)
         else:
-            ok = launcher.worker_ping(settings.REDIS_URL,
-                                      [node or f"celery@{socket.gethostname()}"], timeout=3.0)
+            ok = launcher.worker_ping(
+                settings.REDIS_URL, [node or f"celery@{socket.gethostname()}"], timeout=3.0
+            )
     else:
         _say("contextq health: PART must be api, worker, flower or broker")
         raise typer.Exit(2)

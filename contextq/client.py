@@ -70,20 +70,30 @@ def _detail(resp: httpx.Response) -> str:
 
 
 def upload(
-    target: Target, paths: Sequence[Path], *, conversation_id: str | None = None,
-    project_id: str | None = None, poll_interval_s: float = 0.25, timeout_s: float = 900.0,
+    target: Target,
+    paths: Sequence[Path],
+    *,
+    conversation_id: str | None = None,
+    project_id: str | None = None,
+    poll_interval_s: float = 0.25,
+    timeout_s: float = 900.0,
     console: Console | None = None,
 ) -> int:
     """Upload every file, wait until each is ready or failed, print a table; exit code."""
     console = console or Console()
     err = Console(stderr=True)
     rows: dict[Path, dict[str, Any]] = {}
-    form = {k: v for k, v in (("conversation_id", conversation_id),
-                              ("project_id", project_id)) if v}
+    form = {
+        k: v for k, v in (("conversation_id", conversation_id), ("project_id", project_id)) if v
+    }
     with _client(target) as http:
         progress = Progress(
-            SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
-            TextColumn("{task.fields[status]}"), TimeElapsedColumn(), console=err,
+            SpinnerColumn(),
+            TextColumn("{task.description}"),
+            BarColumn(),
+            TextColumn("{task.fields[status]}"),
+            TimeElapsedColumn(),
+            console=err,
             transient=False,
         )
         with progress:
@@ -141,9 +151,13 @@ def files_table(paths: Sequence[Path], rows: dict[Path, dict[str, Any]]) -> Tabl
         status = str(row.get("status", "?"))
         style = {"ready": "green", "failed": "red"}.get(status, "yellow")
         table.add_row(
-            str(p), f"[{style}]{status}[/{style}]", str(row.get("category") or ""),
-            _num(row.get("token_count")), _num(row.get("processed_token_count")),
-            str(summary or ""), str(row.get("error") or ""),
+            str(p),
+            f"[{style}]{status}[/{style}]",
+            str(row.get("category") or ""),
+            _num(row.get("token_count")),
+            _num(row.get("processed_token_count")),
+            str(summary or ""),
+            str(row.get("error") or ""),
         )
     return table
 
@@ -156,8 +170,13 @@ def _num(value: Any) -> str:
 
 
 def fetch_context(
-    target: Target, conversation_id: str, *, strategy: str | None = None,
-    options: str | None = None, model: str | None = None, fmt: str | None = None,
+    target: Target,
+    conversation_id: str,
+    *,
+    strategy: str | None = None,
+    options: str | None = None,
+    model: str | None = None,
+    fmt: str | None = None,
     force_filter: bool = False,
 ) -> dict[str, Any]:
     params: dict[str, str] = {}
@@ -210,10 +229,14 @@ def context_report(ctx: dict[str, Any]) -> list[tuple[str, str]]:
     after = ctx.get("token_count")
     rows = [
         ("conversation", str(ctx.get("conversation_id", ""))),
-        ("model", f"{ctx.get('model', '')} (context limit {limit}, "
-                  f"budget {ctx.get('budget_tokens')})"),
-        ("strategy", f"{ctx.get('strategy', '')} (filtered: "
-                     f"{'yes' if ctx.get('filtered') else 'no'})"),
+        (
+            "model",
+            f"{ctx.get('model', '')} (context limit {limit}, budget {ctx.get('budget_tokens')})",
+        ),
+        (
+            "strategy",
+            f"{ctx.get('strategy', '')} (filtered: {'yes' if ctx.get('filtered') else 'no'})",
+        ),
         ("messages", f"{original} → {kept}"),
         ("removed ids", ", ".join(removed) if removed else "none"),
         ("tokens", f"{_num(before)} → {_num(after)}"),

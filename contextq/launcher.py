@@ -127,21 +127,43 @@ def dev_api_key(settings: Settings) -> str:
 
 def api_argv(host: str, port: int, extra: list[str] | None = None) -> list[str]:
     return [
-        sys.executable, "-m", "uvicorn", "api.main:app",
-        "--host", host, "--port", str(port),
-        "--timeout-graceful-shutdown", "5",
+        sys.executable,
+        "-m",
+        "uvicorn",
+        "api.main:app",
+        "--host",
+        host,
+        "--port",
+        str(port),
+        "--timeout-graceful-shutdown",
+        "5",
         *(extra or []),
     ]
 
 
 def worker_argv(
-    concurrency: int, *, queues: str = QUEUES, loglevel: str = "INFO",
-    nodename: str | None = None, extra: list[str] | None = None,
+    concurrency: int,
+    *,
+    queues: str = QUEUES,
+    loglevel: str = "INFO",
+    nodename: str | None = None,
+    extra: list[str] | None = None,
 ) -> list[str]:
     argv = [
-        sys.executable, "-m", "celery", "-A", "worker.app", "worker",
-        "--pool", "prefork", "--concurrency", str(concurrency),
-        "--queues", queues, "--loglevel", loglevel,
+        sys.executable,
+        "-m",
+        "celery",
+        "-A",
+        "worker.app",
+        "worker",
+        "--pool",
+        "prefork",
+        "--concurrency",
+        str(concurrency),
+        "--queues",
+        queues,
+        "--loglevel",
+        loglevel,
     ]
     if nodename:
         argv += ["--hostname", nodename]
@@ -152,8 +174,18 @@ def beat_argv(
     schedule: Path, pidfile: Path, *, loglevel: str = "INFO", extra: list[str] | None = None
 ) -> list[str]:
     return [
-        sys.executable, "-m", "celery", "-A", "worker.app", "beat",
-        "--schedule", str(schedule), "--pidfile", str(pidfile), "--loglevel", loglevel,
+        sys.executable,
+        "-m",
+        "celery",
+        "-A",
+        "worker.app",
+        "beat",
+        "--schedule",
+        str(schedule),
+        "--pidfile",
+        str(pidfile),
+        "--loglevel",
+        loglevel,
         *(extra or []),
     ]
 
@@ -162,8 +194,15 @@ def flower_argv(address: str, port: int, extra: list[str] | None = None) -> list
     # basic auth travels in FLOWER_BASIC_AUTH (see flower_env), not on the command
     # line where `ps` would show the password
     return [
-        sys.executable, "-m", "celery", "-A", "worker.app", "flower",
-        f"--address={address}", f"--port={port}", *(extra or []),
+        sys.executable,
+        "-m",
+        "celery",
+        "-A",
+        "worker.app",
+        "flower",
+        f"--address={address}",
+        f"--port={port}",
+        *(extra or []),
     ]
 
 
@@ -290,7 +329,12 @@ class Supervisor:
             libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 
     def spawn(
-        self, name: str, argv: list[str], *, stop_order: int, env: dict[str, str] | None = None,
+        self,
+        name: str,
+        argv: list[str],
+        *,
+        stop_order: int,
+        env: dict[str, str] | None = None,
         cwd: Path | None = None,
     ) -> Child:
         log_path = self.log_dir / f"{name}.log"
@@ -476,7 +520,8 @@ class Stack:
         for label, host, port, flag in wanted:
             if not port_is_free(host, port):
                 raise LaunchError(
-                    f"{label} port {host}:{port} is in use; choose another with {flag}")
+                    f"{label} port {host}:{port} is in use; choose another with {flag}"
+                )
 
     def prepare(self) -> None:
         """Migrations, the dev key and the secrets: everything before a process starts."""
@@ -491,8 +536,9 @@ class Stack:
         s, o = self.settings, self.options
         data_dir = ensure_data_dir(s)
         env = dict(os.environ)
-        env.update({"DATA_DIR": str(data_dir), "DATABASE_URL": s.database_url,
-                    "PYTHONUNBUFFERED": "1"})
+        env.update(
+            {"DATA_DIR": str(data_dir), "DATABASE_URL": s.database_url, "PYTHONUNBUFFERED": "1"}
+        )
         env.setdefault("ORT_DISABLE_TELEMETRY", "1")
         self.supervisor = sup = Supervisor(log_dir=data_dir / "logs", env=env)
 
@@ -502,8 +548,9 @@ class Stack:
             password = secret_once(data_dir / VALKEY_PASSWORD_FILE)
             port = free_port()
             conf = write_valkey_config(data_dir / "valkey", port, password)
-            sup.spawn("valkey", [str(valkey_binary()), str(conf)], stop_order=9,
-                      cwd=data_dir / "valkey")
+            sup.spawn(
+                "valkey", [str(valkey_binary()), str(conf)], stop_order=9, cwd=data_dir / "valkey"
+            )
             self.redis_url = f"redis://:{password}@127.0.0.1:{port}/0"
             self._wait("valkey", lambda: redis_ready(self.redis_url), timeout=20.0)
         sup.env["REDIS_URL"] = self.redis_url
@@ -514,18 +561,28 @@ class Stack:
             self.worker_node = f"contextq-up-{os.getpid()}@{socket.gethostname()}"
             concurrency = o.concurrency or os.cpu_count() or 1
             # one worker per DATA_DIR: nothing to synchronise with, start faster
-            sup.spawn("worker", worker_argv(concurrency, nodename=self.worker_node,
-                                            extra=["--without-mingle", "--without-gossip"]),
-                      stop_order=2)
+            sup.spawn(
+                "worker",
+                worker_argv(
+                    concurrency,
+                    nodename=self.worker_node,
+                    extra=["--without-mingle", "--without-gossip"],
+                ),
+                stop_order=2,
+            )
         if "beat" in o.parts:
             # we hold the DATA_DIR lock, so a pid file left here is stale (a SIGKILLed `up`);
             # its pid may have been reused, and beat would then refuse to start
             (data_dir / "celerybeat.pid").unlink(missing_ok=True)
-            sup.spawn("beat", beat_argv(data_dir / "celerybeat-schedule",
-                                        data_dir / "celerybeat.pid"), stop_order=1)
+            sup.spawn(
+                "beat",
+                beat_argv(data_dir / "celerybeat-schedule", data_dir / "celerybeat.pid"),
+                stop_order=1,
+            )
         if "flower" in o.parts:
-            sup.spawn("flower", flower_argv("127.0.0.1", o.flower_port), stop_order=1,
-                      env=flower_env(s))
+            sup.spawn(
+                "flower", flower_argv("127.0.0.1", o.flower_port), stop_order=1, env=flower_env(s)
+            )
 
     def wait_ready(self) -> None:
         o = self.options
@@ -589,8 +646,13 @@ class Stack:
             self.supervisor.stop()
 
 
-def run_up(settings: Settings, options: UpOptions, *, say: Callable[[str], None],
-           out: Callable[[str], None]) -> int:
+def run_up(
+    settings: Settings,
+    options: UpOptions,
+    *,
+    say: Callable[[str], None],
+    out: Callable[[str], None],
+) -> int:
     """`contextq up`: returns the exit code (0 after a stop signal, 1 after a failure)."""
     stack = Stack(settings, options, say)
     received: list[int] = []
@@ -599,8 +661,9 @@ def run_up(settings: Settings, options: UpOptions, *, say: Callable[[str], None]
         received.append(signum)
         stack.stop_signal = signum
 
-    previous = {sig: signal.signal(sig, on_signal)
-                for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+    previous = {
+        sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+    }
     data_dir = ensure_data_dir(settings)
     try:
         with data_dir_lock(data_dir):
@@ -612,8 +675,11 @@ def run_up(settings: Settings, options: UpOptions, *, say: Callable[[str], None]
                 for line in stack.banner():
                     out(line)
                 if "flower" in options.parts:
-                    where = ("FLOWER_PASSWORD" if settings.FLOWER_PASSWORD
-                             else str(data_dir / FLOWER_PASSWORD_FILE))
+                    where = (
+                        "FLOWER_PASSWORD"
+                        if settings.FLOWER_PASSWORD
+                        else str(data_dir / FLOWER_PASSWORD_FILE)
+                    )
                     say(f"Flower login: {settings.FLOWER_USER} / password in {where}")
                 say(f"logs in {data_dir / 'logs'}; Ctrl-C stops everything")
                 stack.monitor()

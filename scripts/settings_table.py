@@ -24,7 +24,7 @@ MEANING: dict[str, str] = {
     "ENVIRONMENT": "`development`, `test` or `production`; production refuses the TEST_* hooks",
     "DATA_DIR": "database (SQLite), blobs, embedded broker data, logs, dev key and secrets",
     "DATABASE_URL": "SQLAlchemy URL; unset: `sqlite:///DATA_DIR/contextq.db` (WAL). "
-                    "PostgreSQL: `postgresql+psycopg://user:pass@host/db`",
+    "PostgreSQL: `postgresql+psycopg://user:pass@host/db`",
     "REDIS_URL": "broker and Celery results; unset: `contextq up` starts an embedded Valkey",
     "MAX_TOKENS_PER_FILE": "final tiktoken truncation of every processed text",
     "MAX_TOTAL_OUTPUT": "characters of processed output per file",
@@ -56,7 +56,7 @@ MEANING: dict[str, str] = {
     "MAX_CONTEXT_TOKENS": "context window override for every model",
     "ENABLE_AUTO_COMPRESSION": "compact automatically past the threshold",
     "SUMMARIZER": "`extractive` (offline), `openai` (any OpenAI-compatible endpoint) "
-                  "or `truncation`",
+    "or `truncation`",
     "OPENAI_BASE_URL": "endpoint of the `openai` summariser",
     "OPENAI_API_KEY": "key of the `openai` summariser",
     "SUMMARIZER_MODEL": "model of the `openai` summariser",
@@ -72,14 +72,14 @@ MEANING: dict[str, str] = {
     "WORKER_MAX_MEMORY_MB": "a pool child over it is replaced after its task",
     "TASK_EXPIRES_S": "every enqueued message expires after this",
     "BROKER_VISIBILITY_TIMEOUT_S": "seconds before an unacked message (killed worker) comes "
-                                   "back; unset: TASK_TIME_LIMIT_S + 60",
+    "back; unset: TASK_TIME_LIMIT_S + 60",
     "FLOWER_USER": "Flower basic-auth user",
     "FLOWER_PASSWORD": "Flower basic-auth password; unset: generated once into "
-                       "DATA_DIR/flower-password (0600)",
+    "DATA_DIR/flower-password (0600)",
     "TEST_PROCESS_DELAY_S": "test hook: process_file sleeps after claiming a row "
-                            "(refused in production)",
+    "(refused in production)",
     "TEST_KILL_SENTINEL": "test hook: process_file SIGKILLs itself for files containing it "
-                          "(refused in production)",
+    "(refused in production)",
 }
 
 MiB = 1024 * 1024

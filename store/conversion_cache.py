@@ -30,7 +30,11 @@ REDIS_TIMEOUT_S = 5.0
 
 class DbConversionCache:
     def __init__(
-        self, *, blobs: BlobStore, redis_url: str | None, lock_timeout_s: float,
+        self,
+        *,
+        blobs: BlobStore,
+        redis_url: str | None,
+        lock_timeout_s: float,
         wait_timeout_s: float,
     ) -> None:
         self.blobs = blobs
@@ -61,9 +65,9 @@ class DbConversionCache:
             with session_scope() as session:
                 entry = session.get(ConversionCacheEntry, key)
                 if entry is None:
-                    session.add(ConversionCacheEntry(
-                        key=key, markdown_sha256=sha, size_chars=len(markdown)
-                    ))
+                    session.add(
+                        ConversionCacheEntry(key=key, markdown_sha256=sha, size_chars=len(markdown))
+                    )
                 else:
                     entry.markdown_sha256, entry.size_chars = sha, len(markdown)
         except IntegrityError:
@@ -77,7 +81,9 @@ class DbConversionCache:
         import redis
 
         lk = redis_client(self.redis_url, timeout_s=REDIS_TIMEOUT_S).lock(
-            LOCK_PREFIX + key, timeout=self.lock_timeout_s, blocking=True,
+            LOCK_PREFIX + key,
+            timeout=self.lock_timeout_s,
+            blocking=True,
             blocking_timeout=self.wait_timeout_s,
         )
         acquired = False

@@ -29,7 +29,7 @@ SQLITE_BUSY_TIMEOUT_MS = 30_000
 def normalise_url(url: str) -> str:
     for prefix in ("postgres://", "postgresql://"):
         if url.startswith(prefix):
-            return "postgresql+psycopg://" + url[len(prefix):]
+            return "postgresql+psycopg://" + url[len(prefix) :]
     return url
 
 

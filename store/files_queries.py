@@ -75,8 +75,13 @@ def _guarded_update(
 
 
 def claim_file(  # noqa: PLR0911 - one return per claim outcome
-    session: Session | Connection, *, file_id: str, worker_id: str, max_attempts: int,
-    lease_expired_before: datetime, holder_is_dead: Callable[[str], bool],
+    session: Session | Connection,
+    *,
+    file_id: str,
+    worker_id: str,
+    max_attempts: int,
+    lease_expired_before: datetime,
+    holder_is_dead: Callable[[str], bool],
     now: datetime | None = None,
 ) -> Claim:
     """Claim a file for processing; increments `attempts` before any work starts.
@@ -86,20 +91,47 @@ def claim_file(  # noqa: PLR0911 - one return per claim outcome
     left alone (redelivery is a no-op). Over `max_attempts` the row ends `failed`.
     """
     now = now or utcnow()
-    fast = _conn(session).execute(
-        update(FILES)
-        .where(C.id == file_id, C.status == FileStatus.UPLOADED, C.attempts < max_attempts)
-        .values(status=FileStatus.PROCESSING, attempts=C.attempts + 1, lease_owner=worker_id,
-                started_at=now, updated_at=now, error=None)
-        .returning(C.attempts, C.sha256, C.filename, C.size_bytes)
-    ).first()
+    fast = (
+        _conn(session)
+        .execute(
+            update(FILES)
+            .where(C.id == file_id, C.status == FileStatus.UPLOADED, C.attempts < max_attempts)
+            .values(
+                status=FileStatus.PROCESSING,
+                attempts=C.attempts + 1,
+                lease_owner=worker_id,
+                started_at=now,
+                updated_at=now,
+                error=None,
+            )
+            .returning(C.attempts, C.sha256, C.filename, C.size_bytes)
+        )
+        .first()
+    )
     if fast is not None:  # the common case in one statement
-        return Claim("claimed", file_id, attempt=fast.attempts, sha256=fast.sha256,
-                     filename=fast.filename, size_bytes=fast.size_bytes)
-    row = _conn(session).execute(
-        sa_select(C.status, C.attempts, C.started_at, C.lease_owner, C.sha256, C.filename,
-               C.size_bytes).where(C.id == file_id)
-    ).first()
+        return Claim(
+            "claimed",
+            file_id,
+            attempt=fast.attempts,
+            sha256=fast.sha256,
+            filename=fast.filename,
+            size_bytes=fast.size_bytes,
+        )
+    row = (
+        _conn(session)
+        .execute(
+            sa_select(
+                C.status,
+                C.attempts,
+                C.started_at,
+                C.lease_owner,
+                C.sha256,
+                C.filename,
+                C.size_bytes,
+            ).where(C.id == file_id)
+        )
+        .first()
+    )
     if row is None:
         return Claim("missing", file_id)
     if row.status in (FileStatus.READY, FileStatus.FAILED):
@@ -113,33 +145,58 @@ def claim_file(  # noqa: PLR0911 - one return per claim outcome
     guard = [C.id == file_id, C.status == row.status, C.attempts == row.attempts]
     attempt = row.attempts + 1
     if attempt > max_attempts:
-        ok = _guarded_update(session, guard, {
-            "status": FileStatus.FAILED, "error": exhausted_message(row.attempts),
-            "lease_owner": None, "updated_at": now, "finished_at": now,
-        })
+        ok = _guarded_update(
+            session,
+            guard,
+            {
+                "status": FileStatus.FAILED,
+                "error": exhausted_message(row.attempts),
+                "lease_owner": None,
+                "updated_at": now,
+                "finished_at": now,
+            },
+        )
         return Claim("exhausted" if ok else "busy", file_id)
-    ok = _guarded_update(session, guard, {
-        "status": FileStatus.PROCESSING, "attempts": attempt, "lease_owner": worker_id,
-        "started_at": now, "updated_at": now, "error": None,
-    })
+    ok = _guarded_update(
+        session,
+        guard,
+        {
+            "status": FileStatus.PROCESSING,
+            "attempts": attempt,
+            "lease_owner": worker_id,
+            "started_at": now,
+            "updated_at": now,
+            "error": None,
+        },
+    )
     if not ok:
         return Claim("busy", file_id)
     return Claim(
-        "claimed", file_id, attempt=attempt, sha256=row.sha256, filename=row.filename,
+        "claimed",
+        file_id,
+        attempt=attempt,
+        sha256=row.sha256,
+        filename=row.filename,
         size_bytes=row.size_bytes,
     )
 
 
 def insert_file(session: Session | Connection, *, row: File) -> None:
     """INSERT a new file row (Core: no unit of work for a one-row insert)."""
-    values = {c.name: getattr(row, "meta" if c.name == "metadata" else c.name)
-              for c in FILES.columns}
+    values = {
+        c.name: getattr(row, "meta" if c.name == "metadata" else c.name) for c in FILES.columns
+    }
     _conn(session).execute(insert(FILES).values(**strip_nul(values)))
 
 
 def write_result(
-    session: Session | Connection, *, file_id: str, attempt: int, values: dict[str, Any],
-    text: str | None = None, now: datetime | None = None,
+    session: Session | Connection,
+    *,
+    file_id: str,
+    attempt: int,
+    values: dict[str, Any],
+    text: str | None = None,
+    now: datetime | None = None,
 ) -> bool:
     """Store a result (and the processed `text`) iff the row is still `processing` under
     this attempt; a stale or duplicate attempt writes nothing."""
@@ -152,17 +209,17 @@ def write_result(
         values,
     )
     if ok and text is not None:
-        _conn(session).execute(
-            insert(CONTENTS).values(file_id=file_id, text=strip_nul(text))
-        )
+        _conn(session).execute(insert(CONTENTS).values(file_id=file_id, text=strip_nul(text)))
     return ok
 
 
 def file_text(session: Session | Connection, *, file_id: str) -> str | None:
     """The processed text of a ready file (what goes into context), else None."""
-    return _conn(session).execute(
-        sa_select(CONTENTS.c.text).where(CONTENTS.c.file_id == file_id)
-    ).scalar_one_or_none()
+    return (
+        _conn(session)
+        .execute(sa_select(CONTENTS.c.text).where(CONTENTS.c.file_id == file_id))
+        .scalar_one_or_none()
+    )
 
 
 # --- recovery sweep -------------------------------------------------------------------------
@@ -177,18 +234,28 @@ class SweepCandidate:
 
 
 def sweep_candidates(
-    session: Session, *, now: datetime, uploaded_before: datetime, limit: int = 500,
+    session: Session,
+    *,
+    now: datetime,
+    uploaded_before: datetime,
+    limit: int = 500,
 ) -> list[SweepCandidate]:
     """`uploaded` rows due for recovery (`recover_after` passed; a row without one counts
     from `created_at` + grace), and every `processing` row (the caller decides which are
     stale: started before the lease, or held by a dead process)."""
-    cols = (File.id, File.status, File.attempts, File.enqueues, File.lease_owner,
-            File.started_at)
-    due = sa_select(*cols).where(
-        File.status == FileStatus.UPLOADED,
-        or_(col(File.recover_after) <= now,
-            and_(col(File.recover_after).is_(None), col(File.created_at) < uploaded_before)),
-    ).order_by(col(File.recover_after)).limit(limit)
+    cols = (File.id, File.status, File.attempts, File.enqueues, File.lease_owner, File.started_at)
+    due = (
+        sa_select(*cols)
+        .where(
+            File.status == FileStatus.UPLOADED,
+            or_(
+                col(File.recover_after) <= now,
+                and_(col(File.recover_after).is_(None), col(File.created_at) < uploaded_before),
+            ),
+        )
+        .order_by(col(File.recover_after))
+        .limit(limit)
+    )
     processing = sa_select(*cols).where(File.status == FileStatus.PROCESSING).limit(limit)
     rows = [*session.execute(due).all(), *session.execute(processing).all()]
     return [SweepCandidate(*r) for r in rows]
@@ -200,7 +267,11 @@ def recover_backoff_s(*, grace_s: float, enqueues: int, cap_s: float) -> float:
 
 
 def bump_uploaded(
-    session: Session, *, file_id: str, seen_enqueues: int, next_after: datetime,
+    session: Session,
+    *,
+    file_id: str,
+    seen_enqueues: int,
+    next_after: datetime,
     now: datetime | None = None,
 ) -> bool:
     """Take the right to re-enqueue an `uploaded` row (one sweep wins) and set when the
@@ -208,19 +279,25 @@ def bump_uploaded(
     return _guarded_update(
         session,
         [C.id == file_id, C.status == FileStatus.UPLOADED, C.enqueues == seen_enqueues],
-        {"enqueues": seen_enqueues + 1, "recover_after": next_after,
-         "updated_at": now or utcnow()},
+        {"enqueues": seen_enqueues + 1, "recover_after": next_after, "updated_at": now or utcnow()},
     )
 
 
 def enqueue_failed(session: Session, *, file_id: str, now: datetime | None = None) -> None:
     """The sweep won the row but could not publish: make it due again at once."""
-    _guarded_update(session, [C.id == file_id, C.status == FileStatus.UPLOADED],
-                    {"recover_after": now or utcnow()})
+    _guarded_update(
+        session,
+        [C.id == file_id, C.status == FileStatus.UPLOADED],
+        {"recover_after": now or utcnow()},
+    )
 
 
 def release_stale_processing(
-    session: Session, *, file_id: str, attempts: int, max_attempts: int,
+    session: Session,
+    *,
+    file_id: str,
+    attempts: int,
+    max_attempts: int,
     now: datetime | None = None,
 ) -> Literal["requeue", "failed", "lost"]:
     """A `processing` row whose worker died or overran: back to `uploaded` for a new
@@ -228,15 +305,28 @@ def release_stale_processing(
     now = now or utcnow()
     guard = [C.id == file_id, C.status == FileStatus.PROCESSING, C.attempts == attempts]
     if attempts >= max_attempts:
-        ok = _guarded_update(session, guard, {
-            "status": FileStatus.FAILED, "error": exhausted_message(attempts),
-            "lease_owner": None, "updated_at": now, "finished_at": now,
-        })
+        ok = _guarded_update(
+            session,
+            guard,
+            {
+                "status": FileStatus.FAILED,
+                "error": exhausted_message(attempts),
+                "lease_owner": None,
+                "updated_at": now,
+                "finished_at": now,
+            },
+        )
         return "failed" if ok else "lost"
-    ok = _guarded_update(session, guard, {
-        "status": FileStatus.UPLOADED, "lease_owner": None, "updated_at": now,
-        "recover_after": now,
-    })
+    ok = _guarded_update(
+        session,
+        guard,
+        {
+            "status": FileStatus.UPLOADED,
+            "lease_owner": None,
+            "updated_at": now,
+            "recover_after": now,
+        },
+    )
     return "requeue" if ok else "lost"
 
 
@@ -262,8 +352,13 @@ def decode_cursor(cursor: str) -> tuple[datetime, str]:
 
 
 def list_owned(
-    session: Session, *, owner_id: str, limit: int, status: str | None = None,
-    conversation_id: str | None = None, project_id: str | None = None,
+    session: Session,
+    *,
+    owner_id: str,
+    limit: int,
+    status: str | None = None,
+    conversation_id: str | None = None,
+    project_id: str | None = None,
     after: tuple[datetime, str] | None = None,
 ) -> tuple[list[File], str | None]:
     """Newest first; returns (rows, next_cursor)."""
@@ -276,9 +371,9 @@ def list_owned(
         stmt = stmt.where(File.project_id == project_id)
     if after is not None:
         ts, last_id = after
-        stmt = stmt.where(or_(
-            col(File.created_at) < ts, and_(File.created_at == ts, col(File.id) < last_id)
-        ))
+        stmt = stmt.where(
+            or_(col(File.created_at) < ts, and_(File.created_at == ts, col(File.id) < last_id))
+        )
     stmt = stmt.order_by(col(File.created_at).desc(), col(File.id).desc()).limit(limit + 1)
     rows = list(session.exec(stmt).all())
     next_cursor = encode_cursor(rows[limit - 1]) if len(rows) > limit else None
@@ -288,16 +383,18 @@ def list_owned(
 def blob_referenced(session: Session, *, sha256: str) -> bool:
     """Does any row still point at this blob (upload, artefact or cached conversion)?"""
     hit = session.exec(
-        select(File.id).where(or_(
-            File.sha256 == sha256, File.content_sha256 == sha256
-        )).limit(1)
+        select(File.id).where(or_(File.sha256 == sha256, File.content_sha256 == sha256)).limit(1)
     ).first()
     if hit is not None:
         return True
-    return session.exec(
-        select(ConversionCacheEntry.key)
-        .where(ConversionCacheEntry.markdown_sha256 == sha256).limit(1)
-    ).first() is not None
+    return (
+        session.exec(
+            select(ConversionCacheEntry.key)
+            .where(ConversionCacheEntry.markdown_sha256 == sha256)
+            .limit(1)
+        ).first()
+        is not None
+    )
 
 
 def _aware(ts: datetime | None) -> datetime | None:
@@ -315,6 +412,7 @@ def aware(ts: datetime | None) -> datetime | None:
     return _aware(ts)
 
 
-def lease_cutoff(*, time_limit_s: float, margin_s: float = 10.0,
-                 now: datetime | None = None) -> datetime:
+def lease_cutoff(
+    *, time_limit_s: float, margin_s: float = 10.0, now: datetime | None = None
+) -> datetime:
     return (now or utcnow()) - timedelta(seconds=time_limit_s + margin_s)

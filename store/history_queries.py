@@ -748,6 +748,10 @@ def finish_job(
     session.execute(
         update(Job)
         .where(Job.id == job_id)
-        .values(status=status, result=result, error=error and error[:MAX_JOB_ERROR_CHARS],
-                finished_at=utcnow())
+        .values(
+            status=status,
+            result=result,
+            error=error and error[:MAX_JOB_ERROR_CHARS],
+            finished_at=utcnow(),
+        )
     )

@@ -50,7 +50,9 @@ def _async_client(redis_url: str) -> Any:
 
 
 async def wait_for_file(
-    redis_url: str | None, file_id: str, timeout_s: float,
+    redis_url: str | None,
+    file_id: str,
+    timeout_s: float,
     is_final: Callable[[], Awaitable[bool]],
 ) -> None:
     """Return when a final status is published for `file_id`, or after `timeout_s`.

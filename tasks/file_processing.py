@@ -73,7 +73,8 @@ def _conversion_cache(settings: Settings, blobs: BlobStore) -> Any:
     from store.conversion_cache import DbConversionCache
 
     return DbConversionCache(
-        blobs=blobs, redis_url=settings.REDIS_URL,
+        blobs=blobs,
+        redis_url=settings.REDIS_URL,
         lock_timeout_s=settings.TASK_TIME_LIMIT_S + LEASE_MARGIN_S,
         wait_timeout_s=settings.TASK_SOFT_TIME_LIMIT_S,
     )
@@ -100,14 +101,19 @@ class Outcome:
 
 
 def process_file_by_id(
-    file_id: str, *, settings: Settings, time_limit_errors: tuple[type[BaseException], ...] = (),
+    file_id: str,
+    *,
+    settings: Settings,
+    time_limit_errors: tuple[type[BaseException], ...] = (),
     on_claimed: Callable[[q.Claim], None] | None = None,
 ) -> Outcome:
     """Claim, process, store. `time_limit_errors` (Celery's SoftTimeLimitExceeded) end the
     row `failed` saying the time limit was hit."""
     with get_engine().begin() as conn:  # Core connection: the lean path
         claim = q.claim_file(
-            conn, file_id=file_id, worker_id=worker_identity(),
+            conn,
+            file_id=file_id,
+            worker_id=worker_identity(),
             max_attempts=settings.MAX_ATTEMPTS,
             lease_expired_before=q.lease_cutoff(
                 time_limit_s=settings.TASK_TIME_LIMIT_S, margin_s=LEASE_MARGIN_S
@@ -129,8 +135,12 @@ def process_file_by_id(
         blob_path = blobs.path(claim.sha256)
         _test_hooks(settings, blob_path)
         values, text = _run_engine(
-            blob_path, claim.filename, expected_size=claim.size_bytes, settings=settings,
-            blobs=blobs, reraise=time_limit_errors,
+            blob_path,
+            claim.filename,
+            expected_size=claim.size_bytes,
+            settings=settings,
+            blobs=blobs,
+            reraise=time_limit_errors,
         )
     except time_limit_errors:
         values = {
@@ -147,13 +157,17 @@ def process_file_by_id(
     if written:
         publish_file_status(settings.REDIS_URL, file_id, values["status"])
     else:
-        log.info("file %s: result of attempt %s not written (row moved on)", file_id,
-                 claim.attempt)
+        log.info("file %s: result of attempt %s not written (row moved on)", file_id, claim.attempt)
     return Outcome(values["status"], claim.attempt, written)
 
 
 def _run_engine(
-    blob_path: Any, filename: str, *, expected_size: int, settings: Settings, blobs: BlobStore,
+    blob_path: Any,
+    filename: str,
+    *,
+    expected_size: int,
+    settings: Settings,
+    blobs: BlobStore,
     reraise: tuple[type[BaseException], ...],
 ) -> tuple[dict[str, Any], str | None]:
     """(row values, processed text). The text goes to `file_contents` (small: already
@@ -165,11 +179,16 @@ def _run_engine(
     except FileNotFoundError:
         stored_size = -1
     if stored_size != expected_size:
-        return {"status": FileStatus.FAILED,
-                "error": "the uploaded bytes are missing or damaged in storage (a crash right "
-                         "after the upload?); upload the file again"}, None
+        return {
+            "status": FileStatus.FAILED,
+            "error": "the uploaded bytes are missing or damaged in storage (a crash right "
+            "after the upload?); upload the file again",
+        }, None
     result = process_file(
-        blob_path, filename, settings=settings, cache=_conversion_cache(settings, blobs),
+        blob_path,
+        filename,
+        settings=settings,
+        cache=_conversion_cache(settings, blobs),
         reraise=reraise,
     )
     values: dict[str, Any] = {
@@ -180,8 +199,9 @@ def _run_engine(
         "cache_hit": bool(result.cache_hit),
     }
     if not result.success:
-        values.update(status=FileStatus.FAILED,
-                      error=result.error or "the file could not be processed")
+        values.update(
+            status=FileStatus.FAILED, error=result.error or "the file could not be processed"
+        )
         return values, None
     text = (result.content or "").replace("\x00", "")
     content_sha, content_type = None, TEXT_MEDIA_TYPE
@@ -189,9 +209,12 @@ def _run_engine(
         content_sha = blobs.put_bytes(result.binary)
         content_type = result.binary_media_type or "application/octet-stream"
     values.update(
-        status=FileStatus.READY, error=None, token_count=result.token_count,
+        status=FileStatus.READY,
+        error=None,
+        token_count=result.token_count,
         processed_token_count=result.processed_token_count,
-        truncation=result.truncation.to_dict(), content_sha256=content_sha,
+        truncation=result.truncation.to_dict(),
+        content_sha256=content_sha,
         content_media_type=content_type,
     )
     return values, text
@@ -222,16 +245,23 @@ def recover_files(*, settings: Settings, enqueue: Callable[[str], object]) -> Sw
     grace = settings.RECOVERY_UPLOADED_GRACE_S
     with read_session() as session:
         candidates = q.sweep_candidates(
-            session, now=now, uploaded_before=now - timedelta(seconds=grace),
+            session,
+            now=now,
+            uploaded_before=now - timedelta(seconds=grace),
         )
     report = SweepReport([], [])
     for c in candidates:
         if c.status == FileStatus.UPLOADED:
-            wait = q.recover_backoff_s(grace_s=grace, enqueues=c.enqueues,
-                                       cap_s=settings.TASK_EXPIRES_S)
+            wait = q.recover_backoff_s(
+                grace_s=grace, enqueues=c.enqueues, cap_s=settings.TASK_EXPIRES_S
+            )
             with session_scope() as session:
-                won = q.bump_uploaded(session, file_id=c.file_id, seen_enqueues=c.enqueues,
-                                      next_after=now + timedelta(seconds=wait))
+                won = q.bump_uploaded(
+                    session,
+                    file_id=c.file_id,
+                    seen_enqueues=c.enqueues,
+                    next_after=now + timedelta(seconds=wait),
+                )
             if won and not _safe_enqueue(enqueue, c.file_id, report):
                 with session_scope() as session:
                     q.enqueue_failed(session, file_id=c.file_id)
@@ -242,7 +272,9 @@ def recover_files(*, settings: Settings, enqueue: Callable[[str], object]) -> Sw
             continue  # a live worker holds it
         with session_scope() as session:
             action = q.release_stale_processing(
-                session, file_id=c.file_id, attempts=c.attempts,
+                session,
+                file_id=c.file_id,
+                attempts=c.attempts,
                 max_attempts=settings.MAX_ATTEMPTS,
             )
         if action == "requeue":

@@ -15,9 +15,7 @@ from tasks.file_processing import process_file_by_id, recover_files
 @shared_task(name=names.PROCESS_FILE, ignore_result=True, acks_late=True)
 def process_file(file_id: str) -> None:
     """Phase two of the upload: the row, not the result backend, records progress."""
-    process_file_by_id(
-        file_id, settings=get_settings(), time_limit_errors=(SoftTimeLimitExceeded,)
-    )
+    process_file_by_id(file_id, settings=get_settings(), time_limit_errors=(SoftTimeLimitExceeded,))
 
 
 @shared_task(name=names.RECOVER_FILES, bind=True, ignore_result=True)

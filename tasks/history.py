@@ -50,8 +50,9 @@ def conversation_lock(conversation_id: str, *, settings: Settings) -> Iterator[b
             try:
                 lock.release()
             except redis.RedisError:  # expired and taken by another, or unreachable: TTL frees it
-                log.warning("could not release compaction lock of %s", conversation_id,
-                            exc_info=True)
+                log.warning(
+                    "could not release compaction lock of %s", conversation_id, exc_info=True
+                )
 
 
 def enqueue_compaction(conversation_id: str, job_id: str | None, *, settings: Settings) -> bool:

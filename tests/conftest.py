@@ -79,7 +79,9 @@ def postgres_url(postgres_server: pg.PostgresServer) -> str:
 # --- the stack env --------------------------------------------------------------
 @pytest.fixture
 def stack(
-    request: pytest.FixtureRequest, tmp_path: Path, redis_url: str,
+    request: pytest.FixtureRequest,
+    tmp_path: Path,
+    redis_url: str,
     monkeypatch: pytest.MonkeyPatch,
 ) -> Iterator[StackEnv]:
     backend = getattr(request, "param", "sqlite")

@@ -11,17 +11,24 @@ from contextq.launcher import read_secret, secret_once, write_secret
 from contextq.settings import Settings
 
 ANSWER = {
-    "conversation_id": "c1", "model": "gpt-4o", "format": "openai", "context_limit": 128000,
-    "budget_tokens": 98000, "token_count": 41230, "strategy": "token_budget", "filtered": True,
-    "removed_message_ids": ["m1", "m2", "m3"], "usage_before": 0.5, "usage_after": 0.25,
-    "duration_ms": 3.1, "messages": [{"role": "system", "content": "S"},
-                                     {"role": "user", "content": "hi"}],
+    "conversation_id": "c1",
+    "model": "gpt-4o",
+    "format": "openai",
+    "context_limit": 128000,
+    "budget_tokens": 98000,
+    "token_count": 41230,
+    "strategy": "token_budget",
+    "filtered": True,
+    "removed_message_ids": ["m1", "m2", "m3"],
+    "usage_before": 0.5,
+    "usage_after": 0.25,
+    "duration_ms": 3.1,
+    "messages": [{"role": "system", "content": "S"}, {"role": "user", "content": "hi"}],
 }
 
 
 def test_report_uses_the_counts_the_api_gives() -> None:
-    rows = dict(context_report({**ANSWER, "original_message_count": 50,
-                                "kept_message_count": 47}))
+    rows = dict(context_report({**ANSWER, "original_message_count": 50, "kept_message_count": 47}))
     assert rows["messages"] == "50 → 47"
     assert rows["removed ids"] == "m1, m2, m3"
     assert rows["tokens"] == "64000 → 41230"  # usage_before * context_limit
@@ -33,8 +40,11 @@ def test_report_derives_counts_without_them() -> None:
     rows = dict(context_report(ANSWER))
     # one synthetic system prompt + one history message sent, three removed
     assert rows["messages"] == "4 → 1"
-    anthropic = dict(context_report({**ANSWER, "format": "anthropic",
-                                     "messages": [{"role": "user", "content": "hi"}]}))
+    anthropic = dict(
+        context_report(
+            {**ANSWER, "format": "anthropic", "messages": [{"role": "user", "content": "hi"}]}
+        )
+    )
     assert anthropic["messages"] == "4 → 1"
 
 

@@ -39,9 +39,19 @@ def _free_port() -> int:
 
 
 def _env(data_dir: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("REDIS_URL", "DATABASE_URL", "FLOWER_PASSWORD", "CONTEXTQ_API_URL",
-                        "CONTEXTQ_API_KEY", "ENVIRONMENT")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k
+        not in (
+            "REDIS_URL",
+            "DATABASE_URL",
+            "FLOWER_PASSWORD",
+            "CONTEXTQ_API_URL",
+            "CONTEXTQ_API_KEY",
+            "ENVIRONMENT",
+        )
+    }
     env["DATA_DIR"] = str(data_dir)
     env["COLUMNS"] = "200"  # rich tables in captured output
     return env
@@ -57,10 +67,22 @@ class Up:
         self.seen: dict[int, float] = {}  # pid -> create_time of every descendant observed
         with open(self.stderr_path, "ab") as err:
             self.proc = subprocess.Popen(
-                [*CLI, "up", "--port", str(port), "--flower-port", str(flower_port),
-                 "--concurrency", "1"],
-                cwd=ROOT, env=_env(data_dir), stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE, stderr=err, start_new_session=True,
+                [
+                    *CLI,
+                    "up",
+                    "--port",
+                    str(port),
+                    "--flower-port",
+                    str(flower_port),
+                    "--concurrency",
+                    "1",
+                ],
+                cwd=ROOT,
+                env=_env(data_dir),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=err,
+                start_new_session=True,
             )
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
@@ -80,8 +102,9 @@ class Up:
             if self.proc.poll() is not None:
                 pytest.fail(f"contextq up exited with {self.proc.returncode}:\n{self.stderr}")
             if time.monotonic() > deadline:
-                pytest.fail(f"no banner within {START_TIMEOUT_S}s; stdout={self.lines}\n"
-                            f"{self.stderr}")
+                pytest.fail(
+                    f"no banner within {START_TIMEOUT_S}s; stdout={self.lines}\n{self.stderr}"
+                )
             time.sleep(0.1)
         self.record_tree()
         return self.lines[:4]
@@ -170,8 +193,13 @@ def test_prints_exactly_the_four_lines(stack: Up) -> None:
 
 def test_every_part_runs_as_a_child(stack: Up) -> None:
     cmdlines = [" ".join(p.cmdline()) for p in stack.record_tree()]
-    for part in ("valkey-server", "uvicorn api.main:app", "worker.app worker", "worker.app beat",
-                 "worker.app flower"):
+    for part in (
+        "valkey-server",
+        "uvicorn api.main:app",
+        "worker.app worker",
+        "worker.app beat",
+        "worker.app flower",
+    ):
         assert any(part in c for c in cmdlines), (part, cmdlines)
     assert len(stack.valkey_servers()) == 1
 
@@ -185,8 +213,9 @@ def test_healthz_and_docs(stack: Up) -> None:
 
 def test_printed_key_works(stack: Up) -> None:
     api = _api(stack)
-    ok = httpx.get(f"{api}/v1/files", headers={"Authorization": f"Bearer {_key(stack)}"},
-                   timeout=10)
+    ok = httpx.get(
+        f"{api}/v1/files", headers={"Authorization": f"Bearer {_key(stack)}"}, timeout=10
+    )
     assert ok.status_code == 200, ok.text
     assert "data" in ok.json()
     assert httpx.get(f"{api}/v1/files", timeout=10).status_code == 401
@@ -228,19 +257,31 @@ def test_secrets_private_and_broker_locked(stack: Up) -> None:
 
 
 def test_keys_create_prints_one_key(stack: Up) -> None:
-    out = subprocess.run([*CLI, "keys", "create", "--owner", "alice"], cwd=ROOT,
-                         env=_env(stack.data_dir), capture_output=True, timeout=120, check=True)
+    out = subprocess.run(
+        [*CLI, "keys", "create", "--owner", "alice"],
+        cwd=ROOT,
+        env=_env(stack.data_dir),
+        capture_output=True,
+        timeout=120,
+        check=True,
+    )
     lines = out.stdout.decode().splitlines()
     assert len(lines) == 1 and re.fullmatch(KEY_RE, lines[0]), out.stdout
-    resp = httpx.get(f"{_api(stack)}/v1/files",
-                     headers={"Authorization": f"Bearer {lines[0]}"}, timeout=10)
+    resp = httpx.get(
+        f"{_api(stack)}/v1/files", headers={"Authorization": f"Bearer {lines[0]}"}, timeout=10
+    )
     assert resp.status_code == 200
 
 
 def test_second_up_on_same_data_dir_is_refused(stack: Up) -> None:
-    out = subprocess.run([*CLI, "up", "--port", str(_free_port()), "--flower-port",
-                          str(_free_port())], cwd=ROOT, env=_env(stack.data_dir),
-                         capture_output=True, timeout=120, check=False)
+    out = subprocess.run(
+        [*CLI, "up", "--port", str(_free_port()), "--flower-port", str(_free_port())],
+        cwd=ROOT,
+        env=_env(stack.data_dir),
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
     assert out.returncode == 1
     assert b"already running" in out.stderr
     assert len(stack.valkey_servers()) == 1
@@ -250,23 +291,35 @@ def test_upload_cli_waits_for_ready_and_prints_table(stack: Up, tmp_path: Path) 
     sample = tmp_path / "notes.txt"
     sample.write_text("sentinel-4417 " * 70)  # ~1 KB of text
     # no --key: the CLI falls back to DATA_DIR/dev-api-key
-    out = subprocess.run([*CLI, "upload", str(sample), "--api", _api(stack)], cwd=ROOT,
-                         env=_env(stack.data_dir), capture_output=True, timeout=180, check=False)
+    out = subprocess.run(
+        [*CLI, "upload", str(sample), "--api", _api(stack)],
+        cwd=ROOT,
+        env=_env(stack.data_dir),
+        capture_output=True,
+        timeout=180,
+        check=False,
+    )
     text = out.stdout.decode()
     assert out.returncode == 0, (text, out.stderr.decode()[-2000:])
     row = next(line for line in text.splitlines() if "notes.txt" in line)
     assert "ready" in row and "text" in row, text
-    listed = httpx.get(f"{_api(stack)}/v1/files", timeout=10,
-                       headers={"Authorization": f"Bearer {_key(stack)}"}).json()["data"]
+    listed = httpx.get(
+        f"{_api(stack)}/v1/files", timeout=10, headers={"Authorization": f"Bearer {_key(stack)}"}
+    ).json()["data"]
     assert any(f["filename"] == "notes.txt" and f["status"] == "ready" for f in listed)
 
 
 def test_upload_cli_fails_for_an_empty_file(stack: Up, tmp_path: Path) -> None:
     empty = tmp_path / "empty.txt"
     empty.write_bytes(b"")
-    out = subprocess.run([*CLI, "upload", str(empty), "--api", _api(stack),
-                          "--key", _key(stack)], cwd=ROOT, env=_env(stack.data_dir),
-                         capture_output=True, timeout=120, check=False)
+    out = subprocess.run(
+        [*CLI, "upload", str(empty), "--api", _api(stack), "--key", _key(stack)],
+        cwd=ROOT,
+        env=_env(stack.data_dir),
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
     assert out.returncode == 1
     row = next(line for line in out.stdout.decode().splitlines() if "empty.txt" in line)
     assert "failed" in row and "422" in row
@@ -274,33 +327,65 @@ def test_upload_cli_fails_for_an_empty_file(stack: Up, tmp_path: Path) -> None:
 
 def test_context_cli_prints_the_filtering_report(stack: Up) -> None:
     api, headers = _api(stack), {"Authorization": f"Bearer {_key(stack)}"}
-    conv = httpx.post(f"{api}/v1/conversations", json={"title": "cli"}, headers=headers,
-                      timeout=10)
+    conv = httpx.post(f"{api}/v1/conversations", json={"title": "cli"}, headers=headers, timeout=10)
     assert conv.status_code == 201, conv.text
     cid = conv.json()["id"]
-    batch = [{"role": "user" if i % 2 == 0 else "assistant", "content": f"message {i} " * 20}
-             for i in range(30)]
-    added = httpx.post(f"{api}/v1/conversations/{cid}/messages", json={"messages": batch},
-                       headers=headers, timeout=30)
+    batch = [
+        {"role": "user" if i % 2 == 0 else "assistant", "content": f"message {i} " * 20}
+        for i in range(30)
+    ]
+    added = httpx.post(
+        f"{api}/v1/conversations/{cid}/messages",
+        json={"messages": batch},
+        headers=headers,
+        timeout=30,
+    )
     assert added.status_code == 201, added.text
-    out = subprocess.run([*CLI, "context", cid, "--strategy", "sliding_window", "--options",
-                          '{"window_size": 10}', "--force", "--api", api],
-                         cwd=ROOT, env=_env(stack.data_dir), capture_output=True, timeout=120,
-                         check=False)
+    out = subprocess.run(
+        [
+            *CLI,
+            "context",
+            cid,
+            "--strategy",
+            "sliding_window",
+            "--options",
+            '{"window_size": 10}',
+            "--force",
+            "--api",
+            api,
+        ],
+        cwd=ROOT,
+        env=_env(stack.data_dir),
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
     text = out.stdout.decode()
     assert out.returncode == 0, (text, out.stderr.decode()[-2000:])
-    answer = httpx.get(f"{api}/v1/conversations/{cid}/context", headers=headers, timeout=10,
-                       params={"strategy": "sliding_window", "options": '{"window_size": 10}',
-                               "force_filter": "true"}).json()
+    answer = httpx.get(
+        f"{api}/v1/conversations/{cid}/context",
+        headers=headers,
+        timeout=10,
+        params={
+            "strategy": "sliding_window",
+            "options": '{"window_size": 10}',
+            "force_filter": "true",
+        },
+    ).json()
     removed = answer["removed_message_ids"]
     assert removed, answer
     kept = answer.get("kept_message_count", 30 - len(removed))
     assert re.search(rf"messages\s*│?\s*30 → {kept}\b", text), text
     assert removed[0] in text.replace("\n", "")
     assert "sliding_window" in text and "ms" in text
-    bad = subprocess.run([*CLI, "context", cid, "--options", "{not json", "--api", api],
-                         cwd=ROOT, env=_env(stack.data_dir), capture_output=True, timeout=120,
-                         check=False)
+    bad = subprocess.run(
+        [*CLI, "context", cid, "--options", "{not json", "--api", api],
+        cwd=ROOT,
+        env=_env(stack.data_dir),
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
     assert bad.returncode == 1 and b"not valid JSON" in bad.stderr
 
 
@@ -357,9 +442,14 @@ def test_port_in_use_is_reported_before_anything_starts(tmp_path: Path) -> None:
         busy.bind(("127.0.0.1", 0))
         busy.listen()
         port = busy.getsockname()[1]
-        out = subprocess.run([*CLI, "up", "--port", str(port), "--flower-port",
-                              str(_free_port())], cwd=ROOT, env=_env(tmp_path / "d"),
-                             capture_output=True, timeout=120, check=False)
+        out = subprocess.run(
+            [*CLI, "up", "--port", str(port), "--flower-port", str(_free_port())],
+            cwd=ROOT,
+            env=_env(tmp_path / "d"),
+            capture_output=True,
+            timeout=120,
+            check=False,
+        )
     assert out.returncode == 1
     assert f"port 127.0.0.1:{port} is in use" in out.stderr.decode()
     assert not (tmp_path / "d" / "valkey").exists()

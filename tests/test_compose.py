@@ -79,7 +79,9 @@ def test_app_services_wait_for_healthy_dependencies(services: dict[str, Any]) ->
         assert deps["redis"]["condition"] == "service_healthy", name
         for dep, spec in deps.items():
             assert spec["condition"] in ("service_healthy", "service_completed_successfully"), (
-                name, dep)
+                name,
+                dep,
+            )
             assert dep in services
             if spec["condition"] == "service_healthy":
                 assert services[dep].get("healthcheck"), f"{name} waits on {dep} without a check"
@@ -114,13 +116,13 @@ def test_postgres_16_and_urls(services: dict[str, Any]) -> None:
         env = services[name]["environment"]
         assert env["DATABASE_URL"].startswith("postgresql+psycopg://"), name
         assert "@postgres:5432/" in env["DATABASE_URL"]
-        assert re.fullmatch(r"redis://:\$\{REDIS_PASSWORD:\?[^}]*\}@redis:6379/\d+",
-                            env["REDIS_URL"]), name
+        assert re.fullmatch(
+            r"redis://:\$\{REDIS_PASSWORD:\?[^}]*\}@redis:6379/\d+", env["REDIS_URL"]
+        ), name
         assert env["ENVIRONMENT"] == "production"
 
 
-def test_shared_blobs_volume_at_data_dir(compose: dict[str, Any],
-                                         services: dict[str, Any]) -> None:
+def test_shared_blobs_volume_at_data_dir(compose: dict[str, Any], services: dict[str, Any]) -> None:
     assert "blobs" in compose["volumes"]
     for name in (*APP_SERVICES, "migrate"):
         data_dir = services[name]["environment"]["DATA_DIR"]
@@ -133,7 +135,8 @@ def test_flower_auth_and_loopback_only(services: dict[str, Any]) -> None:
     for port in flower["ports"]:
         assert str(port).startswith("127.0.0.1:"), f"Flower published beyond loopback: {port}"
     assert not any("basic-auth" in c for c in _argv(flower["command"])), (
-        "the password would show in `ps`; contextq flower passes it by environment")
+        "the password would show in `ps`; contextq flower passes it by environment"
+    )
 
 
 def test_beat_is_single_and_pidfile_is_container_local(services: dict[str, Any]) -> None:

@@ -49,14 +49,29 @@ def test_every_setting_is_in_the_configuration_table() -> None:
 
 
 def test_readme_names_every_cli_command() -> None:
-    for command in ("up", "upload", "context", "keys create", "migrate", "api", "worker", "beat",
-                    "flower", "health"):
+    for command in (
+        "up",
+        "upload",
+        "context",
+        "keys create",
+        "migrate",
+        "api",
+        "worker",
+        "beat",
+        "flower",
+        "health",
+    ):
         assert f"`contextq {command}" in README, command
 
 
 def test_bench_script_starts() -> None:
     # bench/queue.py is named like the stdlib `queue`: it must not shadow it for celery/kombu
-    out = subprocess.run([sys.executable, str(ROOT / "bench" / "queue.py"), "--help"],
-                         capture_output=True, timeout=120, check=False, cwd=ROOT / "bench")
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "queue.py"), "--help"],
+        capture_output=True,
+        timeout=120,
+        check=False,
+        cwd=ROOT / "bench",
+    )
     assert out.returncode == 0, out.stderr.decode()[-2000:]
     assert b"--no-upload" in out.stdout

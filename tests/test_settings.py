@@ -14,8 +14,10 @@ def test_blob_fsync_follows_the_database_unless_set(tmp_path: Path) -> None:
     assert sqlite.blob_fsync is False  # SQLite WAL with synchronous=NORMAL does not fsync
     assert postgres.blob_fsync is True
     assert Settings(DATA_DIR=tmp_path, BLOB_FSYNC=True).blob_fsync is True
-    assert Settings(DATA_DIR=tmp_path, DATABASE_URL="postgresql://x/y", BLOB_FSYNC=False
-                    ).blob_fsync is False
+    assert (
+        Settings(DATA_DIR=tmp_path, DATABASE_URL="postgresql://x/y", BLOB_FSYNC=False).blob_fsync
+        is False
+    )
     assert get_blob_store(postgres).fsync is True
     assert get_blob_store(sqlite).fsync is False
 

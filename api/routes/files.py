@@ -42,14 +42,19 @@ BLOB_DELETE_GRACE_S = 60.0
 UPLOAD_OPENAPI: dict[str, Any] = {
     "requestBody": {
         "required": True,
-        "content": {"multipart/form-data": {"schema": {
-            "type": "object", "required": ["file"],
-            "properties": {
-                "file": {"type": "string", "format": "binary"},
-                "conversation_id": {"type": "string", "maxLength": 64},
-                "project_id": {"type": "string", "maxLength": 64},
-            },
-        }}},
+        "content": {
+            "multipart/form-data": {
+                "schema": {
+                    "type": "object",
+                    "required": ["file"],
+                    "properties": {
+                        "file": {"type": "string", "format": "binary"},
+                        "conversation_id": {"type": "string", "maxLength": 64},
+                        "project_id": {"type": "string", "maxLength": 64},
+                    },
+                }
+            }
+        },
     },
 }
 
@@ -78,7 +83,10 @@ def _store_and_enqueue(received: ReceivedUpload, row: File, settings: Settings) 
 
 
 @router.post(
-    "/files", status_code=202, response_model=FilePublic, openapi_extra=UPLOAD_OPENAPI,
+    "/files",
+    status_code=202,
+    response_model=FilePublic,
+    openapi_extra=UPLOAD_OPENAPI,
     responses={413: {"description": "over MAX_UPLOAD_BYTES"}, 422: {"description": "empty"}},
 )
 async def upload_file(request: Request, owner_id: OwnerDep, settings: SettingsDep) -> FilePublic:
@@ -87,7 +95,8 @@ async def upload_file(request: Request, owner_id: OwnerDep, settings: SettingsDe
         received = await receive_upload(
             content_type=request.headers.get("content-type", ""),
             content_length=request.headers.get("content-length"),
-            body=request.stream(), blobs=get_blob_store(settings),
+            body=request.stream(),
+            blobs=get_blob_store(settings),
             limit=settings.MAX_UPLOAD_BYTES,
         )
     except UploadError as exc:
@@ -105,9 +114,14 @@ async def upload_file(request: Request, owner_id: OwnerDep, settings: SettingsDe
     media_type = mimetypes.guess_type(received.filename, strict=False)[0]
     now = utcnow()
     row = File(
-        owner_id=owner_id, filename=received.filename, size_bytes=received.size,
-        sha256=received.sha256, media_type=media_type or "application/octet-stream",
-        conversation_id=conversation_id, project_id=project_id, created_at=now,
+        owner_id=owner_id,
+        filename=received.filename,
+        size_bytes=received.size,
+        sha256=received.sha256,
+        media_type=media_type or "application/octet-stream",
+        conversation_id=conversation_id,
+        project_id=project_id,
+        created_at=now,
         updated_at=now,
         # if the enqueue below is lost, the recovery sweep takes the row after the grace
         recover_after=now + timedelta(seconds=settings.RECOVERY_UPLOADED_GRACE_S),
@@ -139,10 +153,20 @@ FINAL_STATUSES = (FileStatus.READY, FileStatus.FAILED)
 
 @router.get("/files/{file_id}", response_model=FilePublic)
 async def get_file(
-    file_id: str, owner_id: OwnerDep, settings: SettingsDep,
-    wait: Annotated[float, Query(ge=0, le=MAX_WAIT_S, description=(
-        "long poll: answer as soon as the file is ready or failed, or after this many "
-        "seconds with its current status"))] = 0,
+    file_id: str,
+    owner_id: OwnerDep,
+    settings: SettingsDep,
+    wait: Annotated[
+        float,
+        Query(
+            ge=0,
+            le=MAX_WAIT_S,
+            description=(
+                "long poll: answer as soon as the file is ready or failed, or after this many "
+                "seconds with its current status"
+            ),
+        ),
+    ] = 0,
 ) -> FilePublic:
     """The File object. Poll it, or pass `wait=S` to be answered when processing ends."""
     row = await run_in_threadpool(_read_owned, owner_id, file_id)
@@ -165,22 +189,28 @@ def _content(owner_id: str, file_id: str, settings: Settings) -> Response:
         if row.status == FileStatus.FAILED:
             raise HTTPException(409, f"the file failed to process: {row.error}")
         if row.status != FileStatus.READY:
-            raise HTTPException(409, f"the file is not ready yet (status: {row.status}); poll "
-                                     f"GET /v1/files/{row.id} until it is ready")
+            raise HTTPException(
+                409,
+                f"the file is not ready yet (status: {row.status}); poll "
+                f"GET /v1/files/{row.id} until it is ready",
+            )
         if not row.content_sha256:  # a text result
             text = q.file_text(session, file_id=row.id) or ""
             return Response(text.encode("utf-8"), media_type="text/markdown; charset=utf-8")
     path = get_blob_store(settings).path(row.content_sha256)
     if not path.is_file():
-        raise HTTPException(410, "the processed content is missing from storage; upload the "
-                                 "file again")
+        raise HTTPException(
+            410, "the processed content is missing from storage; upload the file again"
+        )
     return FileResponse(path, media_type=row.content_media_type or "application/octet-stream")
 
 
 @router.get(
     "/files/{file_id}/content",
-    responses={200: {"content": {"text/markdown": {}, "image/*": {}, "audio/*": {}}},
-               409: {"description": "not ready, or failed"}},
+    responses={
+        200: {"content": {"text/markdown": {}, "image/*": {}, "audio/*": {}}},
+        409: {"description": "not ready, or failed"},
+    },
 )
 async def get_file_content(file_id: str, owner_id: OwnerDep, settings: SettingsDep) -> Response:
     """The processed artefact: text/markdown, or the resized image / subsampled audio."""
@@ -212,8 +242,13 @@ async def list_files(  # noqa: PLR0917 - FastAPI query parameters
                 422, "invalid cursor: pass next_cursor from the previous page"
             ) from None
     return await run_in_threadpool(
-        _list, owner_id, limit=limit, status=status, conversation_id=conversation_id,
-        project_id=project_id, after=after,
+        _list,
+        owner_id,
+        limit=limit,
+        status=status,
+        conversation_id=conversation_id,
+        project_id=project_id,
+        after=after,
     )
 
 

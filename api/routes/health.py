@@ -17,6 +17,7 @@ log = logging.getLogger("contextq.api.health")
 
 router = APIRouter(tags=["health"])
 
+
 def _database() -> str:
     try:
         with get_engine().connect() as conn:

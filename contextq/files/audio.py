@@ -26,9 +26,18 @@ TARGET_BITRATE = 32_000  # bits/s of the mono 16 kHz MP3 we produce
 OUTPUT_MEDIA_TYPE = "audio/mpeg"
 _DEMUXERS = {"mp3": "mp3", "wav": "wav", "m4a": "mp4", "flac": "flac", "ogg": "ogg", "opus": "ogg"}
 _MUTAGEN_CODECS = {
-    "MP3": "mp3", "FLAC": "flac", "OggFLAC": "flac", "OggOpus": "opus", "OggVorbis": "vorbis",
-    "OggSpeex": "speex", "OggTheora": "theora", "WAVE": "pcm", "AIFF": "pcm", "MP4": "aac",
-    "EasyMP4": "aac", "EasyMP3": "mp3",
+    "MP3": "mp3",
+    "FLAC": "flac",
+    "OggFLAC": "flac",
+    "OggOpus": "opus",
+    "OggVorbis": "vorbis",
+    "OggSpeex": "speex",
+    "OggTheora": "theora",
+    "WAVE": "pcm",
+    "AIFF": "pcm",
+    "MP4": "aac",
+    "EasyMP4": "aac",
+    "EasyMP3": "mp3",
 }
 _PICTURE_TAGS = ("apic", "covr", "metadata_block_picture", "pictures", "wm/picture")
 _MAX_TAGS = 20
@@ -189,9 +198,11 @@ def subsample(path: Path, file_type: str, keep_s: float) -> Subsampled:
     written = 0
     out = io.BytesIO()
     try:
-        with path.open("rb") as fh, _open_input(fh, file_type) as source, av.open(
-            out, "w", format="mp3"
-        ) as sink:
+        with (
+            path.open("rb") as fh,
+            _open_input(fh, file_type) as source,
+            av.open(out, "w", format="mp3") as sink,
+        ):
             stream = _audio_stream(source)
             target = sink.add_stream("libmp3lame", rate=TARGET_RATE, layout="mono")
             target.bit_rate = TARGET_BITRATE
@@ -356,4 +367,3 @@ def _describe(info: StreamInfo, meta: AudioInfo, size: int, summary: str) -> str
     if summary:
         text += " " + summary
     return text + " No transcript (offline processing only).\n"
-

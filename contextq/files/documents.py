@@ -110,7 +110,11 @@ def get_markitdown() -> Any:
                 md = MarkItDown(enable_builtins=False, enable_plugins=False)
                 md.register_converter(HtmlConverter(), priority=10.0)
                 specific: tuple[Any, ...] = (
-                    DocxConverter, PptxConverter, PdfConverter, OutlookMsgConverter, EpubConverter,
+                    DocxConverter,
+                    PptxConverter,
+                    PdfConverter,
+                    OutlookMsgConverter,
+                    EpubConverter,
                 )
                 for converter in specific:
                     md.register_converter(converter())
@@ -126,6 +130,7 @@ def cache_key(sha256: str, file_type: str) -> str:
 
 
 # --- converters ---------------------------------------------------------------------------
+
 
 def convert_document(data: bytes, info: StreamInfo, settings: Settings, path: Path) -> Converted:
     """Bytes → markdown for one document type. Raises InvalidInput/HostileInput."""
@@ -236,25 +241,117 @@ _RTF_TOKEN = re.compile(
     re.IGNORECASE | re.DOTALL,
 )
 # Destinations whose text is not document text (most others are marked with \* anyway).
-_RTF_DESTINATIONS = frozenset((
-    "aftncn", "aftnsep", "aftnsepc", "annotation", "atnauthor", "atndate", "atnid", "author",
-    "bkmkend", "bkmkstart", "blipuid", "buptim", "category", "colorschememapping", "colortbl",
-    "comment", "company", "creatim", "datafield", "datastore", "defchp", "defpap", "doccomm",
-    "docvar", "falt", "fchars", "ffname", "field", "file", "filetbl", "fldinst", "fontemb",
-    "fontfile", "fonttbl", "footer", "footerf", "footerl", "footerr", "footnote", "ftncn",
-    "ftnsep", "ftnsepc", "generator", "header", "headerf", "headerl", "headerr", "info",
-    "keywords", "latentstyles", "levelnumbers", "leveltext", "list", "listlevel", "listname",
-    "listoverridetable", "listpicture", "listtable", "listtext", "manager", "nonesttables",
-    "objdata", "object", "objclass", "operator", "panose", "password", "pict", "pntext",
-    "pntxta", "pntxtb", "printim", "private", "revtbl", "revtim", "rsidtbl", "shp", "shpinst",
-    "shppict", "stylesheet", "subject", "template", "themedata", "title", "userprops",
-    "wgrffmtfilter", "writereservation", "xmlnstbl",
-))
+_RTF_DESTINATIONS = frozenset(
+    (
+        "aftncn",
+        "aftnsep",
+        "aftnsepc",
+        "annotation",
+        "atnauthor",
+        "atndate",
+        "atnid",
+        "author",
+        "bkmkend",
+        "bkmkstart",
+        "blipuid",
+        "buptim",
+        "category",
+        "colorschememapping",
+        "colortbl",
+        "comment",
+        "company",
+        "creatim",
+        "datafield",
+        "datastore",
+        "defchp",
+        "defpap",
+        "doccomm",
+        "docvar",
+        "falt",
+        "fchars",
+        "ffname",
+        "field",
+        "file",
+        "filetbl",
+        "fldinst",
+        "fontemb",
+        "fontfile",
+        "fonttbl",
+        "footer",
+        "footerf",
+        "footerl",
+        "footerr",
+        "footnote",
+        "ftncn",
+        "ftnsep",
+        "ftnsepc",
+        "generator",
+        "header",
+        "headerf",
+        "headerl",
+        "headerr",
+        "info",
+        "keywords",
+        "latentstyles",
+        "levelnumbers",
+        "leveltext",
+        "list",
+        "listlevel",
+        "listname",
+        "listoverridetable",
+        "listpicture",
+        "listtable",
+        "listtext",
+        "manager",
+        "nonesttables",
+        "objdata",
+        "object",
+        "objclass",
+        "operator",
+        "panose",
+        "password",
+        "pict",
+        "pntext",
+        "pntxta",
+        "pntxtb",
+        "printim",
+        "private",
+        "revtbl",
+        "revtim",
+        "rsidtbl",
+        "shp",
+        "shpinst",
+        "shppict",
+        "stylesheet",
+        "subject",
+        "template",
+        "themedata",
+        "title",
+        "userprops",
+        "wgrffmtfilter",
+        "writereservation",
+        "xmlnstbl",
+    )
+)
 _RTF_SPECIALS = {
-    "par": "\n", "sect": "\n\n", "page": "\n\n", "line": "\n", "tab": "\t", "row": "\n",
-    "cell": " | ", "nestcell": " | ", "emdash": "\u2014", "endash": "\u2013",
-    "emspace": "\u2003", "enspace": "\u2002", "qmspace": "\u2005", "bullet": "\u2022",
-    "lquote": "\u2018", "rquote": "\u2019", "ldblquote": "\u201c", "rdblquote": "\u201d",
+    "par": "\n",
+    "sect": "\n\n",
+    "page": "\n\n",
+    "line": "\n",
+    "tab": "\t",
+    "row": "\n",
+    "cell": " | ",
+    "nestcell": " | ",
+    "emdash": "\u2014",
+    "endash": "\u2013",
+    "emspace": "\u2003",
+    "enspace": "\u2002",
+    "qmspace": "\u2005",
+    "bullet": "\u2022",
+    "lquote": "\u2018",
+    "rquote": "\u2019",
+    "ldblquote": "\u201c",
+    "rdblquote": "\u201d",
 }
 
 
@@ -375,7 +472,9 @@ class DocumentProcessor:
         converted = self._convert(data, info, ctx.settings, path)
         if converted.tokens is None:
             converted = Converted(
-                converted.markdown, converted.converter, converted.pages,
+                converted.markdown,
+                converted.converter,
+                converted.pages,
                 tokens.count_tokens(converted.markdown),
             )
         return converted

@@ -127,11 +127,13 @@ EXTENSIONS: dict[str, Format] = {
     # documents
     ".pdf": Format("pdf", "document", "application/pdf"),
     ".docx": Format(
-        "docx", "document",
+        "docx",
+        "document",
         "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
     ),
     ".pptx": Format(
-        "pptx", "document",
+        "pptx",
+        "document",
         "application/vnd.openxmlformats-officedocument.presentationml.presentation",
     ),
     ".html": Format("html", "document", "text/html"),

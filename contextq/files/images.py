@@ -216,8 +216,16 @@ class ImageProcessor:
             "token_count_basis": "openai_high",
         }
         content = _describe(
-            decoded, w0=upright_w, h0=upright_h, b0=len(original), w1=new_w, h1=new_h,
-            b1=len(data), fmt=out_format, notes=notes, tokens_after=after,
+            decoded,
+            w0=upright_w,
+            h0=upright_h,
+            b0=len(original),
+            w1=new_w,
+            h1=new_h,
+            b1=len(data),
+            fmt=out_format,
+            notes=notes,
+            tokens_after=after,
         )
         return FileExtractionResult(
             success=True,
@@ -266,8 +274,17 @@ class ImageProcessor:
 
 
 def _describe(
-    decoded: _Decoded, *, w0: int, h0: int, b0: int, w1: int, h1: int, b1: int, fmt: str,
-    notes: list[str], tokens_after: dict[str, int],
+    decoded: _Decoded,
+    *,
+    w0: int,
+    h0: int,
+    b0: int,
+    w1: int,
+    h1: int,
+    b1: int,
+    fmt: str,
+    notes: list[str],
+    tokens_after: dict[str, int],
 ) -> str:
     text = f"Image: {decoded.format}, {w0}×{h0} px, {human_bytes(b0)}, mode {decoded.mode}."
     if (w0, h0) != (w1, h1) or b0 != b1 or decoded.format != fmt:
@@ -280,4 +297,3 @@ def _describe(
         f"OpenAI low detail {tokens_after['openai_low']}, Anthropic {tokens_after['anthropic']}."
     )
     return text + "\n"
-

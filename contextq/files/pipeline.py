@@ -19,6 +19,7 @@ from contextq.settings import Settings
 
 log = logging.getLogger(__name__)
 
+
 @functools.cache
 def default_registry() -> Registry:
     """The built-in processors, built once per process."""

@@ -11,8 +11,22 @@ Category = Literal[
 
 # Units in the order the summary names them.
 UNITS = (
-    "sheets", "rows", "columns", "cells", "lines", "line_chars", "items", "keys", "depth",
-    "strings", "pages", "chars", "tokens", "pixels", "bytes", "seconds",
+    "sheets",
+    "rows",
+    "columns",
+    "cells",
+    "lines",
+    "line_chars",
+    "items",
+    "keys",
+    "depth",
+    "strings",
+    "pages",
+    "chars",
+    "tokens",
+    "pixels",
+    "bytes",
+    "seconds",
 )
 
 
@@ -111,10 +125,19 @@ class FileExtractionResult:
 
     @classmethod
     def failure(
-        cls, error: str, *, file_type: str = "unknown", category: Category = "unsupported",
-        media_type: str = "application/octet-stream", metadata: dict[str, Any] | None = None,
+        cls,
+        error: str,
+        *,
+        file_type: str = "unknown",
+        category: Category = "unsupported",
+        media_type: str = "application/octet-stream",
+        metadata: dict[str, Any] | None = None,
     ) -> FileExtractionResult:
         return cls(
-            success=False, file_type=file_type, category=category, media_type=media_type,
-            error=error, metadata=metadata or {},
+            success=False,
+            file_type=file_type,
+            category=category,
+            media_type=media_type,
+            error=error,
+            metadata=metadata or {},
         )

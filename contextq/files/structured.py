@@ -381,8 +381,7 @@ def read_yaml(path: Path, settings: Settings, lim: _Limits, meta: dict[str, Any]
     except yaml.constructor.ConstructorError as exc:
         if "python/" in str(exc) or "tag:yaml.org,2002:python" in str(exc):
             raise HostileInput(
-                "this YAML uses a `!!python/...` tag, which could run code; only plain YAML "
-                "is read"
+                "this YAML uses a `!!python/...` tag, which could run code; only plain YAML is read"
             ) from exc
         raise InvalidInput(f"this YAML cannot be read: {exc}") from exc
     except yaml.YAMLError as exc:

@@ -221,7 +221,7 @@ def _dialect(sample: str, ext_delimiter: str) -> type[csv.Dialect] | csv.Dialect
         sniffed = csv.Sniffer().sniff(sample, delimiters=",;\t|")
     except csv.Error:
         return fallback
-    if sniffed.delimiter not in ",;\t|" or sniffed.quotechar not in ("\"", "'"):
+    if sniffed.delimiter not in ",;\t|" or sniffed.quotechar not in ('"', "'"):
         return fallback
     if ext_delimiter == "\t" and sniffed.delimiter != "\t" and "\t" in sample:
         return fallback
@@ -411,8 +411,21 @@ def _quoted_field(quote: bytes, delimiter: bytes) -> re.Pattern[bytes]:
     is an escaped quote, and a field still open at the end of the buffer runs to `\\Z`.
     The quote comes first so the regex engine can jump from quote to quote."""
     q, d = re.escape(quote), re.escape(delimiter)
-    return re.compile(q + rb"(?<=[" + d + rb"\r\n]" + q + rb")(?:[^" + q + rb"]+|" + q + q
-                      + rb")*(?:" + q + rb"|\Z)")
+    return re.compile(
+        q
+        + rb"(?<=["
+        + d
+        + rb"\r\n]"
+        + q
+        + rb")(?:[^"
+        + q
+        + rb"]+|"
+        + q
+        + q
+        + rb")*(?:"
+        + q
+        + rb"|\Z)"
+    )
 
 
 def _scan_records(path: Path, *, quote: bytes, delimiter: bytes) -> _ScanResult:
@@ -525,9 +538,7 @@ def _quoted_newlines(
     return inside, -1
 
 
-def _quoted_spans(
-    data: bytes, prev: int, quote: bytes, delimiter: bytes
-) -> list[tuple[int, int]]:
+def _quoted_spans(data: bytes, prev: int, quote: bytes, delimiter: bytes) -> list[tuple[int, int]]:
     """(start, end) of the quoted fields in `data` (which starts outside quotes)."""
     spans: list[tuple[int, int]] = []
     pos = 0

@@ -126,8 +126,11 @@ def _date_styles(zf: zipfile.ZipFile) -> set[int]:
         if tag == "numFmt":
             custom[int(el.get("numFmtId", "0"))] = el.get("formatCode", "")
         elif tag == "cellXfs":
-            xfs.extend(int(xf.get("numFmtId", "0")) for xf in el
-                       if _local(xf.tag.replace("}", " ")) == "xf")
+            xfs.extend(
+                int(xf.get("numFmtId", "0"))
+                for xf in el
+                if _local(xf.tag.replace("}", " ")) == "xf"
+            )
     dates = set()
     for index, fmt_id in enumerate(xfs):
         code = custom.get(fmt_id) or BUILTIN_FORMATS.get(fmt_id, "")
@@ -139,8 +142,9 @@ def _date_styles(zf: zipfile.ZipFile) -> set[int]:
 class _SheetReader:
     """expat handlers that count rows and keep header, head and tail raw cells."""
 
-    def __init__(self, sheet: RawSheet, head: int, tail: int, max_columns: int,
-                 stop_after: int | None) -> None:
+    def __init__(
+        self, sheet: RawSheet, head: int, tail: int, max_columns: int, stop_after: int | None
+    ) -> None:
         self.sheet = sheet
         self.head_n = head
         self.max_columns = max_columns
@@ -204,7 +208,12 @@ class _SheetReader:
 
 
 def read_raw_sheets(
-    zf: zipfile.ZipFile, *, head: int, tail: int, max_columns: int, part_limit: int,
+    zf: zipfile.ZipFile,
+    *,
+    head: int,
+    tail: int,
+    max_columns: int,
+    part_limit: int,
     stop_after: int | None = None,
 ) -> list[RawSheet]:
     sheets: list[RawSheet] = []
@@ -229,8 +238,9 @@ def read_raw_sheets(
     return sheets
 
 
-def shared_strings(zf: zipfile.ZipFile, wanted: set[int], cap: int,
-                   part_limit: int) -> dict[int, str]:
+def shared_strings(
+    zf: zipfile.ZipFile, wanted: set[int], cap: int, part_limit: int
+) -> dict[int, str]:
     """The shared strings at `wanted` indices (each cut at `cap` chars), streamed."""
     found: dict[int, str] = {}
     if not wanted:
@@ -280,9 +290,7 @@ def shared_strings(zf: zipfile.ZipFile, wanted: set[int], cap: int,
     return found
 
 
-def convert_row(
-    row: list[RawCell], strings: dict[int, str], dates: set[int]
-) -> list[str]:
+def convert_row(row: list[RawCell], strings: dict[int, str], dates: set[int]) -> list[str]:
     """Display strings, one per column up to the row's last cell."""
     if not row:
         return []
@@ -341,8 +349,9 @@ def open_workbook(path: Path) -> zipfile.ZipFile:
 def first_rows(path: Path, n: int = 20) -> list[list[str]]:
     """The header and first `n` rows of the first sheet (what a reader shows first)."""
     with open_workbook(path) as zf:
-        sheets = read_raw_sheets(zf, head=n, tail=0, max_columns=50, part_limit=1 << 40,
-                                 stop_after=n)
+        sheets = read_raw_sheets(
+            zf, head=n, tail=0, max_columns=50, part_limit=1 << 40, stop_after=n
+        )
         if not sheets:
             return []
         strings = shared_strings(zf, wanted_strings(sheets), 500, 1 << 40)
@@ -361,8 +370,9 @@ def read_workbook(
     """Every sheet's raw rows and totals, and a converter to display strings."""
     with open_workbook(path) as zf:
         try:
-            sheets = read_raw_sheets(zf, head=head, tail=tail, max_columns=max_columns,
-                                     part_limit=part_limit)
+            sheets = read_raw_sheets(
+                zf, head=head, tail=tail, max_columns=max_columns, part_limit=part_limit
+            )
             strings = shared_strings(zf, wanted_strings(sheets), max_cell, part_limit)
             dates = _date_styles(zf)
         except KeyError as exc:
@@ -374,4 +384,3 @@ def read_workbook(
         return convert_row(row, strings, dates)
 
     return sheets, convert
-

@@ -207,7 +207,9 @@ def summary_input(summary: str, encoding: str = DEFAULT_ENCODING) -> Message:
     """A previous summary as a summariser input message."""
     text = f"Summary of the conversation before this point:\n{summary}"
     return Message(
-        role="user", content=text, seq=-1,
+        role="user",
+        content=text,
+        seq=-1,
         token_count=count_tokens(text, encoding) + MESSAGE_OVERHEAD_TOKENS + 8,
     )
 
@@ -245,7 +247,11 @@ def summarize_capped(
             )
         )
     summary, _ = summarize_capped(
-        partials, summarizer, max_tokens=max_tokens, input_cap=input_cap, encoding=encoding,
+        partials,
+        summarizer,
+        max_tokens=max_tokens,
+        input_cap=input_cap,
+        encoding=encoding,
         _depth=_depth + 1,
     )
     return summary, len(chunks)
@@ -259,8 +265,12 @@ def _chunks(messages: Sequence[Message], cap: int, encoding: str) -> list[list[M
         if cost > cap:  # one message alone over the cap: cut its text
             text, _, kept = truncate_to_tokens(original.text(), max(1, cap - 64), encoding)
             message = Message(
-                role=original.role, content=text + " …[cut]", seq=original.seq,
-                kind=original.kind, pinned=original.pinned, token_count=kept + 64,
+                role=original.role,
+                content=text + " …[cut]",
+                seq=original.seq,
+                kind=original.kind,
+                pinned=original.pinned,
+                token_count=kept + 64,
             )
             cost = kept + 64
         if chunks[-1] and used + cost > cap:

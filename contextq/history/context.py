@@ -210,6 +210,10 @@ def build_history_context(
     if result.filtered:
         log.info(
             "[ContextFilter] Filtered conversation %s: %d → %d messages using %s in %.1fms",
-            conversation_id, result.original_count, result.kept_count, result.strategy, duration_ms,
+            conversation_id,
+            result.original_count,
+            result.kept_count,
+            result.strategy,
+            duration_ms,
         )
     return HistoryContext(out, system, report)

@@ -167,8 +167,11 @@ class _Compressed:
         if self.files_written_count:
             parts.append(f"Edited {_n(self.files_written_count, 'file')}")
         labels = {
-            "observation": "observation", "reasoning": "reasoning step",
-            "user_prompt": "user prompt", "error": "error", "decision": "decision",
+            "observation": "observation",
+            "reasoning": "reasoning step",
+            "user_prompt": "user prompt",
+            "error": "error",
+            "decision": "decision",
         }
         for kind, label in labels.items():
             if self.by_kind.get(kind):
@@ -242,9 +245,16 @@ class HierarchicalMemory:
         if len(text) > MAX_CONTENT_CHARS:
             text = text[: MAX_CONTENT_CHARS - 1] + "…"
         action = Action(
-            id=self._next_id, kind=cast(Kind, kind), content=text, importance=importance,
-            tool=tool, success=success, files=list(files), pattern=pattern,
-            message_id=message_id, created_at=when,
+            id=self._next_id,
+            kind=cast(Kind, kind),
+            content=text,
+            importance=importance,
+            tool=tool,
+            success=success,
+            files=list(files),
+            pattern=pattern,
+            message_id=message_id,
+            created_at=when,
         )
         self._next_id += 1
         self.total_actions += 1
@@ -269,7 +279,7 @@ class HierarchicalMemory:
     def _compress(self) -> None:
         keep_recent = self.recent_to_keep
         older = self.working[: len(self.working) - keep_recent] if keep_recent else self.working[:]
-        recent = self.working[len(older):]
+        recent = self.working[len(older) :]
         # at most half the threshold of critical ones, so compression runs now and then,
         # not on every action once critical ones pile up
         cap = max(1, self.compression_threshold // 2)
@@ -303,8 +313,14 @@ class HierarchicalMemory:
             tool = message.name or (call.tool if call else None)
         when = message.created_at.isoformat() if message.created_at else None
         action = self.add_action(
-            kind, content, tool=tool, success=success, files=files,
-            message_id=message.id, created_at=when, importance=message.importance,
+            kind,
+            content,
+            tool=tool,
+            success=success,
+            files=files,
+            message_id=message.id,
+            created_at=when,
+            importance=message.importance,
         )
         action.call_ids = list(message.call_ids)
         return action
@@ -352,8 +368,10 @@ class HierarchicalMemory:
         self, decision: str, *, rationale: str = "", impact: str = "", created_at: str | None = None
     ) -> dict[str, Any]:
         entry = {
-            "decision": decision.strip(), "rationale": rationale.strip(),
-            "impact": impact.strip(), "created_at": created_at or _now(),
+            "decision": decision.strip(),
+            "rationale": rationale.strip(),
+            "impact": impact.strip(),
+            "created_at": created_at or _now(),
         }
         self.decisions.append(entry)
         return entry
@@ -454,8 +472,12 @@ class HierarchicalMemory:
             "phase": self.phase,
             "decisions": [dict(d) for d in self.decisions],
             "error_patterns": [
-                {"pattern": p, "count": e["count"], "alert": e["alert"],
-                 "last_seen": e["last_seen"]}
+                {
+                    "pattern": p,
+                    "count": e["count"],
+                    "alert": e["alert"],
+                    "last_seen": e["last_seen"],
+                }
                 for p, e in self.error_patterns.items()
             ],
             "stats": {

@@ -324,7 +324,10 @@ def token_budget(
     """
     anchor_units = _anchor_units(messages, anchors, max_pinned)
     kept = _walk_budget(
-        messages, anchor_units, budget_tokens=budget_tokens, hard_limit_tokens=hard_limit_tokens,
+        messages,
+        anchor_units,
+        budget_tokens=budget_tokens,
+        hard_limit_tokens=hard_limit_tokens,
         min_messages_to_keep=min_messages_to_keep,
     )
     return Selection(_merge(anchor_units, kept))
@@ -381,7 +384,8 @@ def hierarchical(
     room = max(0, budget_tokens - block_tokens)
     anchor_units = _anchor_units(messages, anchors, max_pinned)
     tail = _walk_budget(  # the recent tail first, leaving a share for older critical ones
-        messages, anchor_units,
+        messages,
+        anchor_units,
         budget_tokens=int(room * (1 - CRITICAL_SHARE)),
         hard_limit_tokens=None if hard_limit_tokens is None else hard_limit_tokens - block_tokens,
         min_messages_to_keep=min_messages_to_keep,
@@ -512,8 +516,14 @@ def filter_history(
     if run:
         try:
             selection = _run(
-                name, messages, opts, budget,
-                fixed_tokens=fixed_tokens, settings=settings, anchors=anchors, memory=memory,
+                name,
+                messages,
+                opts,
+                budget,
+                fixed_tokens=fixed_tokens,
+                settings=settings,
+                anchors=anchors,
+                memory=memory,
             )
         except Exception as exc:  # fail-open: send everything, say why
             log.exception("context filtering with %s failed; sending the whole history", name)

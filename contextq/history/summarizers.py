@@ -118,8 +118,11 @@ class ExtractiveSummarizer:
         room = max_tokens - len(enc.encode_ordinary(header)) - 8
         chosen = _choose(sentences, room, enc)
         titles = {
-            "goals": "GOALS", "pinned": "PINNED FACTS", "decisions": "DECISIONS",
-            "errors": "ERRORS", "points": "KEY POINTS",
+            "goals": "GOALS",
+            "pinned": "PINNED FACTS",
+            "decisions": "DECISIONS",
+            "errors": "ERRORS",
+            "points": "KEY POINTS",
         }
         blocks = [header]
         for section, title in titles.items():
@@ -423,8 +426,10 @@ def truncate_history(
     note = ""
     if omitted:
         span = f" (#{omitted[0].seq}" + (f"-#{omitted[-1].seq})" if len(omitted) > 1 else ")")
-        partial = " (the first and last of them in part)" if not head and not tail else (
-            " (the first in part)" if not head else " (the last in part)" if not tail else ""
+        partial = (
+            " (the first and last of them in part)"
+            if not head and not tail
+            else (" (the first in part)" if not head else " (the last in part)" if not tail else "")
         )
         note = (
             f"[... {format_count(len(omitted))} message{'s' if len(omitted) != 1 else ''}{span}, "

@@ -26,16 +26,25 @@ ROUTES = [
 
 
 # --- auth --------------------------------------------------------------------------------
-@pytest.mark.parametrize("headers", [
-    {}, {"Authorization": "Bearer cq_not-a-real-key"}, {"Authorization": "Basic abc"},
-    {"Authorization": "Bearer "}, {"Authorization": "Bearer " + "x" * 5000},
-])
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {},
+        {"Authorization": "Bearer cq_not-a-real-key"},
+        {"Authorization": "Basic abc"},
+        {"Authorization": "Bearer "},
+        {"Authorization": "Bearer " + "x" * 5000},
+    ],
+)
 def test_every_files_route_needs_a_valid_key(stack, owner, headers) -> None:
     with in_process_client(owner.key) as c:
         file_id = upload(c, "a.txt", b"hello\n")["id"]
     with in_process_client() as anon:
-        calls = [("POST", "/v1/files"), ("GET", "/v1/files"),
-                 *[(m, p.format(id=file_id)) for m, p in ROUTES]]
+        calls = [
+            ("POST", "/v1/files"),
+            ("GET", "/v1/files"),
+            *[(m, p.format(id=file_id)) for m, p in ROUTES],
+        ]
         for method, path in calls:
             kw = {"files": {"file": ("a.txt", b"x")}} if method == "POST" else {}
             resp = anon.request(method, path, headers=headers, **kw)
@@ -63,12 +72,28 @@ def test_owner_b_gets_404_for_owner_a_files_on_every_route(stack, make_owner) ->
 def test_upload_answers_202_with_the_file_object_and_enqueues_after_commit(
     stack, app_client, owner
 ) -> None:
-    body = upload(app_client, "report.md", b"# Title\n\nbody\n", conversation_id="c1",
-                  project_id="p1")
+    body = upload(
+        app_client, "report.md", b"# Title\n\nbody\n", conversation_id="c1", project_id="p1"
+    )
     assert list(body) == [
-        "id", "filename", "size_bytes", "sha256", "media_type", "file_type", "category",
-        "status", "token_count", "processed_token_count", "truncation", "metadata",
-        "cache_hit", "error", "conversation_id", "project_id", "created_at", "updated_at",
+        "id",
+        "filename",
+        "size_bytes",
+        "sha256",
+        "media_type",
+        "file_type",
+        "category",
+        "status",
+        "token_count",
+        "processed_token_count",
+        "truncation",
+        "metadata",
+        "cache_hit",
+        "error",
+        "conversation_id",
+        "project_id",
+        "created_at",
+        "updated_at",
     ]
     assert body["status"] == "uploaded" and body["size_bytes"] == 14
     assert body["filename"] == "report.md" and body["media_type"] == "text/markdown"
@@ -98,9 +123,11 @@ def test_over_max_upload_bytes_is_413_and_leaves_no_temp_file(
     ctype, body = multipart_body(b"big.txt", b"x" * 5000)
     with in_process_client(owner.key) as c:
         if chunked:  # no Content-Length: the byte count while streaming catches it
+
             def gen():
                 for i in range(0, len(body), 512):
-                    yield body[i:i + 512]
+                    yield body[i : i + 512]
+
             resp = c.post("/v1/files", content=gen(), headers={"Content-Type": ctype})
         else:
             resp = c.post("/v1/files", content=body, headers={"Content-Type": ctype})
@@ -124,29 +151,45 @@ def test_content_length_over_the_limit_is_refused_before_the_body_is_read(
         yield b"x" * 10
 
     with in_process_client(owner.key) as c:
-        resp = c.post("/v1/files", content=body(), headers={
-            "Content-Type": "multipart/form-data; boundary=abc",
-            "Content-Length": str(10 * 1024 * 1024),
-        })
+        resp = c.post(
+            "/v1/files",
+            content=body(),
+            headers={
+                "Content-Type": "multipart/form-data; boundary=abc",
+                "Content-Length": str(10 * 1024 * 1024),
+            },
+        )
     assert resp.status_code == 413
     assert read == []  # the body generator was never pulled
 
 
-@pytest.mark.parametrize(("make", "status", "needle"), [
-    (lambda: multipart_body(b"empty.txt", b""), 422, "empty"),
-    (lambda: ("multipart/form-data; boundary=zz", b"--zz--\r\n"), 422, "no file"),
-    (lambda: ("application/json", b'{"file": "x"}'), 422, "multipart/form-data"),
-    (lambda: ("multipart/form-data", b"--zz--\r\n"), 422, "multipart/form-data"),
-    (lambda: ("multipart/form-data; boundary=zz", b"garbage without boundary"), 400, "malformed"),
-    (lambda: ("multipart/form-data; boundary=zz",
-              b'--zz\r\nContent-Disposition: form-data; name="file"; filename="a"\r\n\r\nabc'),
-     400, "ends before"),
-    (lambda: multipart_body(b"a.txt", b"x", fields={"conversation_id": "c" * 65}), 422, "64"),
-    (lambda: multipart_body(b"a.txt", b"x", fields={"project_id": "p\x00"}), 422, "printable"),
-    (lambda: multipart_body(b"a.txt", b"x", fields={"note": "n" * 5000}), 422, "too long"),
-    (lambda: multipart_body(b"x" * 10_000 + b".txt", b"x"), 400, "header"),
-    (lambda: ("multipart/form-data; boundary=" + "b" * 300, b"x"), 400, "malformed"),
-])
+@pytest.mark.parametrize(
+    ("make", "status", "needle"),
+    [
+        (lambda: multipart_body(b"empty.txt", b""), 422, "empty"),
+        (lambda: ("multipart/form-data; boundary=zz", b"--zz--\r\n"), 422, "no file"),
+        (lambda: ("application/json", b'{"file": "x"}'), 422, "multipart/form-data"),
+        (lambda: ("multipart/form-data", b"--zz--\r\n"), 422, "multipart/form-data"),
+        (
+            lambda: ("multipart/form-data; boundary=zz", b"garbage without boundary"),
+            400,
+            "malformed",
+        ),
+        (
+            lambda: (
+                "multipart/form-data; boundary=zz",
+                b'--zz\r\nContent-Disposition: form-data; name="file"; filename="a"\r\n\r\nabc',
+            ),
+            400,
+            "ends before",
+        ),
+        (lambda: multipart_body(b"a.txt", b"x", fields={"conversation_id": "c" * 65}), 422, "64"),
+        (lambda: multipart_body(b"a.txt", b"x", fields={"project_id": "p\x00"}), 422, "printable"),
+        (lambda: multipart_body(b"a.txt", b"x", fields={"note": "n" * 5000}), 422, "too long"),
+        (lambda: multipart_body(b"x" * 10_000 + b".txt", b"x"), 400, "header"),
+        (lambda: ("multipart/form-data; boundary=" + "b" * 300, b"x"), 400, "malformed"),
+    ],
+)
 def test_bad_uploads_are_4xx_with_a_detail(stack, app_client, make, status, needle) -> None:
     ctype, body = make()
     resp = app_client.post("/v1/files", content=body, headers={"Content-Type": ctype})
@@ -158,27 +201,31 @@ def test_bad_uploads_are_4xx_with_a_detail(stack, app_client, make, status, need
 
 def test_two_file_parts_are_refused(stack, app_client) -> None:
     b = b"--zz\r\n"
-    part = (b'Content-Disposition: form-data; name="file"; filename="a.txt"\r\n\r\nabc\r\n')
+    part = b'Content-Disposition: form-data; name="file"; filename="a.txt"\r\n\r\nabc\r\n'
     body = b + part + b + part + b"--zz--\r\n"
-    resp = app_client.post("/v1/files", content=body,
-                           headers={"Content-Type": "multipart/form-data; boundary=zz"})
+    resp = app_client.post(
+        "/v1/files", content=body, headers={"Content-Type": "multipart/form-data; boundary=zz"}
+    )
     assert resp.status_code == 422 and "one file" in resp.json()["detail"]
 
 
-@pytest.mark.parametrize(("raw", "expected"), [
-    ("../../etc/passwd", "passwd"),
-    ("..\\..\\boot.ini", "boot.ini"),
-    ("C:\\Users\\me\\doc.txt", "doc.txt"),
-    ("a\x00b\r\nc.txt", "abc.txt"),
-    ("evil\u202egpj.exe", "evilgpj.exe"),
-    ("\u2066iso\u2069late.txt", "isolate.txt"),
-    ("zero\u200bwidth.txt", "zerowidth.txt"),
-    ("", "upload"),
-    ("...", "upload"),
-    ("CON", "CON"),
-    ("  spaced.txt  ", "spaced.txt"),
-    ("e\u0301.txt", "\u00e9.txt"),
-])
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("../../etc/passwd", "passwd"),
+        ("..\\..\\boot.ini", "boot.ini"),
+        ("C:\\Users\\me\\doc.txt", "doc.txt"),
+        ("a\x00b\r\nc.txt", "abc.txt"),
+        ("evil\u202egpj.exe", "evilgpj.exe"),
+        ("\u2066iso\u2069late.txt", "isolate.txt"),
+        ("zero\u200bwidth.txt", "zerowidth.txt"),
+        ("", "upload"),
+        ("...", "upload"),
+        ("CON", "CON"),
+        ("  spaced.txt  ", "spaced.txt"),
+        ("e\u0301.txt", "\u00e9.txt"),
+    ],
+)
 def test_sanitize_filename(raw, expected) -> None:
     assert sanitize_filename(raw) == expected
 
@@ -203,9 +250,16 @@ def test_content_is_409_until_ready(stack, app_client) -> None:
 
 
 def test_list_filters_and_cursor_pagination(stack, app_client) -> None:
-    ids = [upload(app_client, f"f{i}.txt", f"file {i}\n".encode(),
-                  conversation_id="c1" if i % 2 else None, project_id="p1" if i < 2 else None)["id"]
-           for i in range(5)]
+    ids = [
+        upload(
+            app_client,
+            f"f{i}.txt",
+            f"file {i}\n".encode(),
+            conversation_id="c1" if i % 2 else None,
+            project_id="p1" if i < 2 else None,
+        )["id"]
+        for i in range(5)
+    ]
     seen, cursor, pages = [], None, 0
     while True:
         params = {"limit": 2, **({"cursor": cursor} if cursor else {})}
@@ -222,8 +276,13 @@ def test_list_filters_and_cursor_pagination(stack, app_client) -> None:
     assert {f["id"] for f in proj} == {ids[0], ids[1]}
     assert len(app_client.get("/v1/files", params={"status": "uploaded"}).json()["data"]) == 5
     assert app_client.get("/v1/files", params={"status": "ready"}).json()["data"] == []
-    for bad in ({"status": "bogus"}, {"limit": 0}, {"limit": 1000}, {"cursor": "!!"},
-                {"cursor": "bm9wZQ"}):
+    for bad in (
+        {"status": "bogus"},
+        {"limit": 0},
+        {"limit": 1000},
+        {"cursor": "!!"},
+        {"cursor": "bm9wZQ"},
+    ):
         resp = app_client.get("/v1/files", params=bad)
         assert resp.status_code == 422, (bad, resp.text)
 

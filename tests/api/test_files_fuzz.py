@@ -9,15 +9,26 @@ from hypothesis import strategies as st
 
 from tests.support.files import multipart_body
 
-FUZZ = settings(max_examples=60, deadline=None,
-                suppress_health_check=[HealthCheck.function_scoped_fixture])
+FUZZ = settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 
 content_types = st.one_of(
     st.just("multipart/form-data; boundary=zz"),
-    st.builds(lambda b: f"multipart/form-data; boundary={b}",
-              st.text(st.characters(min_codepoint=0x20, max_codepoint=0x7E), max_size=300)),
-    st.sampled_from(["", "text/plain", "application/json", "multipart/form-data",
-                     "multipart/mixed; boundary=zz", "multipart/form-data; boundary=\"a b\""]),
+    st.builds(
+        lambda b: f"multipart/form-data; boundary={b}",
+        st.text(st.characters(min_codepoint=0x20, max_codepoint=0x7E), max_size=300),
+    ),
+    st.sampled_from(
+        [
+            "",
+            "text/plain",
+            "application/json",
+            "multipart/form-data",
+            "multipart/mixed; boundary=zz",
+            'multipart/form-data; boundary="a b"',
+        ]
+    ),
 )
 
 
@@ -30,9 +41,13 @@ def test_random_bodies_never_5xx(stack, app_client, ctype, body) -> None:
 
 
 @FUZZ
-@given(filename=st.binary(max_size=300), data=st.binary(max_size=512),
-       fields=st.dictionaries(st.sampled_from(["conversation_id", "project_id", "x"]),
-                              st.text(max_size=80), max_size=3))
+@given(
+    filename=st.binary(max_size=300),
+    data=st.binary(max_size=512),
+    fields=st.dictionaries(
+        st.sampled_from(["conversation_id", "project_id", "x"]), st.text(max_size=80), max_size=3
+    ),
+)
 def test_random_multipart_parts_never_5xx(stack, app_client, filename, data, fields) -> None:
     filename = filename.replace(b'"', b"").replace(b"\r", b"").replace(b"\n", b"")
     ctype, body = multipart_body(filename, data, fields=fields)

@@ -49,9 +49,7 @@ def test_sigkill_pool_child_mid_task_file_still_ends_ready(
 
 
 @pytest.mark.stack_env(TEST_PROCESS_DELAY_S="4", BROKER_VISIBILITY_TIMEOUT_S="2")
-def test_sigkill_whole_worker_then_restart_redelivers(
-    stack, worker_factory, client, owner
-) -> None:
+def test_sigkill_whole_worker_then_restart_redelivers(stack, worker_factory, client, owner) -> None:
     worker = worker_factory()
     body = upload(client, "slow.txt", b"the whole worker died\n")
     _wait_status(body["id"], FileStatus.PROCESSING)
@@ -125,8 +123,7 @@ def test_poison_file_fails_after_max_attempts_and_worker_keeps_serving(
     assert ok["status"] == "ready"
 
 
-@pytest.mark.stack_env(TEST_PROCESS_DELAY_S="5", TASK_SOFT_TIME_LIMIT_S="1",
-                       TASK_TIME_LIMIT_S="4")
+@pytest.mark.stack_env(TEST_PROCESS_DELAY_S="5", TASK_SOFT_TIME_LIMIT_S="1", TASK_TIME_LIMIT_S="4")
 def test_soft_time_limit_ends_failed_saying_so(stack, worker_factory, client) -> None:
     worker = worker_factory()
     body = upload(client, "slow.txt", b"too slow\n")
@@ -167,8 +164,11 @@ def test_duplicate_delivery_to_a_second_worker_writes_once(
     body = upload(client, "slow.txt", b"delivered twice\n")
     _wait_status(body["id"], FileStatus.PROCESSING)
     second = worker_factory()
-    wait_until(lambda: "process_file" in second.log(), timeout=30,
-               what="the second worker to receive the redelivered message")
+    wait_until(
+        lambda: "process_file" in second.log(),
+        timeout=30,
+        what="the second worker to receive the redelivered message",
+    )
     done = wait_file_done(client, body["id"], timeout=60)
     assert done["status"] == "ready", done
     row = get_row(File, body["id"])

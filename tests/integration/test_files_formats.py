@@ -46,8 +46,13 @@ TABLES: list[Case] = [
     ("calc.ods", lambda: Samples.ods({"Calc": TABLE}), "tabular", "ods", S),
 ]
 STRUCTURED: list[Case] = [
-    ("data.json", lambda: Samples.json({"key": S, "items": list(range(80))}), "structured",
-     "json", S),
+    (
+        "data.json",
+        lambda: Samples.json({"key": S, "items": list(range(80))}),
+        "structured",
+        "json",
+        S,
+    ),
     ("rows.jsonl", lambda: f'{{"a": "{S}"}}\n{{"a": 2}}\n'.encode(), "structured", "jsonl", S),
     ("conf.yaml", lambda: f"key: {S}\nlist: [1, 2]\n".encode(), "structured", "yaml", S),
     ("conf.toml", lambda: f'key = "{S}"\n'.encode(), "structured", "toml", S),
@@ -65,22 +70,46 @@ DOCUMENTS: list[Case] = [
 ]
 IMAGES: list[Case] = [
     (f"photo.{ext}", (lambda fmt=fmt: media.image_bytes(fmt)), "image", ftype, "image/")
-    for ext, fmt, ftype in [("png", "PNG", "png"), ("jpg", "JPEG", "jpeg"), ("gif", "GIF", "gif"),
-                            ("webp", "WEBP", "webp"), ("bmp", "BMP", "bmp"),
-                            ("tiff", "TIFF", "tiff")]
+    for ext, fmt, ftype in [
+        ("png", "PNG", "png"),
+        ("jpg", "JPEG", "jpeg"),
+        ("gif", "GIF", "gif"),
+        ("webp", "WEBP", "webp"),
+        ("bmp", "BMP", "bmp"),
+        ("tiff", "TIFF", "tiff"),
+    ]
 ]
 AUDIO: list[Case] = [
     ("tone.wav", lambda: media.wav_bytes(0.5), "audio", "wav", "audio/"),
-    ("tone.mp3", lambda: media.encoded_audio_bytes("mp3", "libmp3lame", 0.5), "audio", "mp3",
-     "audio/"),
-    ("tone.flac", lambda: media.encoded_audio_bytes("flac", "flac", 0.5), "audio", "flac",
-     "audio/"),
-    ("tone.ogg", lambda: media.encoded_audio_bytes("ogg", "flac", 0.5, channels=1), "audio", "ogg",
-     "audio/"),
-    ("tone.opus", lambda: media.encoded_audio_bytes("ogg", "libopus", 0.5, rate=48000), "audio",
-     "opus", "audio/"),
-    ("tone.m4a", lambda: media.encoded_audio_bytes("ipod", "aac", 0.5), "audio", "m4a",
-     "audio/"),
+    (
+        "tone.mp3",
+        lambda: media.encoded_audio_bytes("mp3", "libmp3lame", 0.5),
+        "audio",
+        "mp3",
+        "audio/",
+    ),
+    (
+        "tone.flac",
+        lambda: media.encoded_audio_bytes("flac", "flac", 0.5),
+        "audio",
+        "flac",
+        "audio/",
+    ),
+    (
+        "tone.ogg",
+        lambda: media.encoded_audio_bytes("ogg", "flac", 0.5, channels=1),
+        "audio",
+        "ogg",
+        "audio/",
+    ),
+    (
+        "tone.opus",
+        lambda: media.encoded_audio_bytes("ogg", "libopus", 0.5, rate=48000),
+        "audio",
+        "opus",
+        "audio/",
+    ),
+    ("tone.m4a", lambda: media.encoded_audio_bytes("ipod", "aac", 0.5), "audio", "m4a", "audio/"),
 ]
 ALL = TEXT_AND_CODE + TABLES + STRUCTURED + DOCUMENTS + IMAGES + AUDIO
 

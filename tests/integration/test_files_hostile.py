@@ -23,21 +23,23 @@ MEDIA: list[tuple[str, Callable[[], bytes], str | None]] = [
     ("bomb.docx", lambda: media.zip_bomb_docx(declared=64 * 1024 * 1024), "zip bomb"),
     ("cut.pdf", lambda: media.pdf_bytes(3)[:600], "truncated or corrupt"),
     ("bomb.png", lambda: media.png_bomb_bytes(30_000, 30_000), "MAX_IMAGE_PIXELS"),
-    ("bogus.mp3", lambda: b"ID3\x04\x00\x00\x00\x00\x00\x10" + b"\xff\xfb" * 50,
-     "could not read audio"),
+    (
+        "bogus.mp3",
+        lambda: b"ID3\x04\x00\x00\x00\x00\x00\x10" + b"\xff\xfb" * 50,
+        "could not read audio",
+    ),
 ]
 # empty files are refused by the API itself (422), so they never reach the queue; a PNG
 # named .csv is handled by its content by the full registry (the engine test's core
 # registry has no image processor, hence its "no processor")
 CASES = [
     (name, make, None if name == "polyglot.csv" else error)
-    for name, make, error in VECTORS if not name.startswith("empty.")
+    for name, make, error in VECTORS
+    if not name.startswith("empty.")
 ] + MEDIA
 
 
-def test_hostile_files_fail_clearly_and_the_worker_lives_on(
-    stack, worker, client, owner
-) -> None:
+def test_hostile_files_fail_clearly_and_the_worker_lives_on(stack, worker, client, owner) -> None:
     before = wait_file_done(client, upload(client, "before.txt", b"processed first\n")["id"])
     assert before["status"] == "ready"
     before_row = get_row(File, before["id"])

@@ -58,8 +58,14 @@ def test_text_and_python_files_end_to_end(
 ) -> None:
     text_bytes, py_bytes = _prose(120), _python(60)
     up_text = upload(client, "notes.txt", text_bytes, content_type="text/plain")
-    up_py = upload(client, "module.py", py_bytes, content_type="text/x-python",
-                   conversation_id="conv-1", project_id="proj-1")
+    up_py = upload(
+        client,
+        "module.py",
+        py_bytes,
+        content_type="text/x-python",
+        conversation_id="conv-1",
+        project_id="proj-1",
+    )
     for body in (up_text, up_py):
         assert body["status"] == "uploaded"
         assert body["token_count"] is None and body["truncation"] is None
@@ -115,9 +121,10 @@ def test_same_bytes_twice_make_two_files(stack, worker, client) -> None:
     b = wait_file_done(client, upload(client, "b.txt", data)["id"])
     assert a["id"] != b["id"] and a["sha256"] == b["sha256"]
     assert a["status"] == b["status"] == "ready"
-    assert client.get(f"/v1/files/{a['id']}/content").text == client.get(
-        f"/v1/files/{b['id']}/content"
-    ).text
+    assert (
+        client.get(f"/v1/files/{a['id']}/content").text
+        == client.get(f"/v1/files/{b['id']}/content").text
+    )
 
 
 HOSTILE_TEXT = (
@@ -225,7 +232,7 @@ def test_413_over_uvicorn_with_and_without_content_length(stack, api_server, own
 
     def chunked():
         for i in range(0, len(body), 65536):
-            yield body[i:i + 65536]
+            yield body[i : i + 65536]
 
     with api_server.client(owner.key) as c:
         for content in (body, chunked()):

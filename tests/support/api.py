@@ -15,8 +15,15 @@ class ApiServer(ManagedProcess):
         self.port = port or free_port()
         self.base_url = f"http://127.0.0.1:{self.port}"
         argv = [
-            executable("uvicorn"), "api.main:app", "--host", "127.0.0.1", "--port",
-            str(self.port), "--log-level", "warning", "--no-access-log",
+            executable("uvicorn"),
+            "api.main:app",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(self.port),
+            "--log-level",
+            "warning",
+            "--no-access-log",
         ]
         super().__init__(
             argv, env=stack.subprocess_env(), log_path=log_dir / f"api-{self.port}.log", name="api"

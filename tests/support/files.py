@@ -9,8 +9,14 @@ TERMINAL = ("ready", "failed")
 
 
 def upload(
-    client: Any, filename: str, data: bytes, *, content_type: str = "application/octet-stream",
-    conversation_id: str | None = None, project_id: str | None = None, expect: int | None = 202,
+    client: Any,
+    filename: str,
+    data: bytes,
+    *,
+    content_type: str = "application/octet-stream",
+    conversation_id: str | None = None,
+    project_id: str | None = None,
+    expect: int | None = 202,
 ) -> Any:
     """POST /v1/files; returns the parsed JSON (or the response when `expect` is None)."""
     form = {}
@@ -40,7 +46,10 @@ def wait_file_done(client: Any, file_id: str, *, timeout: float = 60.0) -> dict[
 
 
 def multipart_body(
-    filename: bytes, data: bytes, *, fields: dict[str, str] | None = None,
+    filename: bytes,
+    data: bytes,
+    *,
+    fields: dict[str, str] | None = None,
     boundary: str = "contextqTestBoundary7MA4YWxkTrZu0gW",
     content_type: bytes = b"application/octet-stream",
 ) -> tuple[str, bytes]:
@@ -50,19 +59,32 @@ def multipart_body(
     parts: list[bytes] = []
     for name, value in (fields or {}).items():
         parts.append(
-            b"--" + b + b'\r\nContent-Disposition: form-data; name="' + name.encode()
-            + b'"\r\n\r\n' + value.encode() + b"\r\n"
+            b"--"
+            + b
+            + b'\r\nContent-Disposition: form-data; name="'
+            + name.encode()
+            + b'"\r\n\r\n'
+            + value.encode()
+            + b"\r\n"
         )
     parts.append(
-        b"--" + b + b'\r\nContent-Disposition: form-data; name="file"; filename="' + filename
-        + b'"\r\nContent-Type: ' + content_type + b"\r\n\r\n" + data + b"\r\n"
+        b"--"
+        + b
+        + b'\r\nContent-Disposition: form-data; name="file"; filename="'
+        + filename
+        + b'"\r\nContent-Type: '
+        + content_type
+        + b"\r\n\r\n"
+        + data
+        + b"\r\n"
     )
     parts.append(b"--" + b + b"--\r\n")
     return f"multipart/form-data; boundary={boundary}", b"".join(parts)
 
 
-def upload_raw(client: Any, filename: bytes, data: bytes, *, expect: int | None = 202,
-               **kw: Any) -> Any:
+def upload_raw(
+    client: Any, filename: bytes, data: bytes, *, expect: int | None = 202, **kw: Any
+) -> Any:
     ctype, body = multipart_body(filename, data, **kw)
     resp = client.post("/v1/files", content=body, headers={"Content-Type": ctype})
     if expect is None:

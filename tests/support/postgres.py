@@ -68,11 +68,22 @@ class PostgresServer:
         os.chmod(self.root, 0o700)
         data = self.root / "data"
         subprocess.run(
-            self._as_pg_user([
-                str(self.bin_dir / "initdb"), "-D", str(data), "-U", "postgres",
-                "--auth=trust", "-E", "UTF8", "--no-sync", "--locale=C",
-            ]),
-            check=True, capture_output=True,
+            self._as_pg_user(
+                [
+                    str(self.bin_dir / "initdb"),
+                    "-D",
+                    str(data),
+                    "-U",
+                    "postgres",
+                    "--auth=trust",
+                    "-E",
+                    "UTF8",
+                    "--no-sync",
+                    "--locale=C",
+                ]
+            ),
+            check=True,
+            capture_output=True,
         )
         self.port = free_port()
         opts = (
@@ -80,11 +91,23 @@ class PostgresServer:
             "-c fsync=off -c synchronous_commit=off -c full_page_writes=off"
         )
         subprocess.run(
-            self._as_pg_user([
-                str(self.bin_dir / "pg_ctl"), "-D", str(data), "-o", opts,
-                "-l", str(self.root / "server.log"), "-w", "-t", "60", "start",
-            ]),
-            check=True, capture_output=True,
+            self._as_pg_user(
+                [
+                    str(self.bin_dir / "pg_ctl"),
+                    "-D",
+                    str(data),
+                    "-o",
+                    opts,
+                    "-l",
+                    str(self.root / "server.log"),
+                    "-w",
+                    "-t",
+                    "60",
+                    "start",
+                ]
+            ),
+            check=True,
+            capture_output=True,
         )
         self.url = f"postgresql+psycopg://postgres@127.0.0.1:{self.port}/postgres"
         return self
@@ -94,11 +117,19 @@ class PostgresServer:
             return
         assert self.bin_dir is not None
         subprocess.run(
-            self._as_pg_user([
-                str(self.bin_dir / "pg_ctl"), "-D", str(self.root / "data"), "-m", "immediate",
-                "-w", "stop",
-            ]),
-            capture_output=True, check=False,
+            self._as_pg_user(
+                [
+                    str(self.bin_dir / "pg_ctl"),
+                    "-D",
+                    str(self.root / "data"),
+                    "-m",
+                    "immediate",
+                    "-w",
+                    "stop",
+                ]
+            ),
+            capture_output=True,
+            check=False,
         )
         shutil.rmtree(self.root, ignore_errors=True)
         self.root = None

@@ -53,7 +53,12 @@ class ManagedProcess:
     """A subprocess in its own process group whose output goes to `log_path`."""
 
     def __init__(
-        self, argv: Sequence[str], *, env: Mapping[str, str], log_path: Path, name: str = "proc",
+        self,
+        argv: Sequence[str],
+        *,
+        env: Mapping[str, str],
+        log_path: Path,
+        name: str = "proc",
         cwd: Path = PROJECT_ROOT,
     ) -> None:
         self.argv = list(argv)
@@ -72,8 +77,13 @@ class ManagedProcess:
         with open(self.log_path, "ab") as log:
             self._log_offset = log.tell()
             self.proc = subprocess.Popen(
-                self.argv, env=self.env, cwd=self.cwd, stdout=log, stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL, start_new_session=True,
+                self.argv,
+                env=self.env,
+                cwd=self.cwd,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
             )
         LIVE.add(self)
         return self
@@ -133,7 +143,7 @@ class ManagedProcess:
         except FileNotFoundError:
             return ""
         if since_start:
-            data = data[self._log_offset:]
+            data = data[self._log_offset :]
         return data.decode("utf-8", "replace")
 
     def wait_for_log(self, pattern: str, *, timeout: float = 30.0) -> re.Match[str]:

@@ -1,10 +1,10 @@
 """The real Celery worker and beat as subprocesses (`celery -A worker.app ...`).
 
-    w = CeleryWorker(stack, log_dir=tmp_path).start()   # waits for "ready."
-    w.pool_pids()        # the prefork children
-    w.kill_child()       # SIGKILL one pool child (the main process survives)
-    w.kill()             # SIGKILL the whole worker (main + children)
-    w.stop()             # warm shutdown, then SIGKILL the group
+w = CeleryWorker(stack, log_dir=tmp_path).start()   # waits for "ready."
+w.pool_pids()        # the prefork children
+w.kill_child()       # SIGKILL one pool child (the main process survives)
+w.kill()             # SIGKILL the whole worker (main + children)
+w.stop()             # warm shutdown, then SIGKILL the group
 """
 
 from __future__ import annotations
@@ -25,20 +25,42 @@ _seq = itertools.count(1)
 
 class CeleryWorker(ManagedProcess):
     def __init__(
-        self, stack: StackEnv, *, log_dir: Path, queues: Sequence[str] = ("files", "history"),
-        concurrency: int = 1, name: str | None = None, extra_args: Sequence[str] = (),
+        self,
+        stack: StackEnv,
+        *,
+        log_dir: Path,
+        queues: Sequence[str] = ("files", "history"),
+        concurrency: int = 1,
+        name: str | None = None,
+        extra_args: Sequence[str] = (),
         loglevel: str = "INFO",
     ) -> None:
         if loglevel.upper() not in ("INFO", "DEBUG"):
             raise ValueError("readiness is read from the INFO log line 'ready.': use INFO/DEBUG")
         self.node = name or f"w{next(_seq)}-{os.getpid()}"
         argv = [
-            executable("celery"), "-A", "worker.app", "worker",
-            "--without-mingle", "--without-gossip", "-P", "prefork", "-c", str(concurrency),
-            "-Q", ",".join(queues), "-n", f"{self.node}@%h", "-l", loglevel, *extra_args,
+            executable("celery"),
+            "-A",
+            "worker.app",
+            "worker",
+            "--without-mingle",
+            "--without-gossip",
+            "-P",
+            "prefork",
+            "-c",
+            str(concurrency),
+            "-Q",
+            ",".join(queues),
+            "-n",
+            f"{self.node}@%h",
+            "-l",
+            loglevel,
+            *extra_args,
         ]
         super().__init__(
-            argv, env=stack.subprocess_env(), log_path=log_dir / f"worker-{self.node}.log",
+            argv,
+            env=stack.subprocess_env(),
+            log_path=log_dir / f"worker-{self.node}.log",
             name=f"worker {self.node}",
         )
 
@@ -78,7 +100,14 @@ class CeleryBeat(ManagedProcess):
         n = next(_seq)
         schedule = log_dir / f"celerybeat-schedule-{n}"
         argv = [
-            executable("celery"), "-A", "worker.app", "beat", "-s", str(schedule), "-l", loglevel,
+            executable("celery"),
+            "-A",
+            "worker.app",
+            "beat",
+            "-s",
+            str(schedule),
+            "-l",
+            loglevel,
         ]
         super().__init__(
             argv, env=stack.subprocess_env(), log_path=log_dir / f"beat-{n}.log", name="beat"

@@ -14,9 +14,12 @@ from tests.support.db import get_row
 
 def _cache(**kw) -> DbConversionCache:
     s = get_settings()
-    return DbConversionCache(blobs=get_blob_store(s), redis_url=s.REDIS_URL,
-                             lock_timeout_s=kw.get("lock_timeout_s", 30),
-                             wait_timeout_s=kw.get("wait_timeout_s", 30))
+    return DbConversionCache(
+        blobs=get_blob_store(s),
+        redis_url=s.REDIS_URL,
+        lock_timeout_s=kw.get("lock_timeout_s", 30),
+        wait_timeout_s=kw.get("wait_timeout_s", 30),
+    )
 
 
 def test_put_get_counts_hits(stack) -> None:

@@ -70,12 +70,22 @@ def test_unsupported_file_ends_failed_with_a_reason(stack, owner) -> None:
     assert stored.status == "failed" and stored.error and "\x00" not in stored.error
 
 
-def _claim(file_id: str, *, worker_id: str = "me", dead=lambda h: False, max_attempts: int = 3,
-           lease_s: float = 60.0) -> q.Claim:
+def _claim(
+    file_id: str,
+    *,
+    worker_id: str = "me",
+    dead=lambda h: False,
+    max_attempts: int = 3,
+    lease_s: float = 60.0,
+) -> q.Claim:
     with session_scope() as s:
         return q.claim_file(
-            s, file_id=file_id, worker_id=worker_id, max_attempts=max_attempts,
-            lease_expired_before=utcnow() - timedelta(seconds=lease_s), holder_is_dead=dead,
+            s,
+            file_id=file_id,
+            worker_id=worker_id,
+            max_attempts=max_attempts,
+            lease_expired_before=utcnow() - timedelta(seconds=lease_s),
+            holder_is_dead=dead,
         )
 
 
@@ -106,11 +116,13 @@ def test_stale_attempt_cannot_write(stack, owner) -> None:
     old = _claim(row.id, worker_id="w1")
     new = _claim(row.id, worker_id="w2", dead=lambda h: True)
     with session_scope() as s:
-        assert not q.write_result(s, file_id=row.id, attempt=old.attempt,
-                                  values={"status": "failed", "error": "stale"})
+        assert not q.write_result(
+            s, file_id=row.id, attempt=old.attempt, values={"status": "failed", "error": "stale"}
+        )
     with session_scope() as s:
-        assert q.write_result(s, file_id=row.id, attempt=new.attempt,
-                              values={"status": "ready", "error": "ok\x00"})
+        assert q.write_result(
+            s, file_id=row.id, attempt=new.attempt, values={"status": "ready", "error": "ok\x00"}
+        )
     stored = get_row(File, row.id)
     assert (stored.status, stored.error, stored.lease_owner) == ("ready", "ok", None)
 

@@ -34,18 +34,32 @@ class Samples:
     sentinel = SENTINEL
 
     @staticmethod
-    def csv(rows: int = 10, cols: int = 3, *, delimiter: str = ",", newline: str = "\n",
-            cell: Callable[[int, int], Any] | None = None) -> bytes:
+    def csv(
+        rows: int = 10,
+        cols: int = 3,
+        *,
+        delimiter: str = ",",
+        newline: str = "\n",
+        cell: Callable[[int, int], Any] | None = None,
+    ) -> bytes:
         buf = io.StringIO()
         writer = csv.writer(buf, delimiter=delimiter, lineterminator=newline)
         writer.writerow([f"col{c}" for c in range(cols)])
         for r in range(rows):
-            writer.writerow([
-                cell(r, c) if cell else (f"{SENTINEL}-first" if r == 0 and c == 0
-                                         else f"{SENTINEL}-last" if r == rows - 1 and c == 0
-                                         else f"r{r}c{c}")
-                for c in range(cols)
-            ])
+            writer.writerow(
+                [
+                    cell(r, c)
+                    if cell
+                    else (
+                        f"{SENTINEL}-first"
+                        if r == 0 and c == 0
+                        else f"{SENTINEL}-last"
+                        if r == rows - 1 and c == 0
+                        else f"r{r}c{c}"
+                    )
+                    for c in range(cols)
+                ]
+            )
         return buf.getvalue().encode()
 
     @staticmethod

@@ -18,6 +18,7 @@ SENTINEL = "ZEBRA-7741-MAGENTA"
 
 # --- documents ------------------------------------------------------------------------------
 
+
 def docx_bytes(paragraphs: list[str] | None = None, *, heading: str = "Quarterly report") -> bytes:
     import docx
 
@@ -69,8 +70,13 @@ def pptx_bytes(slides: int = 2) -> bytes:
 
 
 def pdf_bytes(
-    pages: int = 1, *, text: str | None = None, user_password: str | None = None,
-    per_page_sentinel: bool = False, blank: bool = False, lines_per_page: int = 1,
+    pages: int = 1,
+    *,
+    text: str | None = None,
+    user_password: str | None = None,
+    per_page_sentinel: bool = False,
+    blank: bool = False,
+    lines_per_page: int = 1,
 ) -> bytes:
     from fpdf import FPDF
 
@@ -176,9 +182,15 @@ def msg_bytes(subject: str = "Quarterly numbers", body: str | None = None) -> by
 
     def entry(name: str, kind: int, child: int, right: int, start: int, size: int) -> bytes:
         raw = name.encode("utf-16-le") + b"\0\0"
-        return (raw.ljust(64, b"\0") + struct.pack("<HBB", len(raw), kind, 1)
-                + struct.pack("<III", no_stream, right, child) + b"\0" * 16 + b"\0" * 4
-                + b"\0" * 16 + struct.pack("<IQ", start, size))
+        return (
+            raw.ljust(64, b"\0")
+            + struct.pack("<HBB", len(raw), kind, 1)
+            + struct.pack("<III", no_stream, right, child)
+            + b"\0" * 16
+            + b"\0" * 4
+            + b"\0" * 16
+            + struct.pack("<IQ", start, size)
+        )
 
     n_dir = -(-(len(streams) + 1) * 128 // 512)
     n_minifat = -(-len(minifat) * 4 // 512)
@@ -194,10 +206,13 @@ def msg_bytes(subject: str = "Quarterly numbers", body: str | None = None) -> by
     for first, count in ((dir_start, n_dir), (minifat_start, n_minifat), (mini_start, n_mini)):
         fat += [first + i + 1 for i in range(count - 1)] + [end]
     header = (
-        bytes.fromhex("D0CF11E0A1B11AE1") + b"\0" * 16
-        + struct.pack("<HHHHH", 0x3E, 3, 0xFFFE, 9, 6) + b"\0" * 6
+        bytes.fromhex("D0CF11E0A1B11AE1")
+        + b"\0" * 16
+        + struct.pack("<HHHHH", 0x3E, 3, 0xFFFE, 9, 6)
+        + b"\0" * 6
         + struct.pack("<IIIIIIIII", 0, 1, dir_start, 0, 4096, minifat_start, n_minifat, end, 0)
-        + struct.pack("<I", 0) + struct.pack("<I", free) * 108
+        + struct.pack("<I", 0)
+        + struct.pack("<I", free) * 108
     )
 
     def sectors(data: bytes, count: int, fill: bytes = b"\0") -> bytes:
@@ -216,9 +231,10 @@ def zip_bomb_docx(entries: int = 0, declared: int = 0) -> bytes:
     """A DOCX-shaped zip that holds many entries and/or one hugely compressible part."""
     out = io.BytesIO()
     real = docx_bytes()
-    with zipfile.ZipFile(io.BytesIO(real)) as src, zipfile.ZipFile(
-        out, "w", zipfile.ZIP_DEFLATED
-    ) as dst:
+    with (
+        zipfile.ZipFile(io.BytesIO(real)) as src,
+        zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as dst,
+    ):
         for item in src.infolist():
             dst.writestr(item, src.read(item.filename))
         for n in range(entries):
@@ -233,9 +249,15 @@ def zip_bomb_docx(entries: int = 0, declared: int = 0) -> bytes:
 
 # --- images ---------------------------------------------------------------------------------
 
+
 def image_bytes(
-    fmt: str, size: tuple[int, int] = (64, 48), *, mode: str = "RGB", noise: bool = False,
-    exif_orientation: int | None = None, frames: int = 1,
+    fmt: str,
+    size: tuple[int, int] = (64, 48),
+    *,
+    mode: str = "RGB",
+    noise: bool = False,
+    exif_orientation: int | None = None,
+    frames: int = 1,
 ) -> bytes:
     from PIL import Image
 
@@ -284,6 +306,7 @@ def png_bomb_bytes(width: int = 30_000, height: int = 30_000) -> bytes:
 
 # --- audio ----------------------------------------------------------------------------------
 
+
 def wav_bytes(seconds: float = 1.0, rate: int = 8000, channels: int = 1) -> bytes:
     out = io.BytesIO()
     frames = int(seconds * rate)
@@ -300,8 +323,13 @@ def wav_bytes(seconds: float = 1.0, rate: int = 8000, channels: int = 1) -> byte
 
 
 def encoded_audio_bytes(
-    container: str, codec: str, seconds: float = 1.0, rate: int = 44100, channels: int = 2,
-    title: str | None = None, bitrate: int | None = None,
+    container: str,
+    codec: str,
+    seconds: float = 1.0,
+    rate: int = 44100,
+    channels: int = 2,
+    title: str | None = None,
+    bitrate: int | None = None,
 ) -> bytes:
     """Audio encoded with PyAV (mp3, flac, ogg/vorbis, ogg/opus, m4a/aac) with a sine wave."""
     import av
@@ -352,6 +380,7 @@ def _frame(wave_: Any, fmt: str, layout: str, channels: int) -> Any:
 
 
 # --- a registry of the media processors only (the pipeline with real detection) ------------
+
 
 def media_registry() -> Any:
     from contextq.files.audio import AudioProcessor

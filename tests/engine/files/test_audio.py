@@ -19,8 +19,12 @@ from tests.engine.files import media_samples as samples
 from tests.engine.files.media_samples import SENTINEL
 
 MEDIA = {
-    "mp3": "audio/mpeg", "wav": "audio/wav", "flac": "audio/flac", "ogg": "audio/ogg",
-    "opus": "audio/opus", "m4a": "audio/mp4",
+    "mp3": "audio/mpeg",
+    "wav": "audio/wav",
+    "flac": "audio/flac",
+    "ogg": "audio/ogg",
+    "opus": "audio/opus",
+    "m4a": "audio/mp4",
 }
 TITLE = f"Memo {SENTINEL}"
 
@@ -38,23 +42,61 @@ class AudioVector:
 
 
 VECTORS = [
-    AudioVector("memo.wav", "wav", lambda: samples.wav_bytes(2.0, rate=8000), 2.0, 8000, 1,
-                "pcm", tagged=False),
-    AudioVector("memo.mp3", "mp3",
-                lambda: samples.encoded_audio_bytes("mp3", "libmp3lame", 2.0, title=TITLE),
-                2.04, 44100, 2, "mp3"),  # mutagen counts the encoder padding (2.0375 s)
-    AudioVector("memo.flac", "flac",
-                lambda: samples.encoded_audio_bytes("flac", "flac", 2.0, title=TITLE),
-                2.0, 44100, 2, "flac"),
-    AudioVector("memo.opus", "opus",
-                lambda: samples.encoded_audio_bytes("ogg", "libopus", 2.0, rate=48000, title=TITLE),
-                2.0, 48000, 2, "opus"),
-    AudioVector("memo.ogg", "ogg",
-                lambda: samples.encoded_audio_bytes("ogg", "flac", 2.0, channels=1, title=TITLE),
-                2.0, 44100, 1, "flac"),
-    AudioVector("memo.m4a", "m4a",
-                lambda: samples.encoded_audio_bytes("ipod", "aac", 2.0, title=TITLE),
-                2.02, 44100, 2, "mp4a.40.2"),
+    AudioVector(
+        "memo.wav",
+        "wav",
+        lambda: samples.wav_bytes(2.0, rate=8000),
+        2.0,
+        8000,
+        1,
+        "pcm",
+        tagged=False,
+    ),
+    AudioVector(
+        "memo.mp3",
+        "mp3",
+        lambda: samples.encoded_audio_bytes("mp3", "libmp3lame", 2.0, title=TITLE),
+        2.04,
+        44100,
+        2,
+        "mp3",
+    ),  # mutagen counts the encoder padding (2.0375 s)
+    AudioVector(
+        "memo.flac",
+        "flac",
+        lambda: samples.encoded_audio_bytes("flac", "flac", 2.0, title=TITLE),
+        2.0,
+        44100,
+        2,
+        "flac",
+    ),
+    AudioVector(
+        "memo.opus",
+        "opus",
+        lambda: samples.encoded_audio_bytes("ogg", "libopus", 2.0, rate=48000, title=TITLE),
+        2.0,
+        48000,
+        2,
+        "opus",
+    ),
+    AudioVector(
+        "memo.ogg",
+        "ogg",
+        lambda: samples.encoded_audio_bytes("ogg", "flac", 2.0, channels=1, title=TITLE),
+        2.0,
+        44100,
+        1,
+        "flac",
+    ),
+    AudioVector(
+        "memo.m4a",
+        "m4a",
+        lambda: samples.encoded_audio_bytes("ipod", "aac", 2.0, title=TITLE),
+        2.02,
+        44100,
+        2,
+        "mp4a.40.2",
+    ),
 ]
 
 
@@ -62,8 +104,12 @@ def run(tmp_path: Path, name: str, data: bytes, file_type: str, settings: Settin
     path = tmp_path / name
     path.write_bytes(data)
     info = StreamInfo(
-        filename=name, extension=path.suffix, file_type=file_type, category="audio",
-        media_type=MEDIA[file_type], size=len(data),
+        filename=name,
+        extension=path.suffix,
+        file_type=file_type,
+        category="audio",
+        media_type=MEDIA[file_type],
+        size=len(data),
     )
     return AudioProcessor().process(path, info, ProcessContext(settings=settings))
 

@@ -118,7 +118,26 @@ def test_the_table_covers_55_formats() -> None:
     assert len(types) >= 55
     categories = {f.category for f in formats.EXTENSIONS.values()}
     assert categories == {"text", "code", "tabular", "structured", "document", "image", "audio"}
-    for name in ("pdf", "docx", "pptx", "html", "epub", "odt", "rtf", "msg",
-                 "png", "jpeg", "gif", "webp", "bmp", "tiff",
-                 "mp3", "wav", "m4a", "flac", "ogg", "opus"):
+    for name in (
+        "pdf",
+        "docx",
+        "pptx",
+        "html",
+        "epub",
+        "odt",
+        "rtf",
+        "msg",
+        "png",
+        "jpeg",
+        "gif",
+        "webp",
+        "bmp",
+        "tiff",
+        "mp3",
+        "wav",
+        "m4a",
+        "flac",
+        "ogg",
+        "opus",
+    ):
         assert name in types, name

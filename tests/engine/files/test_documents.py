@@ -32,30 +32,81 @@ class Vector:
 
 
 VECTORS = [
-    Vector("report.docx", samples.docx_bytes, "docx", (SENTINEL, "# Quarterly report"),
-           ("word/document.xml",), {"converter": "markitdown"}),
-    Vector("deck.pptx", lambda: samples.pptx_bytes(3), "pptx",
-           (SENTINEL, "# Slide title 1", "# Slide title 3", f"{SENTINEL} on slide 3"),
-           (), {"slides": 3, "pages": 3, "converter": "markitdown"}),
-    Vector("paper.pdf", lambda: samples.pdf_bytes(3, per_page_sentinel=True), "pdf",
-           ("## Page 1", "## Page 3", samples.sentinel_for(1), samples.sentinel_for(3), SENTINEL),
-           ("## Page 4",), {"pages": 3, "converter": "pdfium"}),
-    Vector("page.html", samples.html_bytes, "html", (SENTINEL, "# Heading one", "* beta"),
-           ("SCRIPT-ONLY-TEXT", "<p>"), {"converter": "markitdown"}),
-    Vector("book.epub", samples.epub_bytes, "epub",
-           (SENTINEL, "# Chapter One", "Epub Title", "Ann Author"), ("<p>",)),
-    Vector("notes.odt", samples.odt_bytes, "odt", ("# ODT heading", f"ODT body {SENTINEL}."),
-           ("<text:p",), {"converter": "contextq-odt"}),
-    Vector("memo.rtf", samples.rtf_bytes, "rtf", (SENTINEL, "RTF heading", "café", "€ euro"),
-           ("HIDDEN-INFO-TITLE", "HIDDEN-GENERATOR", "Times New Roman", "\\par", "fonttbl"),
-           {"converter": "contextq-rtf"}),
-    Vector("mail.msg", samples.msg_bytes, "msg",
-           ("**From:** ann@example.com", "**To:** Bob Builder", "**Subject:** Quarterly numbers",
-            f"Hello Bob, the code is {SENTINEL}."), ("__substg1.0",), {"converter": "markitdown"}),
+    Vector(
+        "report.docx",
+        samples.docx_bytes,
+        "docx",
+        (SENTINEL, "# Quarterly report"),
+        ("word/document.xml",),
+        {"converter": "markitdown"},
+    ),
+    Vector(
+        "deck.pptx",
+        lambda: samples.pptx_bytes(3),
+        "pptx",
+        (SENTINEL, "# Slide title 1", "# Slide title 3", f"{SENTINEL} on slide 3"),
+        (),
+        {"slides": 3, "pages": 3, "converter": "markitdown"},
+    ),
+    Vector(
+        "paper.pdf",
+        lambda: samples.pdf_bytes(3, per_page_sentinel=True),
+        "pdf",
+        ("## Page 1", "## Page 3", samples.sentinel_for(1), samples.sentinel_for(3), SENTINEL),
+        ("## Page 4",),
+        {"pages": 3, "converter": "pdfium"},
+    ),
+    Vector(
+        "page.html",
+        samples.html_bytes,
+        "html",
+        (SENTINEL, "# Heading one", "* beta"),
+        ("SCRIPT-ONLY-TEXT", "<p>"),
+        {"converter": "markitdown"},
+    ),
+    Vector(
+        "book.epub",
+        samples.epub_bytes,
+        "epub",
+        (SENTINEL, "# Chapter One", "Epub Title", "Ann Author"),
+        ("<p>",),
+    ),
+    Vector(
+        "notes.odt",
+        samples.odt_bytes,
+        "odt",
+        ("# ODT heading", f"ODT body {SENTINEL}."),
+        ("<text:p",),
+        {"converter": "contextq-odt"},
+    ),
+    Vector(
+        "memo.rtf",
+        samples.rtf_bytes,
+        "rtf",
+        (SENTINEL, "RTF heading", "café", "€ euro"),
+        ("HIDDEN-INFO-TITLE", "HIDDEN-GENERATOR", "Times New Roman", "\\par", "fonttbl"),
+        {"converter": "contextq-rtf"},
+    ),
+    Vector(
+        "mail.msg",
+        samples.msg_bytes,
+        "msg",
+        (
+            "**From:** ann@example.com",
+            "**To:** Bob Builder",
+            "**Subject:** Quarterly numbers",
+            f"Hello Bob, the code is {SENTINEL}.",
+        ),
+        ("__substg1.0",),
+        {"converter": "markitdown"},
+    ),
 ]
 MEDIA_TYPES = {
-    "pdf": "application/pdf", "html": "text/html", "epub": "application/epub+zip",
-    "odt": "application/vnd.oasis.opendocument.text", "rtf": "application/rtf",
+    "pdf": "application/pdf",
+    "html": "text/html",
+    "epub": "application/epub+zip",
+    "odt": "application/vnd.oasis.opendocument.text",
+    "rtf": "application/rtf",
     "msg": "application/vnd.ms-outlook",
     "docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
     "pptx": "application/vnd.openxmlformats-officedocument.presentationml.presentation",
@@ -64,7 +115,10 @@ MEDIA_TYPES = {
 
 def info_for(path: Path, file_type: str) -> StreamInfo:
     return StreamInfo(
-        filename=path.name, extension=path.suffix, file_type=file_type, category="document",
+        filename=path.name,
+        extension=path.suffix,
+        file_type=file_type,
+        category="document",
         media_type=MEDIA_TYPES.get(file_type, "application/octet-stream"),
         size=path.stat().st_size,
     )
@@ -123,8 +177,12 @@ def test_vector_through_process_file(vector: Vector, tmp_path: Path, settings: S
 
 def test_long_pdf_is_cut_by_tokens_with_full_count(tmp_path: Path) -> None:
     settings = Settings(ENVIRONMENT="test", MAX_TOKENS_PER_FILE=300)
-    data = samples.pdf_bytes(12, per_page_sentinel=True, lines_per_page=20,
-                             text="the quick brown fox jumps over the lazy dog")
+    data = samples.pdf_bytes(
+        12,
+        per_page_sentinel=True,
+        lines_per_page=20,
+        text="the quick brown fox jumps over the lazy dog",
+    )
     result = process_file(write(tmp_path, "long.pdf", data), "long.pdf", settings=settings)
     assert result.success and result.content is not None
     assert result.metadata["pages"] == 12

@@ -78,7 +78,7 @@ VECTORS: list[tuple[str, Callable[[], bytes], str | None]] = [
     ("xxe.xml", lambda: XXE, "external references"),
     ("broken.xml", lambda: b"<a><b></a>", "invalid XML"),
     ("bad.toml", lambda: b"a = = 1\n", "invalid TOML"),
-    ("field.csv", lambda: b"a,b\n1,\"" + b"x" * 1_000_000 + b"\"\n", "131072"),
+    ("field.csv", lambda: b'a,b\n1,"' + b"x" * 1_000_000 + b'"\n', "131072"),
     ("open-quote.csv", lambda: S.csv(40) + b'"' + b"y\n" * 100_000, "never closed"),
     ("one-line.csv", lambda: b"a,b\n" + b"x" * (9 << 20), "characters"),
     ("bomb.xlsx", zip_bomb_xlsx, "zip bomb"),

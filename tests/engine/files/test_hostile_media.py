@@ -25,15 +25,21 @@ def process(tmp_path: Path, filename: str, data: bytes, settings: Settings | Non
     path = tmp_path / f"blob-{len(list(tmp_path.iterdir()))}"
     path.write_bytes(data)
     return pipeline.process_file(
-        path, filename, settings=settings or Settings(ENVIRONMENT="test"),
+        path,
+        filename,
+        settings=settings or Settings(ENVIRONMENT="test"),
         registry=samples.media_registry(),
     )
 
 
 def info(path: Path, file_type: str, category: Any) -> StreamInfo:
     return StreamInfo(
-        filename=path.name, extension=path.suffix, file_type=file_type, category=category,
-        media_type="application/octet-stream", size=path.stat().st_size,
+        filename=path.name,
+        extension=path.suffix,
+        file_type=file_type,
+        category=category,
+        media_type="application/octet-stream",
+        size=path.stat().st_size,
     )
 
 
@@ -72,8 +78,9 @@ def test_not_a_zip_docx_fails_with_a_reason(tmp_path: Path) -> None:
     path = tmp_path / "fake.docx"
     path.write_bytes(b"PK\x03\x04" + b"\x00" * 200)
     with pytest.raises(InvalidInput, match="not a valid zip container"):
-        DocumentProcessor().process(path, info(path, "docx", "document"),
-                                    ProcessContext(Settings(ENVIRONMENT="test")))
+        DocumentProcessor().process(
+            path, info(path, "docx", "document"), ProcessContext(Settings(ENVIRONMENT="test"))
+        )
 
 
 def test_truncated_pdf_fails_with_a_reason(tmp_path: Path) -> None:
@@ -101,8 +108,9 @@ def test_pdf_bytes_are_not_an_image(tmp_path: Path) -> None:
     path = tmp_path / "photo.png"
     path.write_bytes(samples.pdf_bytes(1))
     with pytest.raises(InvalidInput, match="not a readable image"):
-        ImageProcessor().process(path, info(path, "png", "image"),
-                                 ProcessContext(Settings(ENVIRONMENT="test")))
+        ImageProcessor().process(
+            path, info(path, "png", "image"), ProcessContext(Settings(ENVIRONMENT="test"))
+        )
 
 
 def test_rtf_nested_100000_deep_does_not_crash(tmp_path: Path) -> None:
@@ -115,15 +123,18 @@ def test_rtf_named_file_that_is_not_rtf(tmp_path: Path) -> None:
     path = tmp_path / "x.rtf"
     path.write_bytes(b"hello, not rtf")
     with pytest.raises(InvalidInput, match="not RTF"):
-        DocumentProcessor().process(path, info(path, "rtf", "document"),
-                                    ProcessContext(Settings(ENVIRONMENT="test")))
+        DocumentProcessor().process(
+            path, info(path, "rtf", "document"), ProcessContext(Settings(ENVIRONMENT="test"))
+        )
 
 
 def test_odt_with_billion_laughs_is_refused(tmp_path: Path) -> None:
     laughs = (
         '<?xml version="1.0"?><!DOCTYPE lolz [<!ENTITY lol "lol">'
-        + "".join(f'<!ENTITY lol{i} "{("&lol" + (str(i - 1) if i > 1 else "") + ";") * 10}">'
-                  for i in range(1, 10))
+        + "".join(
+            f'<!ENTITY lol{i} "{("&lol" + (str(i - 1) if i > 1 else "") + ";") * 10}">'
+            for i in range(1, 10)
+        )
         + ']><office:document-content xmlns:office="urn:oasis:names:tc:opendocument:xmlns:'
         'office:1.0" xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0">'
         "<office:body><office:text><text:p>&lol9;</text:p></office:text></office:body>"
@@ -137,8 +148,9 @@ def test_odt_with_billion_laughs_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "laughs.odt"
     path.write_bytes(buf.getvalue())
     with pytest.raises(HostileInput, match="forbidden"):
-        DocumentProcessor().process(path, info(path, "odt", "document"),
-                                    ProcessContext(Settings(ENVIRONMENT="test")))
+        DocumentProcessor().process(
+            path, info(path, "odt", "document"), ProcessContext(Settings(ENVIRONMENT="test"))
+        )
 
 
 def _docx_with_dtd(dtd: str, reference: str) -> bytes:
@@ -156,8 +168,10 @@ def _docx_with_dtd(dtd: str, reference: str) -> bytes:
 
 LAUGHS_DTD = (
     '<!DOCTYPE lolz [<!ENTITY lol "lol">'
-    + "".join(f'<!ENTITY lol{i} "{("&lol" + (str(i - 1) if i > 1 else "") + ";") * 10}">'
-              for i in range(1, 10))
+    + "".join(
+        f'<!ENTITY lol{i} "{("&lol" + (str(i - 1) if i > 1 else "") + ";") * 10}">'
+        for i in range(1, 10)
+    )
     + "]>"
 )
 
@@ -182,14 +196,17 @@ def test_docx_with_xml_entities_leaks_and_expands_nothing(
 
 def test_broken_msg_fails_with_a_reason(tmp_path: Path) -> None:
     ole_magic = bytes.fromhex("D0CF11E0A1B11AE1")
-    for name, data in (("cut.msg", samples.msg_bytes()[:1000]),
-                       ("junk.msg", ole_magic + b"\xff" * 3000),
-                       ("text.msg", b"hello, not an OLE file")):
+    for name, data in (
+        ("cut.msg", samples.msg_bytes()[:1000]),
+        ("junk.msg", ole_magic + b"\xff" * 3000),
+        ("text.msg", b"hello, not an OLE file"),
+    ):
         path = tmp_path / name
         path.write_bytes(data)
         with pytest.raises(InvalidInput, match="corrupt, truncated"):
-            DocumentProcessor().process(path, info(path, "msg", "document"),
-                                        ProcessContext(Settings(ENVIRONMENT="test")))
+            DocumentProcessor().process(
+                path, info(path, "msg", "document"), ProcessContext(Settings(ENVIRONMENT="test"))
+            )
 
 
 # --- images -----------------------------------------------------------------------------
@@ -225,8 +242,11 @@ def test_truncated_png_fails_with_a_reason(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("filename", "data", "reason"),
     [
-        ("bogus.mp3", b"ID3\x04\x00\x00\x00\x00\x00\x10" + b"\xff\xfb" * 50,
-         "could not read audio"),
+        (
+            "bogus.mp3",
+            b"ID3\x04\x00\x00\x00\x00\x00\x10" + b"\xff\xfb" * 50,
+            "could not read audio",
+        ),
         ("zeros.wav", b"RIFF\x24\x00\x00\x00WAVE" + b"\x00" * 4000, "could not read audio"),
         ("zero-channels.wav", None, "could not read audio|no audio data"),
         ("cut.mp3", None, "truncated"),
@@ -246,8 +266,9 @@ def test_broken_audio_fails_with_a_reason(
     path.write_bytes(data)
     file_type = filename.rsplit(".", 1)[1]
     with pytest.raises(InvalidInput, match=reason):
-        AudioProcessor().process(path, info(path, file_type, "audio"),
-                                 ProcessContext(Settings(ENVIRONMENT="test")))
+        AudioProcessor().process(
+            path, info(path, file_type, "audio"), ProcessContext(Settings(ENVIRONMENT="test"))
+        )
 
 
 def test_empty_files_fail_with_a_reason(tmp_path: Path) -> None:

@@ -21,8 +21,12 @@ from contextq.settings import Settings
 from tests.engine.files import media_samples as samples
 
 MEDIA = {
-    "png": "image/png", "jpeg": "image/jpeg", "gif": "image/gif", "webp": "image/webp",
-    "bmp": "image/bmp", "tiff": "image/tiff",
+    "png": "image/png",
+    "jpeg": "image/jpeg",
+    "gif": "image/gif",
+    "webp": "image/webp",
+    "bmp": "image/bmp",
+    "tiff": "image/tiff",
 }
 
 
@@ -30,8 +34,12 @@ def run(tmp_path: Path, name: str, data: bytes, file_type: str, settings: Settin
     path = tmp_path / name
     path.write_bytes(data)
     info = StreamInfo(
-        filename=name, extension=path.suffix, file_type=file_type, category="image",
-        media_type=MEDIA[file_type], size=len(data),
+        filename=name,
+        extension=path.suffix,
+        file_type=file_type,
+        category="image",
+        media_type=MEDIA[file_type],
+        size=len(data),
     )
     return ImageProcessor().process(path, info, ProcessContext(settings=settings))
 
@@ -176,6 +184,8 @@ def test_process_file_returns_the_image_and_counts(tmp_path: Path, settings: Set
     assert result.binary == data and result.binary_media_type == "image/png"
     assert result.token_count == result.processed_token_count == 765
     assert result.metadata["token_estimates"] == {
-        "openai_high": 765, "openai_low": 85, "anthropic": 1399,
+        "openai_high": 765,
+        "openai_low": 85,
+        "anthropic": 1399,
     }
     assert "1024×1024 px" in (result.content or "")

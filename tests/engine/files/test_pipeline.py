@@ -40,10 +40,10 @@ def test_note_states_what_was_cut_and_fits(run: Run) -> None:
     content = result.content or ""
     assert content.endswith("]\n")
     assert "lines: " not in result.truncation.summary  # 150 lines fit MAX_LINES
-    note = content[content.rindex("\n\n[truncated: "):]
+    note = content[content.rindex("\n\n[truncated: ") :]
     assert "chars: 50000 of " in note and ", tokens: " in note
     shown = result.truncation.shown["tokens"]
-    assert shown + tokens.count_tokens(content[content.rindex("\n\n[truncated"):]) >= (
+    assert shown + tokens.count_tokens(content[content.rindex("\n\n[truncated") :]) >= (
         result.processed_token_count or 0
     )
     assert (result.processed_token_count or 0) <= 300
@@ -77,8 +77,13 @@ def test_finalize_property(text: str, max_tokens: int, max_chars: int) -> None:
 
 def test_binary_results_keep_their_own_token_count() -> None:
     result = FileExtractionResult(
-        success=True, file_type="png", category="image", media_type="image/png",
-        content="image 10x10", binary=b"\x89PNG", processed_token_count=85,
+        success=True,
+        file_type="png",
+        category="image",
+        media_type="image/png",
+        content="image 10x10",
+        binary=b"\x89PNG",
+        processed_token_count=85,
     )
     finalize(result, Settings())
     assert result.processed_token_count == 85
@@ -112,8 +117,7 @@ def test_processor_errors_become_failed_results(
 ) -> None:
     registry = Registry()
     registry.register(_Exploding(exc))
-    result = process_file(write("a.txt", b"hello"), "a.txt", settings=Settings(),
-                          registry=registry)
+    result = process_file(write("a.txt", b"hello"), "a.txt", settings=Settings(), registry=registry)
     assert not result.success
     assert result.error is not None and fragment in result.error
     assert (result.file_type, result.category) == ("text", "text")
@@ -126,17 +130,27 @@ def test_reraise_lets_the_callers_exceptions_through(write: Callable[[str, bytes
     registry = Registry()
     registry.register(_Exploding(Timeout()))
     with pytest.raises(Timeout):
-        process_file(write("a.txt", b"x"), "a.txt", settings=Settings(), registry=registry,
-                     reraise=(Timeout,))
+        process_file(
+            write("a.txt", b"x"),
+            "a.txt",
+            settings=Settings(),
+            registry=registry,
+            reraise=(Timeout,),
+        )
 
 
 def test_detected_from_says_content_when_the_content_won(
     write: Callable[[str, bytes], Path], samples: type
 ) -> None:
-    result = process_file(write("x.json", b'{"a": 1}'), "x.json", settings=Settings(),
-                          registry=core_registry())
+    result = process_file(
+        write("x.json", b'{"a": 1}'), "x.json", settings=Settings(), registry=core_registry()
+    )
     assert result.metadata["detected_from"] == "extension"
-    result = process_file(write("data.csv", samples.image("PNG")), "data.csv",
-                          settings=Settings(), registry=core_registry())
+    result = process_file(
+        write("data.csv", samples.image("PNG")),
+        "data.csv",
+        settings=Settings(),
+        registry=core_registry(),
+    )
     assert result.metadata["detected_from"] == "content"
     assert result.file_type == "png" and not result.success

@@ -30,31 +30,81 @@ def _json_view(result: FileExtractionResult) -> Any:
 
 # (filename, data, must_include, must_not_include, truncation summary)
 VECTORS: list[tuple[str, bytes, list[str], list[str], str]] = [
-    ("small.json", json.dumps({"a": [1, 2], "s": SENTINEL}).encode(), [SENTINEL, "```json"],
-     ["more items"], ""),
-    ("big.json", json.dumps(BIG).encode(),
-     [SENTINEL, '"... 450 more items"', '"...": "... 13 more keys"', "… (1234 more chars)"],
-     ['"k47"', "499"], "items: 50 of 500, keys: 50 of 63, 1 strings truncated"),
-    ("deep.json", json.dumps(NESTED).encode(), ['"l5": "<truncated: depth>"'],
-     [f"{SENTINEL}-deep"], "depth: 5 of 6"),
-    ("rows.jsonl", "\n".join(json.dumps({"i": i, "s": SENTINEL}) for i in range(120)).encode(),
-     [SENTINEL, '"... 70 more items"', '"i": 49'], ['"i": 50'], "items: 50 of 120"),
-    ("conf.yaml", f"name: {SENTINEL}\nlist: [1, 2, 3]\nnested:\n  a: b\n".encode(),
-     ["```yaml", f"name: {SENTINEL}", "- 3"], [], ""),
+    (
+        "small.json",
+        json.dumps({"a": [1, 2], "s": SENTINEL}).encode(),
+        [SENTINEL, "```json"],
+        ["more items"],
+        "",
+    ),
+    (
+        "big.json",
+        json.dumps(BIG).encode(),
+        [SENTINEL, '"... 450 more items"', '"...": "... 13 more keys"', "… (1234 more chars)"],
+        ['"k47"', "499"],
+        "items: 50 of 500, keys: 50 of 63, 1 strings truncated",
+    ),
+    (
+        "deep.json",
+        json.dumps(NESTED).encode(),
+        ['"l5": "<truncated: depth>"'],
+        [f"{SENTINEL}-deep"],
+        "depth: 5 of 6",
+    ),
+    (
+        "rows.jsonl",
+        "\n".join(json.dumps({"i": i, "s": SENTINEL}) for i in range(120)).encode(),
+        [SENTINEL, '"... 70 more items"', '"i": 49'],
+        ['"i": 50'],
+        "items: 50 of 120",
+    ),
+    (
+        "conf.yaml",
+        f"name: {SENTINEL}\nlist: [1, 2, 3]\nnested:\n  a: b\n".encode(),
+        ["```yaml", f"name: {SENTINEL}", "- 3"],
+        [],
+        "",
+    ),
     ("multi.yaml", f"---\na: {SENTINEL}\n---\nb: 2\n".encode(), [SENTINEL, "b: 2"], [], ""),
-    ("big.yaml", ("items:\n" + "".join(f"- {SENTINEL}{i}\n" for i in range(80))).encode(),
-     [f"{SENTINEL}49", "... 30 more items"], [f"{SENTINEL}50"], "items: 50 of 80"),
-    ("cfg.toml", f'title = "{SENTINEL}"\n[owner]\nborn = 1979-05-27\n'.encode(),
-     [f"title: {SENTINEL}", "born: '1979-05-27'"], [], ""),
-    ("feed.xml", (f"<feed><title>{SENTINEL}</title>"
-                  + "".join(f"<entry n='{i}'>e{i}</entry>" for i in range(80))
-                  + "</feed>").encode(),
-     ["```xml", SENTINEL, 'n="48"', "<!-- ... 31 more items -->"], ['n="49"'], "items: 50 of 81"),
-    ("deep.xml", f"<a><b><c><d><e><f>{SENTINEL}</f></e></d></c></b></a>".encode(),
-     ["<e>&lt;truncated: depth&gt;</e>"], [SENTINEL], "depth: 5 of 6"),
-    ("attrs.xml",
-     ("<r " + " ".join(f'a{i}="{i}"' for i in range(60)) + f">{SENTINEL}</r>").encode(),
-     [SENTINEL, '_more="... 10 more keys"'], ['a55="55"'], "keys: 50 of 60"),
+    (
+        "big.yaml",
+        ("items:\n" + "".join(f"- {SENTINEL}{i}\n" for i in range(80))).encode(),
+        [f"{SENTINEL}49", "... 30 more items"],
+        [f"{SENTINEL}50"],
+        "items: 50 of 80",
+    ),
+    (
+        "cfg.toml",
+        f'title = "{SENTINEL}"\n[owner]\nborn = 1979-05-27\n'.encode(),
+        [f"title: {SENTINEL}", "born: '1979-05-27'"],
+        [],
+        "",
+    ),
+    (
+        "feed.xml",
+        (
+            f"<feed><title>{SENTINEL}</title>"
+            + "".join(f"<entry n='{i}'>e{i}</entry>" for i in range(80))
+            + "</feed>"
+        ).encode(),
+        ["```xml", SENTINEL, 'n="48"', "<!-- ... 31 more items -->"],
+        ['n="49"'],
+        "items: 50 of 81",
+    ),
+    (
+        "deep.xml",
+        f"<a><b><c><d><e><f>{SENTINEL}</f></e></d></c></b></a>".encode(),
+        ["<e>&lt;truncated: depth&gt;</e>"],
+        [SENTINEL],
+        "depth: 5 of 6",
+    ),
+    (
+        "attrs.xml",
+        ("<r " + " ".join(f'a{i}="{i}"' for i in range(60)) + f">{SENTINEL}</r>").encode(),
+        [SENTINEL, '_more="... 10 more keys"'],
+        ['a55="55"'],
+        "keys: 50 of 60",
+    ),
 ]
 
 
@@ -64,8 +114,12 @@ VECTORS: list[tuple[str, bytes, list[str], list[str], str]] = [
     ids=[v[0] for v in VECTORS],
 )
 def test_structured_vectors(
-    run: Run, filename: str, data: bytes, must_include: list[str],
-    must_not_include: list[str], summary: str,
+    run: Run,
+    filename: str,
+    data: bytes,
+    must_include: list[str],
+    must_not_include: list[str],
+    summary: str,
 ) -> None:
     result = run(filename, data)
     assert result.success, result.error

@@ -24,8 +24,10 @@ def grid(rows: int, cols: int = 3, *, name: str = "") -> list[list[object]]:
     out: list[list[object]] = [[f"h{c}" for c in range(cols)]]
     for r in range(rows):
         first = (
-            f"{SENTINEL}{name}-first" if r == 0
-            else f"{SENTINEL}{name}-last" if r == rows - 1
+            f"{SENTINEL}{name}-first"
+            if r == 0
+            else f"{SENTINEL}{name}-last"
+            if r == rows - 1
             else f"r{r}"
         )
         out.append([first] + [r * 10 + c for c in range(1, cols)])
@@ -34,33 +36,111 @@ def grid(rows: int, cols: int = 3, *, name: str = "") -> list[list[object]]:
 
 # (filename, bytes factory, must_include, must_not_include, truncation summary)
 VECTORS: list[tuple[str, Callable[[], bytes], list[str], list[str], str]] = [
-    ("small.csv", lambda: S.csv(5), [f"{SENTINEL}-first", f"{SENTINEL}-last",
-     "Total rows: 5 (header not counted); columns: 3."], ["rows omitted"], ""),
-    ("rows.csv", lambda: S.csv(5000), [f"{SENTINEL}-first", f"{SENTINEL}-last", "r19c1", "r4990c1",
-     "… 4970 rows omitted …", "Total rows: 5000", "Showing rows 1-20 and 4991-5000"],
-     ["r20c1", "r4989c1"], "rows: 30 of 5000"),
-    ("wide.csv", lambda: S.csv(3, 100), ["col49", "first 50 columns shown"], ["col50"],
-     "columns: 50 of 100"),
-    ("cells.csv", lambda: S.csv(4, 2, cell=lambda r, c: "y" * 600 if c else SENTINEL),
-     [SENTINEL, "y" * 500 + "…"], ["y" * 501], "4 cells truncated"),
-    ("crlf.csv", lambda: S.csv(100, newline="\r\n"), [f"{SENTINEL}-last"], ["\r"],
-     "rows: 30 of 100"),
-    ("semi.csv", lambda: S.csv(40, delimiter=";"), [f"| {SENTINEL}-first | r0c1 | r0c2 |"], [],
-     "rows: 30 of 40"),
-    ("tabs.tsv", lambda: S.csv(40, delimiter="\t"), [f"| {SENTINEL}-first | r0c1 | r0c2 |"], [],
-     "rows: 30 of 40"),
+    (
+        "small.csv",
+        lambda: S.csv(5),
+        [
+            f"{SENTINEL}-first",
+            f"{SENTINEL}-last",
+            "Total rows: 5 (header not counted); columns: 3.",
+        ],
+        ["rows omitted"],
+        "",
+    ),
+    (
+        "rows.csv",
+        lambda: S.csv(5000),
+        [
+            f"{SENTINEL}-first",
+            f"{SENTINEL}-last",
+            "r19c1",
+            "r4990c1",
+            "… 4970 rows omitted …",
+            "Total rows: 5000",
+            "Showing rows 1-20 and 4991-5000",
+        ],
+        ["r20c1", "r4989c1"],
+        "rows: 30 of 5000",
+    ),
+    (
+        "wide.csv",
+        lambda: S.csv(3, 100),
+        ["col49", "first 50 columns shown"],
+        ["col50"],
+        "columns: 50 of 100",
+    ),
+    (
+        "cells.csv",
+        lambda: S.csv(4, 2, cell=lambda r, c: "y" * 600 if c else SENTINEL),
+        [SENTINEL, "y" * 500 + "…"],
+        ["y" * 501],
+        "4 cells truncated",
+    ),
+    (
+        "crlf.csv",
+        lambda: S.csv(100, newline="\r\n"),
+        [f"{SENTINEL}-last"],
+        ["\r"],
+        "rows: 30 of 100",
+    ),
+    (
+        "semi.csv",
+        lambda: S.csv(40, delimiter=";"),
+        [f"| {SENTINEL}-first | r0c1 | r0c2 |"],
+        [],
+        "rows: 30 of 40",
+    ),
+    (
+        "tabs.tsv",
+        lambda: S.csv(40, delimiter="\t"),
+        [f"| {SENTINEL}-first | r0c1 | r0c2 |"],
+        [],
+        "rows: 30 of 40",
+    ),
     ("pipes.csv", lambda: b"a,b\n" + f"x|y,{SENTINEL}\n".encode(), [r"x\|y"], [], ""),
-    ("book.xlsx", lambda: S.xlsx({"Data": grid(5000), "Notes": grid(3, name="-notes")}),
-     [f"{SENTINEL}-first", f"{SENTINEL}-last", f"{SENTINEL}-notes-last", "## Sheet: Data",
-      "## Sheet: Notes", "Total rows: 5000", "Total rows: 3"], ["| r20 |"], "rows: 33 of 5003"),
-    ("stream.xlsx", lambda: S.xlsx({"Only": grid(1000)}, write_only=True),
-     [f"{SENTINEL}-last", "Total rows: 1000"], [], "rows: 30 of 1000"),
-    ("book.xlsm", lambda: S.xlsx({"M": grid(40, 60)}), [f"{SENTINEL}-last"], [],
-     "rows: 30 of 40, columns: 50 of 60"),
-    ("old.xls", lambda: S.xls({"Legacy": grid(300), "Two": grid(2, name="-two")}),
-     [f"{SENTINEL}-last", f"{SENTINEL}-two-last", "Total rows: 300"], [], "rows: 32 of 302"),
-    ("calc.ods", lambda: S.ods({"Calc": grid(250)}), [f"{SENTINEL}-first", f"{SENTINEL}-last",
-     "Total rows: 250"], [], "rows: 30 of 250"),
+    (
+        "book.xlsx",
+        lambda: S.xlsx({"Data": grid(5000), "Notes": grid(3, name="-notes")}),
+        [
+            f"{SENTINEL}-first",
+            f"{SENTINEL}-last",
+            f"{SENTINEL}-notes-last",
+            "## Sheet: Data",
+            "## Sheet: Notes",
+            "Total rows: 5000",
+            "Total rows: 3",
+        ],
+        ["| r20 |"],
+        "rows: 33 of 5003",
+    ),
+    (
+        "stream.xlsx",
+        lambda: S.xlsx({"Only": grid(1000)}, write_only=True),
+        [f"{SENTINEL}-last", "Total rows: 1000"],
+        [],
+        "rows: 30 of 1000",
+    ),
+    (
+        "book.xlsm",
+        lambda: S.xlsx({"M": grid(40, 60)}),
+        [f"{SENTINEL}-last"],
+        [],
+        "rows: 30 of 40, columns: 50 of 60",
+    ),
+    (
+        "old.xls",
+        lambda: S.xls({"Legacy": grid(300), "Two": grid(2, name="-two")}),
+        [f"{SENTINEL}-last", f"{SENTINEL}-two-last", "Total rows: 300"],
+        [],
+        "rows: 32 of 302",
+    ),
+    (
+        "calc.ods",
+        lambda: S.ods({"Calc": grid(250)}),
+        [f"{SENTINEL}-first", f"{SENTINEL}-last", "Total rows: 250"],
+        [],
+        "rows: 30 of 250",
+    ),
 ]
 
 
@@ -70,8 +150,12 @@ VECTORS: list[tuple[str, Callable[[], bytes], list[str], list[str], str]] = [
     ids=[v[0] for v in VECTORS],
 )
 def test_tabular_vectors(
-    run: Run, filename: str, factory: Callable[[], bytes], must_include: list[str],
-    must_not_include: list[str], summary: str,
+    run: Run,
+    filename: str,
+    factory: Callable[[], bytes],
+    must_include: list[str],
+    must_not_include: list[str],
+    summary: str,
 ) -> None:
     result = run(filename, factory())
     assert result.success, result.error
@@ -146,7 +230,10 @@ CELLS = st.sampled_from(["a", "b c", '"q,""x"""', '"multi\nline"', "", "5'11\"",
     chunk=st.sampled_from([1, 3, 16, 1 << 20]),
 )
 def test_fast_scan_equals_csv_reader(
-    tmp_path_factory: pytest.TempPathFactory, lines: list[str], newline: str, trailing: bool,
+    tmp_path_factory: pytest.TempPathFactory,
+    lines: list[str],
+    newline: str,
+    trailing: bool,
     chunk: int,
 ) -> None:
     text = newline.join(lines) + (newline if trailing else "")
@@ -189,9 +276,7 @@ def test_header_only_and_blank_lines(run: Run) -> None:
 
 
 @pytest.mark.parametrize("newline", ["\n", "\r\n"])
-def test_fast_path_agrees_with_the_small_file_path_on_blank_lines(
-    run: Run, newline: str
-) -> None:
+def test_fast_path_agrees_with_the_small_file_path_on_blank_lines(run: Run, newline: str) -> None:
     body = [f"{SENTINEL}{i},x" if i % 7 else "" for i in range(200)]
     text = newline.join(["\n", "h1,h2", *body, f"{SENTINEL}-end,y", "", "", ""])
     result = run("blanks.csv", text.encode())

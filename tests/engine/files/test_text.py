@@ -82,8 +82,12 @@ VECTORS: list[tuple[str, bytes, list[str], list[str], str]] = [
     ids=[v[0] for v in VECTORS],
 )
 def test_text_vectors(
-    run: Run, filename: str, data: bytes, must_include: list[str],
-    must_not_include: list[str], summary: str,
+    run: Run,
+    filename: str,
+    data: bytes,
+    must_include: list[str],
+    must_not_include: list[str],
+    summary: str,
 ) -> None:
     result = run(filename, data)
     assert result.success, result.error

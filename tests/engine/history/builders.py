@@ -9,9 +9,31 @@ from collections.abc import Sequence
 from contextq.history import Message, count_message_tokens
 
 WORDS = (
-    "agent", "reads", "file", "config", "parser", "error", "timeout", "decided", "retry",
-    "database", "schema", "index", "query", "user", "wants", "report", "summary", "latency",
-    "cache", "worker", "queue", "deploy", "migration", "test", "build",
+    "agent",
+    "reads",
+    "file",
+    "config",
+    "parser",
+    "error",
+    "timeout",
+    "decided",
+    "retry",
+    "database",
+    "schema",
+    "index",
+    "query",
+    "user",
+    "wants",
+    "report",
+    "summary",
+    "latency",
+    "cache",
+    "worker",
+    "queue",
+    "deploy",
+    "migration",
+    "test",
+    "build",
 )
 
 
@@ -29,8 +51,11 @@ def assistant(seq: int, text: str, **kw: object) -> Message:
 
 def call(seq: int, *call_ids: str, name: str = "read_file", path: str = "a.py") -> Message:
     calls = [
-        {"id": cid, "type": "function",
-         "function": {"name": name, "arguments": json.dumps({"path": path})}}
+        {
+            "id": cid,
+            "type": "function",
+            "function": {"name": name, "arguments": json.dumps({"path": path})},
+        }
         for cid in call_ids
     ]
     return Message(role="assistant", tool_calls=calls, seq=seq, id=f"m{seq}", kind="tool_call")
@@ -56,8 +81,9 @@ def agent_history(turns: int, seed: int = 0, *, system: bool = True) -> list[Mes
         out.append(Message(role="system", content=prompt, seq=seq, id="m0"))
     for _ in range(turns):
         seq += 1
-        out.append(user(seq, " ".join(sentence(rng) for _ in range(rng.randint(1, 3))),
-                        kind="user_prompt"))
+        out.append(
+            user(seq, " ".join(sentence(rng) for _ in range(rng.randint(1, 3))), kind="user_prompt")
+        )
         for _ in range(rng.randint(0, 2)):
             seq += 1
             ids = [f"call_{seq}_{j}" for j in range(rng.randint(1, 3))]

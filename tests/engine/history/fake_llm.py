@@ -28,11 +28,21 @@ class FakeChatServer:
                     self._send(404, {"error": {"message": "not found"}})
                 elif step == "ok":
                     text = f"SUMMARY of {len(body['messages'][1]['content'])} chars"
-                    self._send(200, {
-                        "id": "chatcmpl-1", "object": "chat.completion", "model": body["model"],
-                        "choices": [{"index": 0, "finish_reason": "stop",
-                                     "message": {"role": "assistant", "content": text}}],
-                    })
+                    self._send(
+                        200,
+                        {
+                            "id": "chatcmpl-1",
+                            "object": "chat.completion",
+                            "model": body["model"],
+                            "choices": [
+                                {
+                                    "index": 0,
+                                    "finish_reason": "stop",
+                                    "message": {"role": "assistant", "content": text},
+                                }
+                            ],
+                        },
+                    )
                 else:
                     self._send(int(step), {"error": {"message": "scripted failure"}})
 

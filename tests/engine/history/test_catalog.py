@@ -43,7 +43,9 @@ def test_known_models(
 ) -> None:
     limits = resolve_model(model, settings)
     assert (limits.provider, limits.context_window, limits.max_output_tokens) == (
-        provider, window, output,
+        provider,
+        window,
+        output,
     )
     assert limits.source in ("models.dev", "contextq")
 
@@ -63,8 +65,14 @@ def test_separate_input_limit_is_kept(settings: Settings) -> None:
 
 @pytest.mark.parametrize(
     ("model", "provider"),
-    [("claude-9-ultra", "anthropic"), ("gemini-99-pro", "google"), ("gpt-7-turbo", "openai"),
-     ("mixtral-99x1b", "mistral"), ("qwen9-giant", "qwen"), ("llama-9-1t", "meta")],
+    [
+        ("claude-9-ultra", "anthropic"),
+        ("gemini-99-pro", "google"),
+        ("gpt-7-turbo", "openai"),
+        ("mixtral-99x1b", "mistral"),
+        ("qwen9-giant", "qwen"),
+        ("llama-9-1t", "meta"),
+    ],
 )
 def test_unknown_models_get_their_provider_default(
     settings: Settings, model: str, provider: str

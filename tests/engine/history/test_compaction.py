@@ -38,8 +38,9 @@ class Recording:
         self.calls: list[int] = []
         self.fail = fail
 
-    def summarize(self, messages: Sequence[Message], *, max_tokens: int,
-                  encoding: str = "cl100k_base") -> str:
+    def summarize(
+        self, messages: Sequence[Message], *, max_tokens: int, encoding: str = "cl100k_base"
+    ) -> str:
         if self.fail:
             raise SummarizerError("model unavailable")
         self.calls.append(sum(m.token_count or 0 for m in messages))
@@ -59,12 +60,15 @@ def test_plan_never_splits_a_tool_pair() -> None:
 
 
 def test_plan_keeps_pins_and_system_verbatim() -> None:
-    msgs = counted([
-        Message(role="system", content="sys", seq=0, id="m0"),
-        user(1, "pinned fact", pinned=True),
-        call(2, "c1"), result(3, "c1", "r", pinned=True),
-        *[assistant(i, "chatter " * 30) for i in range(4, 30)],
-    ])
+    msgs = counted(
+        [
+            Message(role="system", content="sys", seq=0, id="m0"),
+            user(1, "pinned fact", pinned=True),
+            call(2, "c1"),
+            result(3, "c1", "r", pinned=True),
+            *[assistant(i, "chatter " * 30) for i in range(4, 30)],
+        ]
+    )
     plan = plan_compaction(msgs, target_tokens=400, keep_recent_tokens=200)
     assert plan is not None
     assert [m.id for m in plan.verbatim] == ["m0", "m1", "m2", "m3"]
@@ -163,6 +167,7 @@ def test_plan_properties(messages: list[Message], keep: int) -> None:
     for m in plan.tail + plan.verbatim:  # a chain is never split between summary and verbatim
         assert m.tool_call_id not in summarized_calls
         assert not set(m.call_ids) & summarized_results
-    assert all(m.pinned or m.role == "system" or m.role == "tool" or m.call_ids
-               for m in plan.verbatim)
+    assert all(
+        m.pinned or m.role == "system" or m.role == "tool" or m.call_ids for m in plan.verbatim
+    )
     assert plan.summary_max_tokens >= 1

@@ -22,8 +22,13 @@ def test_context_fits_and_reports(caplog: pytest.LogCaptureFixture) -> None:
     msgs = agent_history(300, seed=21)
     msgs[10].pinned = True
     with caplog.at_level(logging.INFO, logger="contextq.history"):
-        ctx = build_history_context(msgs, settings=SMALL, conversation_id="conv-1",
-                                    model="gpt-4o", system_prompt="Be precise.")
+        ctx = build_history_context(
+            msgs,
+            settings=SMALL,
+            conversation_id="conv-1",
+            model="gpt-4o",
+            system_prompt="Be precise.",
+        )
     r = ctx.report
     assert r.filtered and r.strategy == "token_budget"
     assert r.context_limit == 6_000 and r.model == "gpt-4o" and r.provider == "openai"
@@ -42,17 +47,23 @@ def test_context_fits_and_reports(caplog: pytest.LogCaptureFixture) -> None:
         line,
     )
     assert r.to_dict()["removed_message_ids"] == r.removed_message_ids
-    given = build_history_context(msgs, settings=SMALL, model="gpt-4o", system_prompt="Be precise.",
-                                  anchors=find_anchors(msgs),
-                                  history_tokens=sum(m.token_count or 0 for m in msgs))
+    given = build_history_context(
+        msgs,
+        settings=SMALL,
+        model="gpt-4o",
+        system_prompt="Be precise.",
+        anchors=find_anchors(msgs),
+        history_tokens=sum(m.token_count or 0 for m in msgs),
+    )
     assert given.messages == ctx.messages
     assert given.report.removed_message_ids == r.removed_message_ids
 
 
 def test_small_history_is_not_filtered() -> None:
     msgs = agent_history(3, seed=1)
-    ctx = build_history_context(msgs, settings=Settings(), model="claude-sonnet-4-5",
-                                format="anthropic")
+    ctx = build_history_context(
+        msgs, settings=Settings(), model="claude-sonnet-4-5", format="anthropic"
+    )
     assert not ctx.report.filtered
     assert ctx.report.kept_message_count == len(msgs) and ctx.report.removed_message_ids == []
     assert ctx.system == "You are a careful coding agent."
@@ -68,8 +79,9 @@ def test_compaction_summary_stands_in_for_covered_messages() -> None:
     visible = visible_history(msgs, out.through_seq)
     assert msgs[0] in visible and msgs[5] in visible  # system and pinned stay verbatim
     assert all(m.seq > out.through_seq or m.pinned or m.role == "system" for m in visible)
-    ctx = build_history_context(msgs, settings=Settings(), model="gpt-4o",
-                                system_prompt="Be precise.", compaction=view)
+    ctx = build_history_context(
+        msgs, settings=Settings(), model="gpt-4o", system_prompt="Be precise.", compaction=view
+    )
     assert ctx.report.compaction_id == "cmp-1"
     assert not ctx.report.filtered  # the summary made it fit
     assert [m["role"] for m in ctx.messages[:2]] == ["system", "system"]
@@ -77,11 +89,25 @@ def test_compaction_summary_stands_in_for_covered_messages() -> None:
     assert summary["role"] == "user" and "<conversation_summary>" in summary["content"]
     assert out.summary in summary["content"]
     assert_valid_openai(ctx.messages)
-    system, turns = build_history_context(msgs, settings=Settings(), model="claude-sonnet-4-5",
-                                          compaction=view, format="anthropic").system, None
+    system, turns = (
+        build_history_context(
+            msgs,
+            settings=Settings(),
+            model="claude-sonnet-4-5",
+            compaction=view,
+            format="anthropic",
+        ).system,
+        None,
+    )
     assert system == "You are a careful coding agent."
-    anthropic = build_history_context(msgs, settings=SMALL, model="claude-sonnet-4-5",
-                                      compaction=view, format="anthropic", force_filter=True)
+    anthropic = build_history_context(
+        msgs,
+        settings=SMALL,
+        model="claude-sonnet-4-5",
+        compaction=view,
+        format="anthropic",
+        force_filter=True,
+    )
     turns = anthropic.messages
     assert "<conversation_summary>" in turns[0]["content"][0]["text"]
     assert_valid_anthropic(anthropic.system, turns)
@@ -89,16 +115,31 @@ def test_compaction_summary_stands_in_for_covered_messages() -> None:
 
 def test_tools_take_budget_and_hierarchical_memory_block() -> None:
     msgs = agent_history(120, seed=23)
-    tools = [{"type": "function", "function": {"name": "read_file", "description": "x " * 300,
-                                               "parameters": {"type": "object"}}}]
+    tools = [
+        {
+            "type": "function",
+            "function": {
+                "name": "read_file",
+                "description": "x " * 300,
+                "parameters": {"type": "object"},
+            },
+        }
+    ]
     plain = build_history_context(msgs, settings=SMALL, model="gpt-4o", force_filter=True)
-    with_tools = build_history_context(msgs, settings=SMALL, model="gpt-4o", tools=tools,
-                                       force_filter=True)
+    with_tools = build_history_context(
+        msgs, settings=SMALL, model="gpt-4o", tools=tools, force_filter=True
+    )
     assert with_tools.report.budget_tokens < plain.report.budget_tokens
     memory = HierarchicalMemory.from_messages(msgs)
     memory.set_goal("Finish the migration", ["schema", "data"])
-    ctx = build_history_context(msgs, settings=SMALL, model="gpt-4o", strategy="hierarchical",
-                                memory=memory, force_filter=True)
+    ctx = build_history_context(
+        msgs,
+        settings=SMALL,
+        model="gpt-4o",
+        strategy="hierarchical",
+        memory=memory,
+        force_filter=True,
+    )
     assert ctx.report.strategy == "hierarchical"
     block = ctx.messages[1]
     assert block["role"] == "user" and block["content"].startswith("GOAL: Finish the migration")

@@ -56,23 +56,32 @@ def test_compression_keeps_critical_and_recent() -> None:
     memory = HierarchicalMemory(compression_threshold=10, recent_to_keep=5)
     memory.add_action("decision", "Use SQLite for the cache")
     for i in range(12):
-        memory.add_action("tool_call", f"read file {i}", tool="read_file", success=i % 6 != 0,
-                          files=[f"f{i % 3}.py"])
+        memory.add_action(
+            "tool_call",
+            f"read file {i}",
+            tool="read_file",
+            success=i % 6 != 0,
+            files=[f"f{i % 3}.py"],
+        )
     kinds = [(a.kind, a.content) for a in memory.working]
     assert ("decision", "Use SQLite for the cache") in kinds
     assert memory.working[-1].content == "read file 11"
     assert len(memory.working) <= 10
     # the failed calls are critical (0.5 + 0.3 = 0.8) and stay
-    assert all(a.content in {"read file 0", "read file 6"} or a.importance <= 0.7 or
-               a.kind == "decision" for a in memory.working)
+    assert all(
+        a.content in {"read file 0", "read file 6"} or a.importance <= 0.7 or a.kind == "decision"
+        for a in memory.working
+    )
     summary = memory.snapshot()["stats"]["compressed_summary"]
     assert summary.startswith("Executed ")
     assert "successful)" in summary and "Read 3 files" in summary
     rendered = memory.render()
     for section in ("KEY DECISIONS:", "PREVIOUS ACTIONS: Executed", "RECENT ACTIONS:"):
         assert section in rendered
-    assert rendered.index("KEY DECISIONS") < rendered.index("PREVIOUS ACTIONS") < rendered.index(
-        "RECENT ACTIONS"
+    assert (
+        rendered.index("KEY DECISIONS")
+        < rendered.index("PREVIOUS ACTIONS")
+        < rendered.index("RECENT ACTIONS")
     )
 
 
@@ -105,9 +114,15 @@ def test_goal_subtasks_progress_phase() -> None:
     memory.complete_subtask("tests")
     memory.set_phase("implementation")
     snap = memory.snapshot()
-    assert snap["goal"] == {"text": "Ship v1", "progress": 0.3333, "subtasks": [
-        {"name": "parser", "done": False}, {"name": "tests", "done": True},
-        {"name": "docs", "done": False}]}
+    assert snap["goal"] == {
+        "text": "Ship v1",
+        "progress": 0.3333,
+        "subtasks": [
+            {"name": "parser", "done": False},
+            {"name": "tests", "done": True},
+            {"name": "docs", "done": False},
+        ],
+    }
     assert snap["phase"] == "implementation"
     assert memory.render().startswith("GOAL: Ship v1 (progress 1/3)\n  [ ] parser\n  [x] tests")
     with pytest.raises(ValidationFailed) as err:
@@ -119,16 +134,27 @@ def test_goal_subtasks_progress_phase() -> None:
 
 def test_snapshot_shape_matches_spec() -> None:
     memory = HierarchicalMemory()
-    memory.add_decision("Use Postgres", rationale="concurrency", impact="ops",
-                        created_at="2026-01-01T00:00:00+00:00")
+    memory.add_decision(
+        "Use Postgres",
+        rationale="concurrency",
+        impact="ops",
+        created_at="2026-01-01T00:00:00+00:00",
+    )
     memory.add_action("error", "boom 1", created_at="2026-01-02T00:00:00+00:00")
     snap = memory.snapshot()
     assert set(snap) == {"goal", "phase", "decisions", "error_patterns", "stats"}
     assert set(snap["goal"]) == {"text", "subtasks", "progress"}
-    assert snap["decisions"] == [{"decision": "Use Postgres", "rationale": "concurrency",
-                                  "impact": "ops", "created_at": "2026-01-01T00:00:00+00:00"}]
-    assert snap["error_patterns"] == [{"pattern": "boom N", "count": 1, "alert": False,
-                                       "last_seen": "2026-01-02T00:00:00+00:00"}]
+    assert snap["decisions"] == [
+        {
+            "decision": "Use Postgres",
+            "rationale": "concurrency",
+            "impact": "ops",
+            "created_at": "2026-01-01T00:00:00+00:00",
+        }
+    ]
+    assert snap["error_patterns"] == [
+        {"pattern": "boom N", "count": 1, "alert": False, "last_seen": "2026-01-02T00:00:00+00:00"}
+    ]
 
 
 def test_state_round_trips_through_json() -> None:
@@ -161,8 +187,12 @@ def test_add_action_with_compression_is_fast() -> None:
     timings = []
     for i in range(3_000):
         started = time.perf_counter()
-        memory.add_action(("tool_call", "observation", "error", "reasoning")[i % 4],
-                          f"step {i} did something", success=i % 5 != 0, tool="run")
+        memory.add_action(
+            ("tool_call", "observation", "error", "reasoning")[i % 4],
+            f"step {i} did something",
+            success=i % 5 != 0,
+            tool="run",
+        )
         timings.append(time.perf_counter() - started)
     timings.sort()
     assert timings[int(len(timings) * 0.99)] < 0.005

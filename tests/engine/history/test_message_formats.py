@@ -52,8 +52,9 @@ def assert_valid_anthropic(system: str | None, messages: list[dict[str, Any]]) -
             assert types == sorted(types, key=lambda t: t != "tool_result")
         uses = {b["id"] for b in turn["content"] if b["type"] == "tool_use"}
         if uses and i + 1 < len(messages):
-            answered = {b["tool_use_id"] for b in messages[i + 1]["content"]
-                        if b["type"] == "tool_result"}
+            answered = {
+                b["tool_use_id"] for b in messages[i + 1]["content"] if b["type"] == "tool_result"
+            }
             assert uses <= answered, "every tool_use is answered in the next user turn"
 
 
@@ -69,12 +70,19 @@ def test_anthropic_conversion_details() -> None:
     msgs = [
         Message(role="system", content="rules", seq=0),
         assistant(1, "I start"),  # filtering left an assistant turn first
-        user(2, "q1"), user(3, "   "), user(4, "q2"),
+        user(2, "q1"),
+        user(3, "   "),
+        user(4, "q2"),
         call(5, "call.1", "call_2"),
         result(6, "call.1", "file text"),
         result(7, "call_2", "Error: denied", kind="error"),
-        user(8, [{"type": "text", "text": "see"},  # type: ignore[arg-type]
-                 {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{PNG}"}}]),
+        user(
+            8,
+            [
+                {"type": "text", "text": "see"},  # type: ignore[arg-type]
+                {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{PNG}"}},
+            ],
+        ),
         Message(role="system", content="late system note", seq=9),
         assistant(10, ""),
     ]
@@ -85,12 +93,16 @@ def test_anthropic_conversion_details() -> None:
     assert [b["text"] for b in turns[2]["content"]] == ["q1", "q2"]  # merged, blank dropped
     uses = turns[3]["content"]
     assert [(b["type"], b["id"], b["input"]) for b in uses] == [
-        ("tool_use", "call_1", {"path": "a.py"}), ("tool_use", "call_2", {"path": "a.py"})
+        ("tool_use", "call_1", {"path": "a.py"}),
+        ("tool_use", "call_2", {"path": "a.py"}),
     ]
     last = turns[4]["content"]
     assert [b["type"] for b in last] == ["tool_result", "tool_result", "text", "image"]
-    assert last[0] == {"type": "tool_result", "tool_use_id": "call_1",
-                       "content": [{"type": "text", "text": "file text"}]}
+    assert last[0] == {
+        "type": "tool_result",
+        "tool_use_id": "call_1",
+        "content": [{"type": "text", "text": "file text"}],
+    }
     assert last[1]["is_error"] is True
     assert last[3]["source"] == {"type": "base64", "media_type": "image/png", "data": PNG}
     assert_valid_anthropic(system, turns)

@@ -10,16 +10,31 @@ from contextq.tokens import count_tokens
 
 
 def test_to_openai_has_only_api_keys_and_no_none() -> None:
-    m = Message(role="user", content="hi", id="x", seq=3, pinned=True, kind="user_prompt",
-                importance=0.6, token_count=5, file_ids=["f1"])
+    m = Message(
+        role="user",
+        content="hi",
+        id="x",
+        seq=3,
+        pinned=True,
+        kind="user_prompt",
+        importance=0.6,
+        token_count=5,
+        file_ids=["f1"],
+    )
     assert m.to_openai() == {"role": "user", "content": "hi"}
-    call = Message(role="assistant", tool_calls=[
-        {"id": "c1", "type": "function", "function": {"name": "f", "arguments": {"a": 1}}}
-    ])
+    call = Message(
+        role="assistant",
+        tool_calls=[
+            {"id": "c1", "type": "function", "function": {"name": "f", "arguments": {"a": 1}}}
+        ],
+    )
     out = call.to_openai()
-    assert out == {"role": "assistant", "tool_calls": [
-        {"id": "c1", "type": "function", "function": {"name": "f", "arguments": '{"a":1}'}}
-    ]}
+    assert out == {
+        "role": "assistant",
+        "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "f", "arguments": '{"a":1}'}}
+        ],
+    }
     tool = Message(role="tool", tool_call_id="c1", content=None, name="f")
     assert tool.to_openai() == {"role": "tool", "content": "", "tool_call_id": "c1"}
 

@@ -57,12 +57,22 @@ def test_budget_formula_of_spec() -> None:
     assert capped.max_output_tokens == 50_000
     assert capped.budget_tokens == 119_000
     # explicit options win; tools come off first
-    custom = compute_budget(context_limit=10_000, model_max_output=8_000, max_output_tokens=1_000,
-                            tool_definition_tokens=500, budget_percentage=0.5, reserve_tokens=0)
+    custom = compute_budget(
+        context_limit=10_000,
+        model_max_output=8_000,
+        max_output_tokens=1_000,
+        tool_definition_tokens=500,
+        budget_percentage=0.5,
+        reserve_tokens=0,
+    )
     assert custom.budget_tokens == 4_250
     # a separate input limit caps the room
-    assert compute_budget(context_limit=400_000, model_max_output=128_000,
-                          max_input_tokens=272_000).hard_limit_tokens == 272_000
+    assert (
+        compute_budget(
+            context_limit=400_000, model_max_output=128_000, max_input_tokens=272_000
+        ).hard_limit_tokens
+        == 272_000
+    )
 
 
 # ---------------------------------------------------------------- token_budget
@@ -72,7 +82,11 @@ def test_token_budget_keeps_system_pinned_and_newest() -> None:
     msgs = fixed(
         Message(role="system", content="sys", id="s", seq=0),
         user(1, "old pinned fact", pinned=True),
-        assistant(2, "a"), user(3, "b"), assistant(4, "c"), user(5, "d"), assistant(6, "e"),
+        assistant(2, "a"),
+        user(3, "b"),
+        assistant(4, "c"),
+        user(5, "d"),
+        assistant(6, "e"),
     )
     sel = token_budget(msgs, budget_tokens=40, min_messages_to_keep=0)
     assert kept(msgs, sel.kept) == ["s", "m1", "m5", "m6"]
@@ -81,7 +95,9 @@ def test_token_budget_keeps_system_pinned_and_newest() -> None:
 def test_token_budget_keeps_tool_chains_whole() -> None:
     msgs = fixed(
         user(1, "q"),
-        call(2, "c1", "c2"), result(3, "c1"), result(4, "c2"),
+        call(2, "c1", "c2"),
+        result(3, "c1"),
+        result(4, "c2"),
         assistant(5, "answer"),
     )
     # room for 3 messages: the chain (3 messages) does not fit after the answer → stop
@@ -93,8 +109,12 @@ def test_token_budget_keeps_tool_chains_whole() -> None:
 
 def test_pinned_tool_result_brings_its_call() -> None:
     msgs = fixed(
-        user(1, "q"), call(2, "c1"), result(3, "c1", pinned=True), assistant(4, "x"),
-        user(5, "y"), assistant(6, "z"),
+        user(1, "q"),
+        call(2, "c1"),
+        result(3, "c1", pinned=True),
+        assistant(4, "x"),
+        user(5, "y"),
+        assistant(6, "z"),
     )
     sel = token_budget(msgs, budget_tokens=30, min_messages_to_keep=0)
     assert kept(msgs, sel.kept) == ["m2", "m3", "m6"]
@@ -102,10 +122,14 @@ def test_pinned_tool_result_brings_its_call() -> None:
 
 def test_min_messages_kept_past_budget_within_hard_limit() -> None:
     msgs = fixed(*[user(i, "x") for i in range(1, 11)])
-    assert len(token_budget(msgs, budget_tokens=30, hard_limit_tokens=60,
-                            min_messages_to_keep=5).kept) == 5
-    assert len(token_budget(msgs, budget_tokens=30, hard_limit_tokens=40,
-                            min_messages_to_keep=5).kept) == 4
+    assert (
+        len(token_budget(msgs, budget_tokens=30, hard_limit_tokens=60, min_messages_to_keep=5).kept)
+        == 5
+    )
+    assert (
+        len(token_budget(msgs, budget_tokens=30, hard_limit_tokens=40, min_messages_to_keep=5).kept)
+        == 4
+    )
     # the newest message is always kept, even alone over the budget
     assert token_budget(msgs, budget_tokens=0, min_messages_to_keep=0).kept == [9]
 
@@ -159,7 +183,11 @@ def test_selection_cost_grows_with_kept_not_history_length() -> None:
 def test_sliding_window() -> None:
     msgs = fixed(
         Message(role="system", content="s", id="s", seq=0),
-        user(1, "a"), call(2, "c1"), result(3, "c1"), assistant(4, "b"), user(5, "c"),
+        user(1, "a"),
+        call(2, "c1"),
+        result(3, "c1"),
+        assistant(4, "b"),
+        user(5, "c"),
     )
     assert kept(msgs, sliding_window(msgs, window_size=2).kept) == ["s", "m4", "m5"]
     # the chain would cross the window edge: left out whole
@@ -213,8 +241,14 @@ def test_threshold_trigger_force_and_skip() -> None:
     few = msgs[:5]
     below = filter_history(few, limits=LIMITS, settings=settings)
     assert not below.filtered and below.kept_count == 5
-    forced = filter_history(few, limits=LIMITS, settings=settings, strategy="sliding_window",
-                            options={"window_size": 2}, force_filter=True)
+    forced = filter_history(
+        few,
+        limits=LIMITS,
+        settings=settings,
+        strategy="sliding_window",
+        options={"window_size": 2},
+        force_filter=True,
+    )
     assert forced.filtered and ids(forced.messages) == ["m4", "m5"]
     skipped = filter_history(msgs, limits=LIMITS, settings=settings, skip_filter=True)
     assert not skipped.filtered and skipped.kept_count == len(msgs)
@@ -232,10 +266,18 @@ def test_auto_compression_switch() -> None:
 
 def test_min_messages_to_keep_setting_is_the_default() -> None:
     msgs = big_history()
-    res = filter_history(msgs, limits=LIMITS, settings=Settings(MIN_MESSAGES_TO_KEEP=0),
-                         options={"budget_percentage": 0.05, "reserve_tokens": 0})
-    res_min = filter_history(msgs, limits=LIMITS, settings=Settings(MIN_MESSAGES_TO_KEEP=3),
-                             options={"budget_percentage": 0.05, "reserve_tokens": 0})
+    res = filter_history(
+        msgs,
+        limits=LIMITS,
+        settings=Settings(MIN_MESSAGES_TO_KEEP=0),
+        options={"budget_percentage": 0.05, "reserve_tokens": 0},
+    )
+    res_min = filter_history(
+        msgs,
+        limits=LIMITS,
+        settings=Settings(MIN_MESSAGES_TO_KEEP=3),
+        options={"budget_percentage": 0.05, "reserve_tokens": 0},
+    )
     assert res.kept_count == 1
     assert res_min.kept_count == 3
 
@@ -243,8 +285,9 @@ def test_min_messages_to_keep_setting_is_the_default() -> None:
 def test_unknown_strategy_falls_back_to_noop(caplog: pytest.LogCaptureFixture) -> None:
     msgs = big_history()
     with caplog.at_level(logging.WARNING, logger="contextq.history"):
-        res = filter_history(msgs, limits=LIMITS, settings=Settings(), strategy="magic",
-                             options={"whatever": 1})
+        res = filter_history(
+            msgs, limits=LIMITS, settings=Settings(), strategy="magic", options={"whatever": 1}
+        )
     assert res.strategy == "noop" and not res.filtered and res.kept_count == len(msgs)
     assert res.warnings and "magic" in res.warnings[0]
     assert any("unknown context strategy 'magic'" in r.getMessage() for r in caplog.records)
@@ -295,7 +338,8 @@ def test_invalid_options_name_the_field(strategy: str, options: dict[str, Any], 
 
 def test_valid_options_are_cleaned() -> None:
     assert validate_options("token_budget", {"budget_percentage": 1, "reserve_tokens": 10.0}) == {
-        "budget_percentage": 1.0, "reserve_tokens": 10,
+        "budget_percentage": 1.0,
+        "reserve_tokens": 10,
     }
     assert validate_options("sliding_window", None) == {}
     assert validate_strategy("hierarchical") == "hierarchical"

@@ -32,17 +32,44 @@ def build(steps: Sequence[tuple[str, object, int]]) -> list[Message]:
         if kind == "chain":
             pin_at = int(flag)  # type: ignore[call-overload]
             ids = [f"c{seq}_{j}" for j in range(size)]
-            calls = [{"id": c, "type": "function", "function": {"name": "f", "arguments": "{}"}}
-                     for c in ids]
-            out.append(Message(role="assistant", tool_calls=calls, seq=seq, id=f"m{seq}",
-                               token_count=20, pinned=pin_at == 0))
+            calls = [
+                {"id": c, "type": "function", "function": {"name": "f", "arguments": "{}"}}
+                for c in ids
+            ]
+            out.append(
+                Message(
+                    role="assistant",
+                    tool_calls=calls,
+                    seq=seq,
+                    id=f"m{seq}",
+                    token_count=20,
+                    pinned=pin_at == 0,
+                )
+            )
             for j, c in enumerate(ids):
                 seq += 1
-                out.append(Message(role="tool", tool_call_id=c, content="r", seq=seq,
-                                   id=f"m{seq}", token_count=15 + 10 * j, pinned=pin_at == j + 1))
+                out.append(
+                    Message(
+                        role="tool",
+                        tool_call_id=c,
+                        content="r",
+                        seq=seq,
+                        id=f"m{seq}",
+                        token_count=15 + 10 * j,
+                        pinned=pin_at == j + 1,
+                    )
+                )
         else:
-            out.append(Message(role=kind, content="x", seq=seq, id=f"m{seq}",  # type: ignore[arg-type]
-                               token_count=size, pinned=bool(flag)))
+            out.append(
+                Message(
+                    role=kind,
+                    content="x",
+                    seq=seq,
+                    id=f"m{seq}",  # type: ignore[arg-type]
+                    token_count=size,
+                    pinned=bool(flag),
+                )
+            )
     return out
 
 
@@ -83,8 +110,9 @@ common = settings(max_examples=60, deadline=None, suppress_health_check=[HealthC
 @common
 @given(histories, st.integers(0, 1500))
 def test_token_budget_properties(messages: list[Message], budget: int) -> None:
-    sel = token_budget(messages, budget_tokens=budget, min_messages_to_keep=0,
-                       max_pinned=MAX_PINNED)
+    sel = token_budget(
+        messages, budget_tokens=budget, min_messages_to_keep=0, max_pinned=MAX_PINNED
+    )
     check_invariants(messages, sel.kept)
     newest = unit_at(messages, len(messages) - 1)
     required = protected(messages) | set(newest.members)
@@ -101,8 +129,13 @@ def test_min_messages_never_pass_the_hard_limit(
     messages: list[Message], budget: int, min_keep: int
 ) -> None:
     hard = budget * 2
-    sel = token_budget(messages, budget_tokens=budget, hard_limit_tokens=hard,
-                       min_messages_to_keep=min_keep, max_pinned=MAX_PINNED)
+    sel = token_budget(
+        messages,
+        budget_tokens=budget,
+        hard_limit_tokens=hard,
+        min_messages_to_keep=min_keep,
+        max_pinned=MAX_PINNED,
+    )
     check_invariants(messages, sel.kept)
     required = protected(messages) | set(unit_at(messages, len(messages) - 1).members)
     if sum(messages[i].token_count or 0 for i in required) <= budget:
@@ -122,8 +155,9 @@ def test_sliding_window_properties(messages: list[Message], window: int) -> None
 @common
 @given(histories, st.integers(200, 2000))
 def test_hierarchical_properties(messages: list[Message], budget: int) -> None:
-    sel = hierarchical(messages, budget_tokens=budget, min_messages_to_keep=0,
-                       max_pinned=MAX_PINNED)
+    sel = hierarchical(
+        messages, budget_tokens=budget, min_messages_to_keep=0, max_pinned=MAX_PINNED
+    )
     check_invariants(messages, sel.kept)
 
 
@@ -131,8 +165,13 @@ def test_hierarchical_properties(messages: list[Message], budget: int) -> None:
 @given(histories, st.sampled_from(["token_budget", "sliding_window", "hierarchical", "noop"]))
 def test_filter_history_properties(messages: list[Message], strategy: str) -> None:
     limits = ModelLimits("m", "openai", 2_000, 400, "cl100k_base")
-    res = filter_history(messages, limits=limits, settings=Settings(MAX_PINNED_MESSAGES=MAX_PINNED),
-                         strategy=strategy, force_filter=True)
+    res = filter_history(
+        messages,
+        limits=limits,
+        settings=Settings(MAX_PINNED_MESSAGES=MAX_PINNED),
+        strategy=strategy,
+        force_filter=True,
+    )
     assert res.error is None
     index = {id(m): i for i, m in enumerate(messages)}
     kept = [index[id(m)] for m in res.messages]

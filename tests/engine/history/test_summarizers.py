@@ -29,8 +29,14 @@ def history() -> list[Message]:
 
 
 def summarizer(url: str, **kw: Any) -> OpenAISummarizer:
-    options: dict[str, Any] = {"base_url": url, "model": "tiny", "api_key": "sk-test",
-                               "timeout_s": 5, "max_retries": 2, "backoff_s": 0.01}
+    options: dict[str, Any] = {
+        "base_url": url,
+        "model": "tiny",
+        "api_key": "sk-test",
+        "timeout_s": 5,
+        "max_retries": 2,
+        "backoff_s": 0.01,
+    }
     options.update(kw)
     return OpenAISummarizer(**options)
 
@@ -76,26 +82,38 @@ def test_openai_connection_refused_raises(history: list[Message]) -> None:
 
 def test_settings_pick_the_summariser() -> None:
     assert isinstance(get_summarizer(Settings()), ExtractiveSummarizer)
-    s = get_summarizer(Settings(SUMMARIZER="openai", OPENAI_BASE_URL="http://x/v1",
-                                SUMMARIZER_MODEL="m", SUMMARIZER_MAX_RETRIES=5))
+    s = get_summarizer(
+        Settings(
+            SUMMARIZER="openai",
+            OPENAI_BASE_URL="http://x/v1",
+            SUMMARIZER_MODEL="m",
+            SUMMARIZER_MAX_RETRIES=5,
+        )
+    )
     assert isinstance(s, OpenAISummarizer) and s.max_retries == 5 and s.model == "m"
     assert get_summarizer(Settings(SUMMARIZER="truncation")) is None
 
 
 def test_extractive_keeps_goals_decisions_errors_and_pins() -> None:
     filler = [assistant(i, f"Routine chatter number {i} about nothing much.") for i in range(3, 60)]
-    msgs = counted([
-        user(1, "Our goal is to migrate the billing service to Postgres."),
-        assistant(2, "We decided to keep the old schema for a week.", kind="decision"),
-        *filler,
-        result(60, "c9", "Error: connection refused on port 5432"),
-        user(61, "Remember: the staging password rotates daily.", pinned=True),
-        assistant(62, "Working on it."),
-    ])
+    msgs = counted(
+        [
+            user(1, "Our goal is to migrate the billing service to Postgres."),
+            assistant(2, "We decided to keep the old schema for a week.", kind="decision"),
+            *filler,
+            result(60, "c9", "Error: connection refused on port 5432"),
+            user(61, "Remember: the staging password rotates daily.", pinned=True),
+            assistant(62, "Working on it."),
+        ]
+    )
     text = ExtractiveSummarizer().summarize(msgs, max_tokens=200)
     assert count_tokens(text) <= 200
-    for needle in ("migrate the billing service", "keep the old schema",
-                   "connection refused", "staging password rotates"):
+    for needle in (
+        "migrate the billing service",
+        "keep the old schema",
+        "connection refused",
+        "staging password rotates",
+    ):
         assert needle in text
     assert text == ExtractiveSummarizer().summarize(msgs, max_tokens=200)  # deterministic
     with pytest.raises(SummarizerError):
