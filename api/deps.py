@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
-from typing import Annotated
+from collections.abc import Callable, Iterator
+from typing import Annotated, Any, TypeVar
 
 from fastapi import Depends, HTTPException, Request
 from sqlmodel import Session
@@ -13,6 +13,26 @@ from starlette.concurrency import run_in_threadpool
 from contextq.settings import Settings, get_settings
 from store.db import read_session, session_scope
 from store.keys import hash_key, owner_for_key
+
+T = TypeVar("T")
+
+
+def _call_in_session(fn: Callable[..., T], write: bool, kwargs: dict[str, Any]) -> T:
+    with session_scope(write=write) as session:
+        return fn(session=session, **kwargs)
+
+
+async def read(fn: Callable[..., T], /, **kwargs: Any) -> T:
+    """Run the use case `fn(session=…, **kwargs)` in a read-only transaction, in ONE
+    trip to the threadpool (every route calls its use case through `read` or `write`)."""
+    return await run_in_threadpool(_call_in_session, fn, False, kwargs)
+
+
+async def write(fn: Callable[..., T], /, **kwargs: Any) -> T:
+    """Run the use case `fn(session=…, **kwargs)` in a write transaction, committed
+    before this returns (and so before anything `service.enqueue.after_commit`
+    registered is sent), in ONE trip to the threadpool."""
+    return await run_in_threadpool(_call_in_session, fn, True, kwargs)
 
 
 def get_session() -> Iterator[Session]:

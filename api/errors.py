@@ -10,10 +10,13 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from contextq.errors import (
+    Conflict,
     ContextqError,
+    Gone,
     HostileInput,
     InputTooLarge,
     InvalidInput,
+    NotFound,
     UnsupportedFileType,
     ValidationFailed,
 )
@@ -21,6 +24,9 @@ from contextq.errors import (
 log = logging.getLogger("contextq.api")
 
 STATUS_FOR: list[tuple[type[ContextqError], int]] = [
+    (NotFound, 404),
+    (Conflict, 409),
+    (Gone, 410),
     (ValidationFailed, 422),
     (InputTooLarge, 413),
     (UnsupportedFileType, 415),

@@ -35,5 +35,17 @@ class ValidationFailed(ContextqError):
         self.field = field
 
 
+class NotFound(ContextqError):
+    """The resource does not exist for this owner (a foreign one looks exactly missing)."""
+
+
+class Conflict(ContextqError):
+    """The resource exists but is not in a state that allows this (e.g. not ready yet)."""
+
+
+class Gone(ContextqError):
+    """The resource existed but its stored data is no longer there."""
+
+
 class SummarizerError(ContextqError):
     """A summariser could not produce a summary. Never stored as one (DESIGN habit 10)."""
