@@ -99,7 +99,7 @@ def celery_client(redis_url: str) -> Any:
 
 
 def bench_noop(app: Any, n_latency: int, n_throughput: int) -> dict[str, float]:
-    from tasks import names
+    from worker import names
 
     def once() -> None:
         app.send_task(names.NOOP, expires=60).get(timeout=30)

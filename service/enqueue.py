@@ -28,7 +28,7 @@ from sqlalchemy import event
 from sqlalchemy.orm import Session
 
 from contextq.settings import Settings, get_settings
-from tasks import names
+from worker import names
 from worker.config import celery_config
 
 log = logging.getLogger("contextq.enqueue")

@@ -8,8 +8,8 @@ from celery import shared_task
 from celery.exceptions import SoftTimeLimitExceeded
 
 from contextq.settings import get_settings
-from tasks import names
 from tasks.file_processing import process_file_by_id, recover_files
+from worker import names
 
 
 @shared_task(name=names.PROCESS_FILE, ignore_result=True, acks_late=True)
@@ -20,12 +20,12 @@ def process_file(file_id: str) -> None:
 
 @shared_task(name=names.RECOVER_FILES, bind=True, ignore_result=True)
 def recover_files_task(self: Any) -> dict[str, Any]:
-    from worker.producer import enqueue_process_file
+    from service import enqueue
 
     settings = get_settings()
     report = recover_files(
         settings=settings,
-        enqueue=lambda file_id: enqueue_process_file(file_id, settings=settings, app=self.app),
+        enqueue=lambda file_id: enqueue.process_file(file_id, settings=settings),
     )
     return report.as_dict()
 

@@ -18,7 +18,7 @@ from typing import Any
 from celery import shared_task
 
 from contextq.settings import Settings, get_settings
-from tasks import names
+from worker import names
 
 log = logging.getLogger("contextq.tasks.history")
 
@@ -61,15 +61,10 @@ def enqueue_compaction(conversation_id: str, job_id: str | None, *, settings: Se
     If the broker cannot take it, the job ends `failed` saying so (the beat sweep
     tries again later for a conversation past its threshold) and False is returned.
     """
-    from worker.producer import send
+    from service import enqueue
 
     try:
-        send(
-            names.COMPACT_CONVERSATION,
-            args=[conversation_id, job_id],
-            queue=names.QUEUE_HISTORY,
-            settings=settings,
-        )
+        enqueue.compact_conversation(conversation_id, job_id, settings=settings)
     except Exception as exc:
         log.warning("could not enqueue compaction of %s: %s", conversation_id, exc)
         from store.compaction_service import fail_job

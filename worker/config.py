@@ -7,7 +7,7 @@ from typing import Any
 from kombu import Exchange, Queue
 
 from contextq.settings import Settings
-from tasks import names
+from worker import names
 
 
 def broker_url(settings: Settings) -> str:

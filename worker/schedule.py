@@ -11,7 +11,7 @@ import importlib
 from typing import Any
 
 from contextq.settings import Settings
-from tasks import names
+from worker import names
 
 
 def beat_schedule(settings: Settings) -> dict[str, Any]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from contextq.settings import Settings
-from tasks import names
+from worker import names
 
 
 def history_beat_schedule(settings: Settings) -> dict[str, Any]:

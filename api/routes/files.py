@@ -71,13 +71,13 @@ def _tag(fields: dict[str, str], name: str) -> str | None:
 def _store_and_enqueue(received: ReceivedUpload, row: File, settings: Settings) -> None:
     """Blob (fsync + rename), then the row, THEN the enqueue: one trip to the threadpool
     for all three. If the enqueue fails the row stays `uploaded` for the recovery sweep."""
-    from worker.producer import enqueue_process_file
+    from service import enqueue
 
     received.writer.commit()
     with get_engine().begin() as conn:
         q.insert_file(conn, row=row)
     try:
-        enqueue_process_file(row.id, settings=settings)
+        enqueue.process_file(row.id, settings=settings)
     except Exception:
         log.exception("enqueue of %s failed; the recovery sweep will pick it up", row.id)
 

@@ -239,7 +239,7 @@ def test_two_sweeps_at_once_compact_each_conversation_once(
     """Two beat instances firing together: the second sweep sees the queued job, and the
     lock catches whatever slips through."""
     from contextq.settings import get_settings
-    from worker.producer import get_producer
+    from service.enqueue import producer
 
     env = make_stack(
         SUMMARIZER="openai",
@@ -251,7 +251,7 @@ def test_two_sweeps_at_once_compact_each_conversation_once(
     worker_factory(env, concurrency=2)
     cid = _conversation(client, model="gpt-4o", context_threshold=0.1)
     _post_batch(client, cid, agent_history(200, pinned=0))
-    app = get_producer(get_settings())
+    app = producer(get_settings())
     sent = [app.send_task("contextq.sweep_compactions", queue="history") for _ in range(2)]
     outcomes = [r.get(timeout=60) for r in sent]
     assert sorted(len(o["enqueued"]) for o in outcomes) in ([0, 1], [1, 1])

@@ -92,8 +92,6 @@ def reset_process_state() -> None:
 
     get_settings.cache_clear()
     db.reset_engine()
-    try:
-        from worker import producer
-    except ImportError:  # pragma: no cover - older trees
-        return
-    producer.reset()
+    from service import enqueue
+
+    enqueue.reset()

@@ -8,7 +8,7 @@ import types
 import pytest
 
 from contextq.settings import Settings
-from tasks import names
+from worker import names
 from worker.config import celery_config
 from worker.schedule import beat_schedule
 from worker.signals import address_space_limit_bytes
