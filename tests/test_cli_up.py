@@ -25,7 +25,7 @@ import pytest
 import redis
 
 ROOT = Path(__file__).resolve().parent.parent
-CLI = [sys.executable, "-m", "contextq.cli"]
+CLI = [sys.executable, "-m", "cli.main"]
 START_TIMEOUT_S = 150.0
 KEY_RE = r"cq_[A-Za-z0-9_-]{20,}"
 
@@ -195,7 +195,7 @@ def test_every_part_runs_as_a_child(stack: Up) -> None:
     cmdlines = [" ".join(p.cmdline()) for p in stack.record_tree()]
     for part in (
         "valkey-server",
-        "uvicorn api.main:app",
+        "uvicorn api.asgi:app",
         "worker.app worker",
         "worker.app beat",
         "worker.app flower",

@@ -15,7 +15,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from contextq.cli import app
+from cli.main import app
 
 ROOT = Path(__file__).resolve().parent.parent
 APP_SERVICES = ("api", "worker", "beat", "flower")
