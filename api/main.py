@@ -12,7 +12,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.types import ASGIApp
 
 from api import errors
-from api.middleware import RequestContextMiddleware
+from api.middleware import RequestContextMiddleware, RouteTemplates
 from api.routes import context, conversations, files, health, jobs
 from contextq import __version__
 from contextq.logs import configure_logging
@@ -52,7 +52,8 @@ class ContextqAPI(FastAPI):
     so a 503 from an unexpected error carries its X-Request-ID and its log line the id."""
 
     def build_middleware_stack(self) -> ASGIApp:
-        return RequestContextMiddleware(super().build_middleware_stack())
+        templates = RouteTemplates(lambda: self.routes)
+        return RequestContextMiddleware(super().build_middleware_stack(), templates)
 
 
 def create_app() -> FastAPI:

@@ -16,6 +16,7 @@ import logging
 import re
 import time
 import uuid
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from starlette.datastructures import MutableHeaders
@@ -42,15 +43,44 @@ def request_id_from(scope: Scope) -> str:
     return uuid.uuid4().hex
 
 
-def route_template(scope: Scope) -> str:
-    route: Any = scope.get("route")
-    path = getattr(route, "path_format", None) or getattr(route, "path", None)
-    return str(path) if path else UNMATCHED
+class RouteTemplates:
+    """The template of the route a request matched, router prefix included.
+
+    FastAPI puts the matched route in `scope["route"]`; since FastAPI shares an included
+    router's routes instead of copying them, that route's own path lacks the prefix
+    (`/files/{file_id}`), so the full templates come from `fastapi.routing.
+    iter_route_contexts` over the app's routes, computed once at the first request.
+    """
+
+    def __init__(self, routes: Callable[[], Iterable[Any]]) -> None:
+        self._routes = routes
+        self._by_route: dict[int, str] | None = None
+
+    def _build(self) -> dict[int, str]:
+        try:
+            from fastapi.routing import iter_route_contexts
+        except ImportError:  # an older FastAPI copies included routes: their path is full
+            return {}
+        return {
+            id(ctx.original_route): ctx.path_format
+            for ctx in iter_route_contexts(list(self._routes()))
+            if ctx.path_format
+        }
+
+    def __call__(self, scope: Scope) -> str:
+        route: Any = scope.get("route")
+        if route is None:
+            return UNMATCHED
+        if self._by_route is None:
+            self._by_route = self._build()
+        template = self._by_route.get(id(route)) or getattr(route, "path_format", None)
+        return str(template) if template else UNMATCHED
 
 
 class RequestContextMiddleware:
-    def __init__(self, app: ASGIApp) -> None:
+    def __init__(self, app: ASGIApp, route_template: Callable[[Scope], str]) -> None:
         self.app = app
+        self.route_template = route_template
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -72,7 +102,7 @@ class RequestContextMiddleware:
             await self.app(scope, receive, send_with_id)
         finally:
             duration_ms = (time.perf_counter() - started) * 1000
-            method, route = scope.get("method", "-"), route_template(scope)
+            method, route = scope.get("method", "-"), self.route_template(scope)
             access_log.info(
                 "%s %s %d %.1fms",
                 method,
