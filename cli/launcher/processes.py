@@ -124,10 +124,12 @@ class ProcessTable:
     log_dir: Path
     env: dict[str, str]
     children: list[Child] = field(default_factory=list)
+    subreaper: bool = True  # off only where this process is not a launcher (a test runner)
 
     def __post_init__(self) -> None:
         self.log_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
-        become_subreaper()
+        if self.subreaper:
+            become_subreaper()
 
     def spawn(
         self,
