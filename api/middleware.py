@@ -36,7 +36,7 @@ def request_id_from(scope: Scope) -> str:
     """The client's id when it is a sane token, else a new one."""
     for key, value in scope.get("headers", ()):
         if key == _HEADER_KEY:
-            candidate = value.decode("latin-1").strip()
+            candidate = bytes(value).decode("latin-1").strip()
             if _VALID_ID.fullmatch(candidate):
                 return candidate
             break
