@@ -30,9 +30,21 @@ def test_backoff_doubles_from_one_second_to_thirty() -> None:
 
 def test_only_deaths_within_the_window_count() -> None:
     deaths = DeathLog(RestartPolicy(window_s=300))
-    assert [deaths.record(t) for t in (0, 10, 20, 30)] == [1, 2, 3, 4]
-    assert deaths.record(305) == 4, "the death at t=0 is older than 5 minutes"
-    assert deaths.record(1000) == 1
+    assert [deaths.record(t, ran_for_s=5) for t in (0, 10, 20, 30)] == [1, 2, 3, 4]
+    assert deaths.record(305, ran_for_s=5) == 4, "the death at t=0 is older than 5 minutes"
+    assert deaths.record(1000, ran_for_s=5) == 1
+
+
+def test_backoff_grows_while_a_part_keeps_dying_and_resets_after_a_stable_run() -> None:
+    policy = RestartPolicy()
+    deaths = DeathLog(policy)
+    delays = []
+    for i in range(8):  # dies 80 s after each start: never 5 deaths in 5 minutes
+        deaths.record(i * 80.0, ran_for_s=80)
+        delays.append(policy.delay_s(deaths.streak))
+    assert delays == [1, 2, 4, 8, 16, 30, 30, 30]
+    deaths.record(2000.0, ran_for_s=400)  # ran 400 s (over 5 minutes) before this death
+    assert policy.delay_s(deaths.streak) == 1
 
 
 def test_exit_descriptions() -> None:

@@ -1,11 +1,11 @@
 """Supervision of `contextq up`'s parts (SPEC §11).
 
 A part that dies (worker, beat, Flower, API, broker) is started again with the same
-command line after a backoff: 1 s after its first death in the last 5 minutes, then
-2, 4, 8 … up to 30 s. Each restart writes one line (on `up`'s stderr and in
-DATA_DIR/logs/up.log). The fifth death of one part within 5 minutes means it cannot
-run here: `up` gives up, says why with the last lines of the part's log, stops
-everything and exits 1.
+command line after a backoff: 1 s, then 2, 4, 8 … up to 30 s while it keeps dying
+(the backoff starts again at 1 s once a run lasted 5 minutes). Each restart writes one
+line (on `up`'s stderr and in DATA_DIR/logs/up.log). The fifth death of one part
+within 5 minutes means it cannot run here: `up` gives up, says why with the last lines
+of the part's log, stops everything and exits 1.
 
 The parts do not depend on each other to stay up: the API keeps answering while the
 worker is down (uploads wait in the broker's queue), Celery reconnects to a restarted
@@ -29,22 +29,26 @@ class RestartPolicy:
     window_s: float = 300.0
     first_delay_s: float = 1.0
     max_delay_s: float = 30.0
+    stable_s: float = 300.0  # a run this long resets the backoff
 
-    def delay_s(self, deaths_in_window: int) -> float:
-        """Backoff before a restart: doubles with each recent death, capped."""
-        exponent = max(0, deaths_in_window - 1)
+    def delay_s(self, streak: int) -> float:
+        """Backoff before a restart: doubles with each death in a row, capped."""
+        exponent = max(0, streak - 1)
         return float(min(self.max_delay_s, self.first_delay_s * 2**exponent))
 
 
 @dataclass
 class DeathLog:
-    """When one part died, within the policy's window."""
+    """When one part died (within the policy's window), and its deaths in a row."""
 
     policy: RestartPolicy
     times: deque[float] = field(default_factory=deque)
+    streak: int = 0
 
-    def record(self, now: float) -> int:
-        """Note a death at `now`; the number of deaths within the window, this one included."""
+    def record(self, now: float, ran_for_s: float) -> int:
+        """Note a death at `now` after a run of `ran_for_s`; the number of deaths within the
+        window, this one included."""
+        self.streak = 1 if ran_for_s >= self.policy.stable_s else self.streak + 1
         self.times.append(now)
         while self.times and self.times[0] <= now - self.policy.window_s:
             self.times.popleft()
@@ -94,7 +98,7 @@ class Supervisor:
 
     def _on_death(self, child: Child, returncode: int, now: float) -> None:
         log = self.deaths.setdefault(child.name, DeathLog(self.policy))
-        count = log.record(now)
+        count = log.record(now, ran_for_s=now - child.started_at)
         how = describe_exit(returncode)
         if count >= self.policy.max_deaths:
             raise GaveUp(
@@ -102,7 +106,7 @@ class Supervisor:
                 f"(last: {how}); giving up. Last lines of {child.log_path}:\n"
                 f"{tail(child.log_path)}"
             )
-        delay = self.policy.delay_s(count)
+        delay = self.policy.delay_s(log.streak)
         self.restart_at[child.name] = now + delay
         self.report(
             f"{child.name} exited unexpectedly ({how}); restarting it in {delay:g}s "
