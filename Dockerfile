@@ -13,6 +13,7 @@ WORKDIR /app
 # dependencies first (cached while only the source changes)
 COPY pyproject.toml README.md ./
 COPY contextq ./contextq
+COPY cli ./cli
 COPY api ./api
 COPY worker ./worker
 COPY tasks ./tasks

@@ -63,12 +63,13 @@ def start_stack(data_dir: Path, concurrency: int) -> Any:
     for var in ("REDIS_URL", "DATABASE_URL"):
         os.environ.pop(var, None)
     os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
-    from contextq.launcher import Stack, UpOptions, free_port
+    from cli.launcher import Stack, UpOptions
+    from cli.launcher.ports import pick_free_ports
     from contextq.settings import get_settings
 
     get_settings.cache_clear()
     options = UpOptions(
-        port=free_port(), concurrency=concurrency, timeout_s=120, parts=("api", "worker")
+        port=pick_free_ports(1)[0], concurrency=concurrency, timeout_s=120, parts=("api", "worker")
     )
     stack = Stack(get_settings(), options, say=lambda m: print(m, file=sys.stderr))
     t0 = time.perf_counter()

@@ -15,6 +15,7 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from contextq.secret_files import DEV_KEY_FILE, read_secret
 from contextq.settings import Settings
 
 DEFAULT_API_URL = "http://127.0.0.1:8000"
@@ -36,8 +37,6 @@ def resolve_target(api: str | None, key: str | None, settings: Settings) -> Targ
     api = api or os.environ.get("CONTEXTQ_API_URL") or DEFAULT_API_URL
     key = key or os.environ.get("CONTEXTQ_API_KEY")
     if not key:
-        from contextq.launcher import DEV_KEY_FILE, read_secret
-
         key = read_secret(settings.data_dir / DEV_KEY_FILE)
     if not key:
         raise ClientError(

@@ -6,7 +6,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 MiB = 1024 * 1024
@@ -86,6 +86,10 @@ class Settings(BaseSettings):
     # (it must stay above the hard limit, or a running task is delivered twice)
     BROKER_VISIBILITY_TIMEOUT_S: int | None = Field(None, ge=1)
 
+    # logs of the API, worker and beat (SPEC §11): level, and `text` or `json` (one object a line)
+    LOG_LEVEL: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] = "INFO"
+    LOG_FORMAT: Literal["text", "json"] = "text"
+
     # Flower (bound to loopback by `contextq up`)
     FLOWER_USER: str = "admin"
     FLOWER_PASSWORD: str | None = None  # generated and saved in DATA_DIR when unset
@@ -95,6 +99,16 @@ class Settings(BaseSettings):
     TEST_PROCESS_DELAY_S: float = 0.0
     # process_file SIGKILLs its own process for files containing it
     TEST_KILL_SENTINEL: str | None = None
+
+    @field_validator("LOG_LEVEL", mode="before")
+    @classmethod
+    def _level_upper(cls, value: object) -> object:
+        return value.strip().upper() if isinstance(value, str) else value
+
+    @field_validator("LOG_FORMAT", mode="before")
+    @classmethod
+    def _format_lower(cls, value: object) -> object:
+        return value.strip().lower() if isinstance(value, str) else value
 
     @model_validator(mode="after")
     def _check(self) -> Settings:

@@ -73,6 +73,8 @@ MEANING: dict[str, str] = {
     "TASK_EXPIRES_S": "every enqueued message expires after this",
     "BROKER_VISIBILITY_TIMEOUT_S": "seconds before an unacked message (killed worker) comes "
     "back; unset: TASK_TIME_LIMIT_S + 60",
+    "LOG_LEVEL": "level of the API, worker and beat logs (`DEBUG` … `CRITICAL`)",
+    "LOG_FORMAT": "`text`, or `json`: one JSON object per line (python-json-logger)",
     "FLOWER_USER": "Flower basic-auth user",
     "FLOWER_PASSWORD": "Flower basic-auth password; unset: generated once into "
     "DATA_DIR/flower-password (0600)",

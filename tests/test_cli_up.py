@@ -1,12 +1,14 @@
 """`contextq up` as a real subprocess: four lines, a working stack, nothing left behind.
 
 The stack is started once for the module (tests run in file order; the SIGTERM
-test stops it). Each test asserts on real processes and real HTTP answers.
+test stops it). Each test asserts on real processes and real HTTP answers: logs in
+DATA_DIR/logs, request ids, parts killed with SIGKILL and restarted (SPEC §11).
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
 import signal
@@ -16,18 +18,31 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any, TypeVar
 
 import httpx
 import psutil
 import pytest
 import redis
 
+from tests.support.api import api_client
+from tests.support.files import upload, wait_file_done
+
 ROOT = Path(__file__).resolve().parent.parent
-CLI = [sys.executable, "-m", "contextq.cli"]
+CLI = [sys.executable, "-m", "cli.main"]
 START_TIMEOUT_S = 150.0
 KEY_RE = r"cq_[A-Za-z0-9_-]{20,}"
+
+# the main stack: a small context window, so a short conversation is past its threshold,
+# and a provider named, so the start line of each part can be checked word for word
+SMALL_WINDOW = {"MAX_CONTEXT_TOKENS": "4000", "LLM_PROVIDER": "anthropic"}
+INIT_LINE = (
+    "Context management initialized for provider=anthropic: max_tokens=4000, "
+    "min_messages=10, auto_compression=True"
+)
+T = TypeVar("T")
 
 pytestmark = pytest.mark.integration
 
@@ -38,7 +53,7 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def _env(data_dir: Path) -> dict[str, str]:
+def _env(data_dir: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
     env = {
         k: v
         for k, v in os.environ.items()
@@ -54,14 +69,27 @@ def _env(data_dir: Path) -> dict[str, str]:
     }
     env["DATA_DIR"] = str(data_dir)
     env["COLUMNS"] = "200"  # rich tables in captured output
+    env.update(extra or {})
     return env
+
+
+def _wait(fn: Callable[[], T], *, timeout: float, what: str) -> T:
+    deadline = time.monotonic() + timeout
+    while not (result := fn()):
+        if time.monotonic() > deadline:
+            pytest.fail(f"timed out after {timeout}s waiting for {what}")
+        time.sleep(0.1)
+    return result
 
 
 class Up:
     """One `contextq up` subprocess; stdout lines collected by a thread."""
 
-    def __init__(self, data_dir: Path, port: int, flower_port: int) -> None:
+    def __init__(
+        self, data_dir: Path, port: int, flower_port: int, env: dict[str, str] | None = None
+    ) -> None:
         self.data_dir, self.port, self.flower_port = data_dir, port, flower_port
+        self.extra_env = dict(env or {})
         self.stderr_path = data_dir.parent / f"up-{port}.stderr"
         self.lines: list[str] = []
         self.seen: dict[int, float] = {}  # pid -> create_time of every descendant observed
@@ -78,7 +106,7 @@ class Up:
                     "1",
                 ],
                 cwd=ROOT,
-                env=_env(data_dir),
+                env=_env(data_dir, self.extra_env),
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=err,
@@ -127,6 +155,25 @@ class Up:
                 continue
         return alive
 
+    def part_pids(self, marker: str) -> list[int]:
+        """Live direct children of `up` whose command line contains `marker`."""
+        found = []
+        for p in psutil.Process(self.proc.pid).children():
+            with contextlib.suppress(psutil.Error):
+                if p.status() != psutil.STATUS_ZOMBIE and marker in " ".join(p.cmdline()):
+                    found.append(p.pid)
+        return found
+
+    def log(self, part: str) -> str:
+        return (self.data_dir / "logs" / f"{part}.log").read_text(errors="replace")
+
+    def restart_lines(self, part: str) -> list[str]:
+        return [
+            line
+            for line in self.stderr.splitlines()
+            if line.startswith(f"{part} exited unexpectedly")
+        ]
+
     def valkey_servers(self) -> list[int]:
         # valkey rewrites its title to `valkey-server 127.0.0.1:PORT`; `up` runs it in DATA_DIR
         found = []
@@ -162,7 +209,7 @@ class Up:
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Up]:
     data_dir = tmp_path_factory.mktemp("up") / "data"
-    up = Up(data_dir, _free_port(), _free_port())
+    up = Up(data_dir, _free_port(), _free_port(), SMALL_WINDOW)
     try:
         up.wait_banner()
         yield up
@@ -195,7 +242,7 @@ def test_every_part_runs_as_a_child(stack: Up) -> None:
     cmdlines = [" ".join(p.cmdline()) for p in stack.record_tree()]
     for part in (
         "valkey-server",
-        "uvicorn api.main:app",
+        "uvicorn api.asgi:app",
         "worker.app worker",
         "worker.app beat",
         "worker.app flower",
@@ -389,6 +436,169 @@ def test_context_cli_prints_the_filtering_report(stack: Up) -> None:
     assert bad.returncode == 1 and b"not valid JSON" in bad.stderr
 
 
+def _past_threshold(up: Up, headers: dict[str, str]) -> str:
+    """A conversation whose history is past 80% of the 4000-token window."""
+    api = _api(up)
+    conv = httpx.post(f"{api}/v1/conversations", json={"title": "big"}, headers=headers, timeout=10)
+    assert conv.status_code == 201, conv.text
+    cid = conv.json()["id"]
+    batch = [
+        {"role": "user" if i % 2 == 0 else "assistant", "content": f"turn {i} " + "lorem " * 90}
+        for i in range(40)
+    ]
+    added = httpx.post(
+        f"{api}/v1/conversations/{cid}/messages",
+        json={"messages": batch},
+        headers=headers,
+        timeout=30,
+    )
+    assert added.status_code == 201, added.text
+    return str(cid)
+
+
+def test_request_id_is_taken_or_made_and_returned(stack: Up) -> None:
+    api = _api(stack)
+    given = httpx.get(f"{api}/healthz", headers={"X-Request-ID": "rid-given-1"}, timeout=10)
+    assert given.headers["X-Request-ID"] == "rid-given-1"
+    made = httpx.get(f"{api}/healthz", timeout=10)
+    assert re.fullmatch(r"[0-9a-f]{32}", made.headers["X-Request-ID"])
+    hostile = httpx.get(f"{api}/healthz", headers={"X-Request-ID": "a b<script>"}, timeout=10)
+    assert re.fullmatch(r"[0-9a-f]{32}", hostile.headers["X-Request-ID"])
+    # error answers carry it too: 401 without a key, 404 for an unknown file
+    assert httpx.get(f"{api}/v1/files", timeout=10).headers["X-Request-ID"]
+    missing = httpx.get(
+        f"{api}/v1/files/no-such-file",
+        headers={"Authorization": f"Bearer {_key(stack)}", "X-Request-ID": "rid-missing-2"},
+        timeout=10,
+    )
+    assert missing.status_code == 404
+    assert missing.headers["X-Request-ID"] == "rid-missing-2"
+
+    # one access line per request: method, route template (not the raw path), status, duration
+    def access_lines() -> list[str]:
+        return [line for line in stack.log("api").splitlines() if "contextq.api.access" in line]
+
+    _wait(lambda: any("rid-missing-2" in line for line in access_lines()), timeout=10, what="log")
+    lines = access_lines()
+    given_line = next(line for line in lines if "rid-given-1" in line)
+    assert given_line.endswith("[request_id=rid-given-1]")
+    (line,) = [line for line in lines if "rid-missing-2" in line]
+    assert re.search(
+        r" GET /v1/files/\{file_id\} 404 \d+\.\dms \[request_id=rid-missing-2\]$", line
+    )
+    assert "no-such-file" not in line
+
+
+def test_context_filter_line_reaches_the_api_log(stack: Up) -> None:
+    headers = {"Authorization": f"Bearer {_key(stack)}"}
+    cid = _past_threshold(stack, headers)
+    answer = httpx.get(
+        f"{_api(stack)}/v1/conversations/{cid}/context",
+        headers={**headers, "X-Request-ID": "rid-filter-3"},
+        timeout=30,
+    )
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["filtered"] is True, "past the threshold, with no forcing"
+
+    def filter_line() -> str | None:
+        return next(
+            (x for x in stack.log("api").splitlines() if f"Filtered conversation {cid}:" in x),
+            None,
+        )
+
+    line = _wait(filter_line, timeout=10, what="[ContextFilter] line in api.log")
+    assert re.search(
+        rf"INFO contextq\.history \[\d+\] \[ContextFilter\] Filtered conversation {cid}: "
+        r"40 → \d+ messages using token_budget in \d+\.\dms \[request_id=rid-filter-3\]$",
+        line,
+    ), line
+
+
+def test_each_part_logs_the_context_management_line(stack: Up) -> None:
+    for part in ("api", "worker", "beat"):
+        assert INIT_LINE in stack.log(part), part
+
+
+def test_ports_never_collide(stack: Up) -> None:
+    conf = (stack.data_dir / "valkey" / "valkey.conf").read_text()
+    broker_port = int(re.search(r"^port (\d+)$", conf, re.M).group(1))  # type: ignore[union-attr]
+    assert len({broker_port, stack.port, stack.flower_port}) == 3
+
+
+def test_broker_restart_keeps_port_password_and_queued_messages(stack: Up) -> None:
+    conf = (stack.data_dir / "valkey" / "valkey.conf").read_text()
+    port = int(re.search(r"^port (\d+)$", conf, re.M).group(1))  # type: ignore[union-attr]
+    password = (stack.data_dir / "valkey-password").read_text().strip()
+    (worker,) = stack.part_pids("worker.app worker")
+    client = api_client(_api(stack), _key(stack))
+    # files queued while the worker is stopped: a stopped worker takes at most the one
+    # message its pending BRPOP asked for; the others wait in the broker's list
+    os.killpg(worker, signal.SIGSTOP)
+    try:
+        queued = [
+            upload(client, f"queued-{i}.txt", b"queued-sentinel-8812\n" * 20) for i in range(3)
+        ]
+        broker = redis.Redis(port=port, password=password, socket_timeout=5)
+        assert broker.llen("files") >= 2
+        time.sleep(1.5)  # appendfsync everysec
+        (old,) = stack.valkey_servers()
+        os.kill(old, signal.SIGKILL)
+        _wait(
+            lambda: [p for p in stack.valkey_servers() if p != old], timeout=30, what="new Valkey"
+        )
+
+        def answers() -> bool:
+            with contextlib.suppress(redis.RedisError):
+                return bool(broker.ping())
+            return False
+
+        _wait(answers, timeout=30, what="the restarted broker, same port and password")
+        assert broker.llen("files") >= 2, "the queued messages survived the restart (AOF)"
+        broker.close()
+    finally:
+        os.killpg(worker, signal.SIGCONT)
+    for body in queued:
+        assert wait_file_done(client, body["id"], timeout=90)["status"] == "ready"
+    assert len(stack.restart_lines("valkey")) == 1, stack.stderr
+    assert "valkey exited unexpectedly (killed by SIGKILL); restarting it in 1s" in stack.stderr
+    assert httpx.get(f"{_api(stack)}/healthz", timeout=10).json()["broker"] == "ok"
+    client.close()
+
+
+def test_worker_sigkill_is_restarted_and_the_api_keeps_answering(stack: Up) -> None:
+    api = _api(stack)
+    (old,) = stack.part_pids("worker.app worker")
+    group = [old, *(p.pid for p in psutil.Process(old).children())]
+    assert len(group) >= 2, "the worker and its pool child"
+    stack.record_tree()
+    os.killpg(old, signal.SIGKILL)  # what the OOM killer would do to the whole group
+    client = api_client(api, _key(stack))
+    for _ in range(5):
+        assert httpx.get(f"{api}/healthz", timeout=10).status_code == 200
+        time.sleep(0.1)
+    # uploaded while the worker is down or restarting: processed once it is back
+    early = upload(client, "during.txt", b"during-restart-5531\n" * 20)
+    new = _wait(
+        lambda: [p for p in stack.part_pids("worker.app worker") if p != old],
+        timeout=30,
+        what="a new worker",
+    )
+    assert new and old not in new
+    assert wait_file_done(client, early["id"], timeout=90)["status"] == "ready"
+    after = upload(client, "after.txt", b"after-restart-7719\n" * 20)
+    assert wait_file_done(client, after["id"], timeout=90)["status"] == "ready"
+    assert httpx.get(f"{api}/healthz", timeout=10).status_code == 200
+    lines = stack.restart_lines("worker")
+    assert lines == [
+        "worker exited unexpectedly (killed by SIGKILL); restarting it in 1s "
+        "(death 1 within 5 minutes; up gives up at 5)"
+    ], stack.stderr
+    assert lines[0] in stack.log("up")
+    for pid in group:  # nothing of the old worker is left running
+        assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+    client.close()
+
+
 def test_sigterm_stops_every_child(stack: Up) -> None:
     stack.record_tree()
     assert len(stack.seen) >= 6, stack.seen  # valkey, api, worker + pool child, beat, flower
@@ -399,7 +609,7 @@ def test_sigterm_stops_every_child(stack: Up) -> None:
     assert not (stack.data_dir / "celerybeat.pid").exists()
 
 
-def test_restart_reuses_key_and_a_dead_child_stops_the_rest(stack: Up) -> None:
+def test_restart_reuses_key_and_a_dead_flower_comes_back(stack: Up) -> None:
     assert stack.proc.poll() is not None, "runs after the SIGTERM test"
     # a pid file left by a SIGKILLed `up`, naming a live process (pid reuse): beat must start
     (stack.data_dir / "celerybeat.pid").write_text(f"{os.getpid()}\n")
@@ -409,16 +619,120 @@ def test_restart_reuses_key_and_a_dead_child_stops_the_rest(stack: Up) -> None:
         assert lines[3] == stack.lines[3], "the development key is reused"
         # the broker kept its data across the restart (AOF in DATA_DIR)
         assert list((stack.data_dir / "valkey" / "appendonlydir").iterdir())
-        flower = [p for p in again.record_tree() if "worker.app flower" in " ".join(p.cmdline())]
-        assert len(flower) == 1
-        flower[0].kill()
-        code = again.proc.wait(timeout=60)
-        assert code != 0
-        assert "flower exited unexpectedly" in again.stderr
+        (flower,) = again.part_pids("worker.app flower")
+        os.kill(flower, signal.SIGKILL)
+        url = f"http://127.0.0.1:{again.flower_port}/healthcheck"
+        _wait(
+            lambda: [p for p in again.part_pids("worker.app flower") if p != flower],
+            timeout=30,
+            what="a new Flower",
+        )
+        _wait(lambda: _status(url) == 200, timeout=60, what="the new Flower to answer")
+        assert again.proc.poll() is None, "a dead part no longer stops the stack"
+        assert again.restart_lines("flower") == [
+            "flower exited unexpectedly (killed by SIGKILL); restarting it in 1s "
+            "(death 1 within 5 minutes; up gives up at 5)"
+        ]
+        again.record_tree()
+        again.proc.send_signal(signal.SIGTERM)
+        assert again.proc.wait(timeout=60) == 0, again.stderr
         assert again.survivors() == []
         assert again.valkey_servers() == []
     finally:
         again.kill_everything()
+
+
+def _status(url: str) -> int | None:
+    try:
+        return httpx.get(url, timeout=5).status_code
+    except httpx.HTTPError:
+        return None
+
+
+def _json_lines(text: str) -> list[dict[str, Any]]:
+    """Every line from the first JSON object on, parsed (a line that is not JSON fails).
+
+    Before logging is configured a process may print a Python warning (Celery's "running
+    as root"); from then on every line is one JSON object.
+    """
+    lines = [line for line in text.splitlines() if line and not line.startswith("--- contextq up")]
+    first = next(i for i, line in enumerate(lines) if line.startswith("{"))
+    return [json.loads(line) for line in lines[first:]]
+
+
+def test_json_logs_and_giving_up_after_five_deaths(tmp_path: Path) -> None:
+    up = Up(tmp_path / "data", _free_port(), _free_port(), {**SMALL_WINDOW, "LOG_FORMAT": "json"})
+    try:
+        up.wait_banner()
+        headers = {"Authorization": f"Bearer {_key(up)}"}
+        cid = _past_threshold(up, headers)
+        answer = httpx.get(
+            f"{_api(up)}/v1/conversations/{cid}/context",
+            headers={**headers, "X-Request-ID": "rid-json-4"},
+            timeout=30,
+        )
+        assert answer.json()["filtered"] is True
+
+        def filter_record() -> dict[str, Any] | None:
+            return next(
+                (
+                    r
+                    for r in _json_lines(up.log("api"))
+                    if f"Filtered conversation {cid}:" in r["message"]
+                ),
+                None,
+            )
+
+        record = _wait(filter_record, timeout=10, what="the JSON [ContextFilter] line")
+        assert record["logger"] == "contextq.history" and record["level"] == "INFO"
+        assert record["request_id"] == "rid-json-4"
+        assert record["message"].startswith(f"[ContextFilter] Filtered conversation {cid}: 40 → ")
+
+        def access_records() -> list[dict[str, Any]]:
+            return [
+                r
+                for r in _json_lines(up.log("api"))
+                if r["logger"] == "contextq.api.access" and r.get("request_id") == "rid-json-4"
+            ]
+
+        (ctx,) = _wait(access_records, timeout=10, what="the JSON access line")
+        assert ctx["route"] == "/v1/conversations/{conversation_id}/context"
+        assert ctx["method"] == "GET" and ctx["status"] == 200 and ctx["duration_ms"] > 0
+        for part in ("api", "worker", "beat"):
+            records = _json_lines(up.log(part))
+            assert any(r["message"] == INIT_LINE for r in records), part
+            assert all({"time", "level", "logger", "message"} <= set(r) for r in records), part
+
+        # five deaths of one part within five minutes: up stops everything and exits 1
+        killed: list[int] = []
+        for death in range(1, 6):
+            (flower,) = _wait(
+                lambda: [p for p in up.part_pids("worker.app flower") if p not in killed],
+                timeout=60,
+                what=f"Flower to be started again after {death - 1} deaths",
+            )
+            up.record_tree()
+            os.kill(flower, signal.SIGKILL)
+            killed.append(flower)
+            if death < 5:
+                _wait(
+                    lambda n=death: len(up.restart_lines("flower")) == n,  # type: ignore[misc]
+                    timeout=10,
+                    what=f"restart line {death}",
+                )
+        assert up.proc.wait(timeout=60) == 1
+        delays = re.findall(r"restarting it in (\d+)s", "\n".join(up.restart_lines("flower")))
+        assert delays == ["1", "2", "4", "8"], up.stderr
+        assert "flower died 5 times within 5 minutes (last: killed by SIGKILL); giving up" in (
+            up.stderr
+        )
+        messages = [r["message"] for r in _json_lines(up.log("up"))]
+        assert sum(m.startswith("flower exited unexpectedly") for m in messages) == 4
+        assert any("giving up" in m for m in messages)
+        assert up.survivors() == []
+        assert up.valkey_servers() == []
+    finally:
+        up.kill_everything()
 
 
 def test_sigkill_of_up_leaves_no_server_behind(tmp_path: Path) -> None:

@@ -15,7 +15,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from contextq.cli import app
+from cli.main import app
 
 ROOT = Path(__file__).resolve().parent.parent
 APP_SERVICES = ("api", "worker", "beat", "flower")
@@ -55,6 +55,18 @@ def test_service_command_exists_in_cli(services: dict[str, Any], name: str) -> N
     assert service.get("build") == ".", f"{name} must be built from the one Dockerfile"
     assert service.get("image") == "contextq:latest"
     _check_cli(_argv(service["command"]))
+
+
+@pytest.mark.parametrize("name", ["redis", "postgres", *APP_SERVICES])
+def test_long_running_services_restart_unless_stopped(services: dict[str, Any], name: str) -> None:
+    assert services[name].get("restart") == "unless-stopped", name
+
+
+def test_app_services_log_from_settings(services: dict[str, Any]) -> None:
+    for name in (*APP_SERVICES, "migrate"):
+        env = services[name]["environment"]
+        assert env["LOG_LEVEL"] == "${LOG_LEVEL:-INFO}", name
+        assert env["LOG_FORMAT"] == "${LOG_FORMAT:-json}", name
 
 
 def test_one_image_different_commands(services: dict[str, Any]) -> None:
@@ -157,5 +169,5 @@ def test_dockerfile_builds_one_image_running_contextq() -> None:
     cmd = re.search(r"^CMD (\[.*\])$", text, re.M)
     assert cmd is not None
     _check_cli(yaml.safe_load(cmd.group(1)))
-    for package in ("contextq", "api", "worker", "tasks", "store", "migrations"):
+    for package in ("contextq", "cli", "api", "worker", "tasks", "store", "migrations"):
         assert re.search(rf"^COPY {package} ", text, re.M), package

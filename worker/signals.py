@@ -1,5 +1,10 @@
 """Worker process hooks.
 
+- Logging (`setup_logging`, in the worker, beat and every `celery -A worker.app`
+  process): configured from `LOG_LEVEL` / `LOG_FORMAT` by `contextq.logs` instead of
+  Celery's own setup, which would replace the root handler with its format. Celery's
+  `--loglevel` is therefore not used: LOG_LEVEL is (`contextq worker --loglevel X`
+  sets it). The worker and beat then log the SPEC §4 start line.
 - In the main worker process (`worker_init`, before the pool forks): build the
   tokenizer and the processor registry once, so every child shares them
   copy-on-write instead of rebuilding per task (DESIGN habit 7).
@@ -22,7 +27,13 @@ from __future__ import annotations
 import logging
 import os
 
-from celery.signals import worker_init, worker_process_init
+from celery.signals import (
+    beat_init,
+    celeryd_after_setup,
+    setup_logging,
+    worker_init,
+    worker_process_init,
+)
 
 os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")  # before onnxruntime can load
 
@@ -46,6 +57,32 @@ def _set_rlimit(max_memory_mb: int) -> None:
         limit = min(limit, hard)
     if soft == resource.RLIM_INFINITY or soft > limit:
         resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+
+
+@setup_logging.connect
+def _configure_logging(**_kw: object) -> None:
+    from contextq.logs import configure_logging
+    from contextq.settings import get_settings
+
+    settings = get_settings()
+    configure_logging(level=settings.LOG_LEVEL, fmt=settings.LOG_FORMAT)
+
+
+def _log_start() -> None:
+    from contextq.settings import get_settings
+    from contextq.startup import log_context_management
+
+    log_context_management(get_settings())
+
+
+@beat_init.connect
+def _beat_started(**_kw: object) -> None:
+    _log_start()
+
+
+@celeryd_after_setup.connect  # the worker's logging is configured by then
+def _worker_started(**_kw: object) -> None:
+    _log_start()
 
 
 @worker_init.connect

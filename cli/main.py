@@ -1,7 +1,7 @@
 """The `contextq` command: the whole stack (`up`), client commands, and each part alone.
 
-Process supervision lives in `contextq.launcher`, HTTP client commands in
-`contextq.client`; this module only declares the commands.
+`contextq up` lives in `cli.launcher`, the HTTP client commands in `contextq.client`;
+this module only declares the commands.
 """
 
 from __future__ import annotations
@@ -62,11 +62,16 @@ def _exec(argv: list[str], extra_env: dict[str, str] | None = None) -> NoReturn:
     env.setdefault("ORT_DISABLE_TELEMETRY", "1")
     sys.stdout.flush()
     sys.stderr.flush()
-    os.execve(argv[0], argv, env)  # noqa: S606  (fixed argv built by contextq.launcher)
+    os.execve(argv[0], argv, env)  # noqa: S606  (fixed argv built by cli.launcher.argv)
 
 
 def _cores() -> int:
     return os.cpu_count() or 1
+
+
+def _log_level_env(loglevel: str | None) -> dict[str, str]:
+    """`--loglevel` of a part: LOG_LEVEL for that process (logging is configured from it)."""
+    return {"LOG_LEVEL": loglevel.upper()} if loglevel else {}
 
 
 # -- the whole stack --------------------------------------------------------------------
@@ -87,7 +92,7 @@ def up(
     DATA_DIR (default ./.contextq) holds the database, blobs, broker data, logs and
     the development API key. Ctrl-C or SIGTERM stops every process.
     """
-    from contextq.launcher import UpOptions, run_up
+    from cli.launcher import UpOptions, run_up
 
     options = UpOptions(
         host=host,
@@ -208,7 +213,7 @@ def api(
     port: Annotated[int, typer.Option(help="Port.")] = 8000,
 ) -> None:
     """The HTTP API (uvicorn). Extra arguments go to uvicorn."""
-    from contextq.launcher import api_argv
+    from cli.launcher.argv import api_argv
 
     _exec(api_argv(host, port, list(ctx.args)))
 
@@ -220,14 +225,19 @@ def worker(
         int | None, typer.Option(help="Worker processes (default: number of cores).")
     ] = None,
     queues: Annotated[str, typer.Option(help="Queues to consume.")] = "files,history",
-    loglevel: Annotated[str, typer.Option(help="Log level.")] = "INFO",
+    loglevel: Annotated[str | None, typer.Option(help="Log level (default: LOG_LEVEL).")] = None,
 ) -> None:
     """A Celery worker (prefork). Extra arguments go to `celery worker`."""
-    from contextq.launcher import worker_argv
+    from cli.launcher.argv import worker_argv
 
-    _exec(
-        worker_argv(concurrency or _cores(), queues=queues, loglevel=loglevel, extra=list(ctx.args))
+    settings = get_settings()
+    argv = worker_argv(
+        concurrency or _cores(),
+        queues=queues,
+        quiet=settings.LOG_FORMAT == "json",
+        extra=list(ctx.args),
     )
+    _exec(argv, _log_level_env(loglevel))
 
 
 @app.command(context_settings=PASSTHROUGH)
@@ -242,20 +252,21 @@ def beat(
             help="Pid file; a second beat refuses to start (default: DATA_DIR/celerybeat.pid)."
         ),
     ] = None,
-    loglevel: Annotated[str, typer.Option(help="Log level.")] = "INFO",
+    loglevel: Annotated[str | None, typer.Option(help="Log level (default: LOG_LEVEL).")] = None,
 ) -> None:
     """Celery beat: the recovery and compaction sweeps. Run exactly one."""
-    from contextq.launcher import beat_argv, ensure_data_dir
+    from cli.launcher.argv import beat_argv
+    from cli.launcher.devkey import ensure_data_dir
 
-    data_dir = ensure_data_dir(get_settings())
-    _exec(
-        beat_argv(
-            schedule or data_dir / "celerybeat-schedule",
-            pidfile or data_dir / "celerybeat.pid",
-            loglevel=loglevel,
-            extra=list(ctx.args),
-        )
+    settings = get_settings()
+    data_dir = ensure_data_dir(settings)
+    argv = beat_argv(
+        schedule or data_dir / "celerybeat-schedule",
+        pidfile or data_dir / "celerybeat.pid",
+        quiet=settings.LOG_FORMAT == "json",
+        extra=list(ctx.args),
     )
+    _exec(argv, _log_level_env(loglevel))
 
 
 @app.command(context_settings=PASSTHROUGH)
@@ -265,7 +276,9 @@ def flower(
     port: Annotated[int, typer.Option(help="Port.")] = 5555,
 ) -> None:
     """Flower with basic auth (FLOWER_USER / FLOWER_PASSWORD, else a saved generated one)."""
-    from contextq.launcher import FLOWER_PASSWORD_FILE, flower_argv, flower_env
+    from cli.launcher.argv import flower_argv
+    from cli.launcher.devkey import flower_env
+    from contextq.secret_files import FLOWER_PASSWORD_FILE
 
     settings = get_settings()
     env = flower_env(settings)
@@ -291,25 +304,24 @@ def health(
     ] = None,
 ) -> None:
     """Exit 0 when the part answers (used by docker-compose healthchecks)."""
-    from contextq import launcher
+    from cli.launcher import probes
 
     settings = get_settings()
     ok: bool
     if part == "api":
-        ok = launcher.api_ready(url or "http://127.0.0.1:8000")
+        ok = probes.api_ready(url or "http://127.0.0.1:8000")
     elif part == "flower":
         ok = (
-            launcher.http_status((url or "http://127.0.0.1:5555").rstrip("/") + "/healthcheck")
-            == 200
+            probes.http_status((url or "http://127.0.0.1:5555").rstrip("/") + "/healthcheck") == 200
         )
     elif part in ("worker", "broker"):
         if not settings.REDIS_URL:
             _say("contextq health: REDIS_URL is not set")
             raise typer.Exit(1)
         if part == "broker":
-            ok = launcher.redis_ready(settings.REDIS_URL)
+            ok = probes.redis_ready(settings.REDIS_URL)
         else:
-            ok = launcher.worker_ping(
+            ok = probes.worker_ping(
                 settings.REDIS_URL, [node or f"celery@{socket.gethostname()}"], timeout=3.0
             )
     else:

@@ -1,0 +1,85 @@
+"""The command line of each part, shared by `contextq up` and the single-part commands.
+
+Logging is configured inside each part from `LOG_LEVEL` / `LOG_FORMAT` (see
+`contextq.logs`): the API through `api.asgi`, the worker and beat through Celery's
+`setup_logging` signal. In JSON mode Celery's banners (printed, not logged) are turned
+off with `--quiet`, so every line of a part's output is a JSON object.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+QUEUES = "files,history"
+ASGI_APP = "api.asgi:app"  # api.main's app, with logging configured before uvicorn logs
+
+
+def api_argv(host: str, port: int, extra: list[str] | None = None) -> list[str]:
+    return [
+        sys.executable,
+        "-m",
+        "uvicorn",
+        ASGI_APP,
+        "--host",
+        host,
+        "--port",
+        str(port),
+        "--timeout-graceful-shutdown",
+        "5",
+        "--no-access-log",  # the API writes its own access line (route, duration, request id)
+        *(extra or []),
+    ]
+
+
+def _celery(*, quiet: bool) -> list[str]:
+    return [sys.executable, "-m", "celery", "-A", "worker.app", *(["--quiet"] if quiet else [])]
+
+
+def worker_argv(
+    concurrency: int,
+    *,
+    queues: str = QUEUES,
+    nodename: str | None = None,
+    quiet: bool = False,
+    extra: list[str] | None = None,
+) -> list[str]:
+    argv = [
+        *_celery(quiet=quiet),
+        "worker",
+        "--pool",
+        "prefork",
+        "--concurrency",
+        str(concurrency),
+        "--queues",
+        queues,
+    ]
+    if nodename:
+        argv += ["--hostname", nodename]
+    return argv + list(extra or [])
+
+
+def beat_argv(
+    schedule: Path, pidfile: Path, *, quiet: bool = False, extra: list[str] | None = None
+) -> list[str]:
+    return [
+        *_celery(quiet=quiet),
+        "beat",
+        "--schedule",
+        str(schedule),
+        "--pidfile",
+        str(pidfile),
+        *(extra or []),
+    ]
+
+
+def flower_argv(address: str, port: int, extra: list[str] | None = None) -> list[str]:
+    # basic auth travels in FLOWER_BASIC_AUTH (see devkey.flower_env), not on the command
+    # line where `ps` would show the password
+    return [
+        *_celery(quiet=False),
+        "flower",
+        f"--address={address}",
+        f"--port={port}",
+        *(extra or []),
+    ]
