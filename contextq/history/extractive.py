@@ -107,9 +107,7 @@ def _fit(enc: Any, lines: list[str], room: int) -> list[str]:
 
 def _error_lines(found: Harvest, facts: MemoryFacts) -> list[str]:
     lines = recurring_lines(facts)
-    for fact in reversed(found.errors.values()):  # newest first
-        times = f", x{fact.count}" if fact.count > 1 else ""
-        lines.append(f"- (#{fact.seq}{times}) {fact.text}")
+    lines += [fact.line() for fact in reversed(found.errors.values())]  # newest first
     return lines + found.error_lines
 
 

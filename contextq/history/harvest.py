@@ -28,13 +28,22 @@ from contextq.history.summary_format import (
     merge_facts,
     parse_summary,
 )
+from contextq.history.tool_output import (
+    PY_FRAME,
+    error_spot,
+    is_error_line,
+    readable,
+    strip_markup,
+    tracebacks,
+)
 from contextq.history.types import Message
 
 SUMMARY_MARKER = "contextq-summary"  # Message.name of a summary given as input
 TOOL_LINES_PER_MESSAGE = 2
+EARLIER_WORDINGS = 2  # an error line also quotes this many other wordings of its pattern
+_EARLIER = " (earlier: "
 MAX_SENTENCE_CHARS = 300
 
-_TAG = re.compile(r"</?[A-Za-z][\w:.-]*(?:\s+[^<>\n]{0,200})?/?>")
 _FENCE = re.compile(r"```.*?(?:```|\Z)", re.S)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[`])|\n+")
 _WORDS = re.compile(r"[A-Za-z]{2,}")
@@ -50,34 +59,15 @@ _DECISION = re.compile(
     re.I,
 )
 _NEXT = re.compile(r"\b(next,? i|next step|i will|i'll|then i|going to|plan is to|todo)\b", re.I)
-_TRACEBACK_START = re.compile(r"^\s*Traceback \(most recent call last\):?\s*$")
-_PY_FRAME = re.compile(r'^\s*File "([^"]+)", line (\d+)(?:, in (\S+))?')
-_AT_FRAME = re.compile(r"^\s+at\s+(?:\S+?\s*\()?([^()\s]+?):(\d+)(?::\d+)?\)?\s*$")
-_LOCATED = re.compile(
-    r"^\s*(\S+?\.\w{1,8}):(\d+):\s*(?:\d+:\s*)?(.*\b(?:\w*Error|error|Exception|fatal)\b.*)$"
-)
 _LETTERS_AND_SPACE = str.maketrans("", "", string.ascii_letters + " ")
 _ERROR_EXAMPLE = re.compile(r"^- \(#(-?\d+)(?:, x(\d+))?\) (.+)$")
 _TAGGED = re.compile(r"^\((#-?\d+)(?: ([^)]*))?\) (.*)$")
-_EXCEPTION = re.compile(
-    r"^\s*(?:E\s+)?(?:[\w.]+\.)?([A-Z]\w*(?:Error|Exception|Exit|Interrupt|Fault|Failure))\b:?"
-)
-_ERROR_LINE = re.compile(
-    r"\s*(?:E\s{2,}\S|(?i:error|fatal|panic|failed)(?:\[[\w-]+\])?[:!]|(?:FAILED|FAIL|ERROR)\b"
-    r"|npm ERR!)"
-)
-_ERROR_PHRASES = (
-    "command not found",
-    "no such file or directory",
-    "permission denied",
-    "segmentation fault",
-    "non-zero exit",
-)
-_EXIT_CODE = re.compile(r"exit (?:code|status) [1-9]")
-_CODE_LINE = re.compile(
+_CODE_LINE = re.compile(  # code, prompts, frames, and `path:line:` hits of grep or a compiler
     r"^\s*(?:def |class |import |from \S+ import|return\b|if .*:$|for .*:$|[{}\[\]();]|#include"
-    r"|@\w|\$ |>>> |>\s|\.\.\. |//|/\*|\*|-->|\||\+[-=]|=+$|-+$)"
+    r"|@\w|\$ |>>> |>\s|\.\.\. |//|/\*|\*|-->|\||\+[-=]|=+$|-+$|\S+:\d+[:-])"
 )
+_CODE_TOKENS = (" = ", "()", "){", "=>", "->", "::", " == ", "&&", "||", "....")
+_EXIT_ONLY = re.compile(r"^\(?exit (?:code|status) \d+\)?$", re.I)
 
 
 @dataclass(slots=True)
@@ -95,9 +85,15 @@ class Candidate:
 
 @dataclass(slots=True)
 class ErrorFact:
-    text: str
+    text: str  # the newest example
     seq: int
     count: int = 1
+    earlier: list[str] = field(default_factory=list)  # other wordings, newest first
+
+    def line(self) -> str:
+        times = f", x{self.count}" if self.count > 1 else ""
+        also = f"{_EARLIER}{'; '.join(self.earlier)})" if self.earlier else ""
+        return f"- (#{self.seq}{times}) {self.text}{also}"
 
 
 @dataclass(slots=True)
@@ -130,10 +126,6 @@ def harvest(messages: Sequence[Message]) -> Harvest:
     return out
 
 
-def strip_markup(text: str) -> str:
-    return _TAG.sub(" ", text) if "<" in text else text
-
-
 def find_paths(text: str) -> list[str]:
     """File and workspace paths written in `text` (`src/a.py:12:` gives `src/a.py`)."""
     found = []
@@ -161,7 +153,12 @@ def _add_error(out: Harvest, text: str, seq: int) -> None:
     text = _clip(" ".join(text.split()))
     pattern = normalise_error(text)
     known = out.errors.pop(pattern, None)  # re-inserted: newest last
-    out.errors[pattern] = ErrorFact(text, seq, (known.count if known else 0) + 1)
+    fact = ErrorFact(text, seq, 1)
+    if known is not None:
+        fact.count += known.count
+        wordings = [known.text, *known.earlier] if known.text != text else known.earlier
+        fact.earlier = wordings[:EARLIER_WORDINGS]
+    out.errors[pattern] = fact
 
 
 def _take_prose(out: Harvest, message: Message, index: int) -> None:
@@ -192,99 +189,28 @@ def _take_prose(out: Harvest, message: Message, index: int) -> None:
 
 
 def _take_tool_output(out: Harvest, message: Message, index: int) -> None:
-    text = strip_markup(message.text())
-    remaining, found = _tracebacks(text)
+    text = readable(message.text())
+    remaining, spots = tracebacks(text)
     for path in find_paths(remaining):  # frames name library code, not what was touched
         _add_path(out, path, 1, message.seq)
-    for error, location in found:
-        _add_error(out, error, message.seq)
-        if location:
-            _add_path(out, location, 2, message.seq)
+    for spot in spots:
+        _add_error(out, spot.text(), message.seq)
+        if spot.path:
+            _add_path(out, spot.path, 2, message.seq)
     lines = [line for line in remaining.splitlines() if line.strip()]
-    error_lines = [line for line in lines if _is_error_line(line)]
+    error_lines = [line for line in lines if is_error_line(line)]
+    said = [line for line in error_lines if not _EXIT_ONLY.match(line.strip())]
+    if said or spots:  # "(exit code 1)" says nothing the error itself does not
+        error_lines = said
     for line in error_lines[:3]:
-        _add_error(out, _error_text(line), message.seq)
-    if message.kind == "error" and not found and not error_lines and lines:
+        _add_error(out, error_spot(line).text(), message.seq)
+    if message.kind == "error" and not spots and not error_lines and lines:
         _add_error(out, lines[-1], message.seq)
     label = f"tool {message.name}" if message.name else "tool"
     for line in lines:
         sentence = _clip(line.strip())
         if line not in error_lines and _is_prose_line(line) and _is_sentence(sentence):
             out.sentences.append(Candidate(len(out.sentences), message.seq, label, sentence, index))
-
-
-def _is_error_line(line: str) -> bool:
-    return bool(
-        _ERROR_LINE.match(line)
-        or _EXCEPTION.match(line)
-        or _LOCATED.match(line)
-        or _has_error_phrase(line.lower())
-    )
-
-
-def _has_error_phrase(lowered: str) -> bool:
-    if any(phrase in lowered for phrase in _ERROR_PHRASES):
-        return True
-    return "exit " in lowered and _EXIT_CODE.search(lowered) is not None
-
-
-def _error_text(line: str) -> str:
-    located = _LOCATED.match(line)
-    if located:
-        return f"{located.group(3).strip()} (at {located.group(1)}:{located.group(2)})"
-    stripped = line.strip()
-    return stripped[1:].strip() if re.match(r"E\s{2,}", stripped) else stripped
-
-
-def _tracebacks(text: str) -> tuple[str, list[tuple[str, str | None]]]:
-    """Remove each traceback from `text`; return the rest and (error, location) pairs."""
-    lines = text.splitlines()
-    kept: list[str] = []
-    found: list[tuple[str, str | None]] = []
-    i = 0
-    while i < len(lines):
-        line = lines[i]
-        if _TRACEBACK_START.match(line) or (_AT_FRAME.match(line) and kept):
-            start = i
-            if _AT_FRAME.match(line):  # JS/Java: the error line comes first
-                header = kept.pop() if kept else ""
-                location, i = _at_frames(lines, i)
-                found.append((header.strip() or "error", location))
-                continue
-            location, error, i = _python_traceback(lines, start + 1)
-            found.append((error, location))
-            continue
-        kept.append(line)
-        i += 1
-    return "\n".join(kept), found
-
-
-def _python_traceback(lines: list[str], i: int) -> tuple[str | None, str, int]:
-    location = None
-    while i < len(lines):
-        frame = _PY_FRAME.match(lines[i])
-        if frame:
-            where = f"{frame.group(1)}:{frame.group(2)}"
-            location = where + (f" in {frame.group(3)}" if frame.group(3) else "")
-            i += 1
-            continue
-        if lines[i].startswith((" ", "\t")) or not lines[i].strip():
-            i += 1  # the source line under a frame, or a blank
-            continue
-        break
-    error = lines[i].strip() if i < len(lines) else "Traceback"
-    i += 1
-    text = f"{error} (at {location})" if location else error
-    path = location.split(":", 1)[0] if location else None
-    return path, text, i
-
-
-def _at_frames(lines: list[str], i: int) -> tuple[str | None, int]:
-    first = _AT_FRAME.match(lines[i])
-    location = f"{first.group(1)}:{first.group(2)}" if first else None
-    while i < len(lines) and _AT_FRAME.match(lines[i]):
-        i += 1
-    return location, i
 
 
 def _take_summary(out: Harvest, message: Message, index: int) -> None:
@@ -298,7 +224,9 @@ def _take_summary(out: Harvest, message: Message, index: int) -> None:
         example = _ERROR_EXAMPLE.match(line)
         if example:  # counted on: the same error seen again adds to its count
             seq, times, error = int(example.group(1)), int(example.group(2) or 1), example.group(3)
-            out.errors.setdefault(normalise_error(error), ErrorFact(error, seq, times))
+            error, _, earlier = error.partition(_EARLIER)
+            older = [e for e in earlier.removesuffix(")").split("; ") if e]
+            out.errors.setdefault(normalise_error(error), ErrorFact(error, seq, times, older))
         elif not line.startswith("- recurring"):
             out.error_lines.append(line)
     for line in parsed.sections.get("files", []):
@@ -325,10 +253,12 @@ def _is_sentence(text: str) -> bool:
 
 
 def _is_prose_line(line: str) -> bool:
-    if line.startswith(("    ", "\t")) or _CODE_LINE.match(line) or _PY_FRAME.match(line):
+    if line.startswith(("    ", "\t")) or _CODE_LINE.match(line) or PY_FRAME.match(line):
         return False
     stripped = line.strip().strip("=-*# ")
     if len(stripped) < 20 or stripped.endswith((":", "{", ";", ",", "(")):
+        return False
+    if any(token in stripped for token in _CODE_TOKENS):
         return False
     others = len(stripped.translate(_LETTERS_AND_SPACE))
     return others / len(stripped) <= 0.3

@@ -44,6 +44,7 @@ from contextq.history.memory_actions import (
 )
 from contextq.history.memory_options import MemoryOptions
 from contextq.history.memory_state import memory_checkpoint
+from contextq.history.tool_output import main_error
 from contextq.history.types import KINDS, Kind, Message
 from contextq.tokens import DEFAULT_ENCODING
 
@@ -139,7 +140,8 @@ class HierarchicalMemory:
         pattern = None
         recurring = False
         if action_type == "error" or success is False:
-            entry = self.track_error_pattern(content or tool or action_type, seen_at=when)
+            said = main_error(content) if content.strip() else (tool or action_type)
+            entry = self.track_error_pattern(said, seen_at=when)
             pattern, recurring = entry["pattern"], entry["count"] >= 2
         if importance is None:
             importance = score_action(
