@@ -365,7 +365,8 @@ class _Builder:
         self.add("tool", self.output(wrote), tool_call_id=call_id)
 
     def measure(self, value: str) -> None:
-        template = self.rng.choice((*self.d.measures, *SPECIFIC))
+        carriers = [t for t in (*self.d.measures, *SPECIFIC) if "{v}" in t or "{c}" in t]
+        template = self.rng.choice(carriers)
         noun = self.rng.choice(self.d.nouns)
         measure = template.format(
             v=value,
