@@ -179,41 +179,20 @@ def compact(
     if previous_summary:
         inputs.insert(0, summary_input(previous_summary, encoding))
     room = plan.summary_max_tokens
-    fallback_reason: str | None = None
-    chunks = 0
-    name = "truncation"
-    summary = ""
-    if summarizer is None:
-        fallback_reason = "no summariser configured (SUMMARIZER=truncation)"
-    else:
-        name = summarizer.name
-        try:
-            summary, chunks = summarize_capped(
-                inputs,
-                summarizer,
-                max_tokens=room,
-                input_cap=settings.SUMMARIZER_INPUT_MAX_TOKENS,
-                encoding=encoding,
-                facts=facts,
-            )
-        except Exception as exc:  # a failed summary is never stored as one
-            if not isinstance(exc, SummarizerError):
-                log.exception("summariser %s crashed", name)
-            fallback_reason = f"{name} summariser failed: {exc}"
-            log.warning("compaction falls back to truncation: %s", fallback_reason)
-    if fallback_reason is not None:
-        name = "truncation"
-        summary = truncate_history(inputs, max_tokens=room, encoding=encoding).text
+    summary, chunks, fallback_reason = _summarise(
+        inputs, summarizer, settings, room=room, encoding=encoding, facts=facts
+    )
+    truncated = summarizer is None or fallback_reason is not None
+    name = "truncation" if summarizer is None or truncated else summarizer.name
     retention = check_retention(summary, facts)
     summary, repaired = repair(summary, retention)
     if count_tokens(summary, encoding) > room:
-        truncated = fallback_reason is not None
         summary = _make_room(summary, inputs, retention, room, encoding, truncated=truncated)
     summary_tokens = count_tokens(summary, encoding)
     verbatim_tokens = sum(token_count(m) for m in plan.verbatim)
     folded = inputs[0] if previous_summary else None  # what this run read, SPEC §5
     return CompactionOutcome(
-        method="truncation" if fallback_reason is not None else "summary",
+        method="truncation" if truncated else "summary",
         summary=summary,
         through_seq=plan.through_seq,
         original_message_count=len(plan.to_summarize) + len(plan.verbatim) + bool(folded),
@@ -231,6 +210,38 @@ def compact(
         repaired=repaired,
         checked_items=retention.checked,
     )
+
+
+def _summarise(
+    inputs: list[Message],
+    summarizer: Summarizer | None,
+    settings: Settings,
+    *,
+    room: int,
+    encoding: str,
+    facts: MemoryFacts,
+) -> tuple[str, int, str | None]:
+    """(summary, first-stage calls, fallback reason): the summariser's, or the 25/75
+    truncation when there is none or it fails (a failed summary is never stored)."""
+    if summarizer is None:
+        reason = "no summariser configured (SUMMARIZER=truncation)"
+    else:
+        try:
+            summary, chunks = summarize_capped(
+                inputs,
+                summarizer,
+                max_tokens=room,
+                input_cap=settings.SUMMARIZER_INPUT_MAX_TOKENS,
+                encoding=encoding,
+                facts=facts,
+            )
+            return summary, chunks, None
+        except Exception as exc:
+            if not isinstance(exc, SummarizerError):
+                log.exception("summariser %s crashed", summarizer.name)
+            reason = f"{summarizer.name} summariser failed: {exc}"
+            log.warning("compaction falls back to truncation: %s", reason)
+    return truncate_history(inputs, max_tokens=room, encoding=encoding).text, 0, reason
 
 
 def _make_room(
