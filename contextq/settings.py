@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from contextq.providers import DEFAULT_LLM_PROVIDER, check_provider_name
 
 MiB = 1024 * 1024
 
@@ -53,7 +55,6 @@ class Settings(BaseSettings):
     SUMMARIZER_INPUT_MAX_TOKENS: int = Field(180_000, ge=1)
     MAX_PINNED_MESSAGES: int = Field(10, ge=0)
     MIN_MESSAGES_TO_KEEP: int = Field(10, ge=0)
-    LLM_PROVIDER: str | None = None
     MAX_CONTEXT_TOKENS: int | None = Field(None, ge=1)
     ENABLE_AUTO_COMPRESSION: bool = True
     SUMMARIZER: Literal["extractive", "openai", "truncation"] = "extractive"
@@ -62,8 +63,24 @@ class Settings(BaseSettings):
     SUMMARIZER_MODEL: str = "gpt-4o-mini"
     SUMMARIZER_TIMEOUT_S: float = Field(60.0, gt=0)
     SUMMARIZER_MAX_RETRIES: int = Field(3, ge=0)
-    # hierarchical memory: working-memory size that triggers compression (contextq.history.memory)
-    MEMORY_COMPRESSION_THRESHOLD: int = Field(20, ge=2)
+
+    # --- memory, provider and context defaults (SPEC §2 memory, §4) ---------------------
+    # provider whose window applies to models the catalogue does not know (contextq.providers)
+    LLM_PROVIDER: str = DEFAULT_LLM_PROVIDER
+    # strategy of a conversation that names none
+    CONTEXT_DEFAULT_STRATEGY: Literal["token_budget", "sliding_window", "noop", "hierarchical"] = (
+        "token_budget"
+    )
+    # options (a JSON object) of CONTEXT_DEFAULT_STRATEGY for a conversation that sets none
+    CONTEXT_DEFAULT_OPTIONS: dict[str, Any] = {}
+    # usage (context tokens / window) at which filtering starts, for a conversation that sets none
+    CONTEXT_DEFAULT_THRESHOLD: float = Field(0.8, gt=0, le=1)
+    # hierarchical memory: compression runs past this share of MEMORY_MAX_WORKING_MEMORY actions
+    MEMORY_COMPRESSION_THRESHOLD: float = Field(0.7, gt=0, le=1)
+    # hierarchical memory: actions held in working memory at most
+    MEMORY_MAX_WORKING_MEMORY: int = Field(10, ge=2, le=10_000)
+    # hierarchical memory: tokens its rendered text (GET …/memory/context) is kept within
+    MEMORY_MAX_CONTEXT_TOKENS: int = Field(8000, ge=100, le=2_000_000)
 
     # API and queue
     MAX_UPLOAD_BYTES: int = Field(1024 * MiB, ge=1)
@@ -109,6 +126,27 @@ class Settings(BaseSettings):
     @classmethod
     def _format_lower(cls, value: object) -> object:
         return value.strip().lower() if isinstance(value, str) else value
+
+    @field_validator("LLM_PROVIDER", mode="before")
+    @classmethod
+    def _provider_name(cls, value: Any) -> Any:
+        return check_provider_name(value) if isinstance(value, str) else value
+
+    @model_validator(mode="after")
+    def _context_defaults(self) -> Settings:
+        # the engine's own validation (lazily: contextq.history imports this module)
+        from contextq.errors import ValidationFailed
+        from contextq.history import validate_options
+
+        try:
+            validate_options(
+                self.CONTEXT_DEFAULT_STRATEGY,
+                self.CONTEXT_DEFAULT_OPTIONS,
+                field="CONTEXT_DEFAULT_OPTIONS",
+            )
+        except ValidationFailed as exc:
+            raise ValueError(f"{exc.field}: {exc}") from None
+        return self
 
     @model_validator(mode="after")
     def _check(self) -> Settings:

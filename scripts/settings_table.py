@@ -52,8 +52,11 @@ MEANING: dict[str, str] = {
     "SUMMARIZER_INPUT_MAX_TOKENS": "tokens given to the summariser at most",
     "MAX_PINNED_MESSAGES": "pinned messages per conversation (over: 422)",
     "MIN_MESSAGES_TO_KEEP": "newest messages every strategy keeps",
-    "LLM_PROVIDER": "provider whose defaults apply to unknown models",
-    "MAX_CONTEXT_TOKENS": "context window override for every model",
+    "LLM_PROVIDER": "provider whose context window applies to models the catalogue does not "
+    "know: `azure-openai` 100 000, `openai` 100 000, `aws-bedrock` 150 000, `anthropic-claude` "
+    "150 000, `anthropic` 150 000, `google-gemini` 800 000, `gcp-vertexai` 150 000, or a "
+    "catalogue id (`google`, `mistral`, `meta`, `qwen`, `deepseek`, `xai`)",
+    "MAX_CONTEXT_TOKENS": "caps the context window of every model",
     "ENABLE_AUTO_COMPRESSION": "compact automatically past the threshold",
     "SUMMARIZER": "`extractive` (offline), `openai` (any OpenAI-compatible endpoint) "
     "or `truncation`",

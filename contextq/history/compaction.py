@@ -6,10 +6,19 @@ tool call and its results are never split. Pinned and system messages (with thei
 tool chains) inside the covered range stay verbatim too: they are not summarised and
 the context endpoint sends them as they are.
 
-`compact` runs the plan with a summariser. Its input is capped at
-`SUMMARIZER_INPUT_MAX_TOKENS`: longer histories are summarised in chunks, then the
-chunk summaries are summarised. If the summariser raises, it falls back to
-truncation (25% head / 75% tail) and says so in `fallback_reason`.
+`compact` runs the plan with a summariser, given the conversation's memory: its goal,
+subtasks, phase, decisions and error patterns (`MemoryFacts`) are written into the summary
+verbatim. Incremental: the previous summary is folded in as the first input (a summary of
+summaries), so the cost grows with what is new. The summariser's input is capped at
+`SUMMARIZER_INPUT_MAX_TOKENS`: longer inputs are summarised in chunks, then the chunk
+summaries are summarised. If the summariser raises, it falls back to truncation (25%
+head / 75% tail) and says so in `fallback_reason`.
+
+Before a summary is accepted it is checked (`retention`): the goal, each open subtask,
+each decision and each error pattern seen 3 times or more must be in it; what is missing
+is appended, and the outcome records `retention` (share present before repair) and
+`repaired` (what was appended). Without a memory, the checked items are those the
+previous summary held.
 """
 
 from __future__ import annotations
@@ -18,15 +27,21 @@ import logging
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from contextq.errors import SummarizerError
 from contextq.history.chains import unit_at
+from contextq.history.harvest import SUMMARY_MARKER
+from contextq.history.retention import Retention, check_retention, fit_summary, repair
 from contextq.history.summarizers import Summarizer, truncate_history
+from contextq.history.summary_format import MemoryFacts, facts_from_memory, facts_from_summary
 from contextq.history.tokens import MESSAGE_OVERHEAD_TOKENS, token_count
 from contextq.history.types import Message
 from contextq.settings import Settings
 from contextq.tokens import DEFAULT_ENCODING, count_tokens, truncate_to_tokens
+
+if TYPE_CHECKING:
+    from contextq.history.memory import HierarchicalMemory
 
 log = logging.getLogger("contextq.history.compaction")
 
@@ -50,9 +65,9 @@ class CompactionOutcome:
     method: Literal["summary", "truncation"]
     summary: str
     through_seq: int
-    original_message_count: int  # covered messages
+    original_message_count: int  # covered messages (+ 1 for the previous summary folded in)
     compacted_message_count: int  # 1 (the summary) + verbatim ones
-    original_tokens: int  # tokens of the covered messages
+    original_tokens: int  # tokens of the covered messages (+ the previous summary's)
     compacted_tokens: int  # summary + verbatim tokens
     summary_tokens: int
     summarized_message_count: int
@@ -62,6 +77,9 @@ class CompactionOutcome:
     duration_ms: float
     fallback_reason: str | None = None  # why truncation was used
     warnings: list[str] = field(default_factory=list)
+    retention: float = 1.0  # share of the checked items present before repair
+    repaired: list[str] = field(default_factory=list)  # the items appended ("goal: …", …)
+    checked_items: int = 0  # goal + open subtasks + decisions + error patterns (count ≥ 3)
 
 
 def plan_compaction(
@@ -133,6 +151,7 @@ def compact(
     summarizer: Summarizer | None,
     settings: Settings,
     *,
+    memory: HierarchicalMemory | None = None,
     previous_summary: str | None = None,
     target_tokens: int | None = None,
     keep_recent_tokens: int | None = None,
@@ -140,7 +159,8 @@ def compact(
 ) -> CompactionOutcome | None:
     """Compact `messages` (the history after the previous compaction, oldest first).
 
-    `previous_summary` (the newest stored summary) is folded into the new one.
+    `memory` (the conversation's) gives the sections the summary writes verbatim and
+    checks; `previous_summary` (the newest stored summary) is folded into the new one.
     `summarizer=None` means truncation only. Returns None when there is nothing to
     compact. Never raises for a summariser failure: falls back to truncation.
     """
@@ -154,44 +174,30 @@ def compact(
     )
     if plan is None:
         return None
+    facts = facts_from_memory(memory) if memory else facts_from_summary(previous_summary)
     inputs = list(plan.to_summarize)
     if previous_summary:
         inputs.insert(0, summary_input(previous_summary, encoding))
-    fallback_reason: str | None = None
-    chunks = 0
-    method: Literal["summary", "truncation"] = "summary"
-    name = "truncation"
-    if summarizer is None:
-        fallback_reason = "no summariser configured (SUMMARIZER=truncation)"
-    else:
-        name = summarizer.name
-        try:
-            summary, chunks = summarize_capped(
-                inputs,
-                summarizer,
-                max_tokens=plan.summary_max_tokens,
-                input_cap=settings.SUMMARIZER_INPUT_MAX_TOKENS,
-                encoding=encoding,
-            )
-        except Exception as exc:  # a failed summary is never stored as one
-            if not isinstance(exc, SummarizerError):
-                log.exception("summariser %s crashed", name)
-            fallback_reason = f"{name} summariser failed: {exc}"
-            log.warning("compaction falls back to truncation: %s", fallback_reason)
-    if fallback_reason is not None:
-        method = "truncation"
-        name = "truncation"
-        cut = truncate_history(inputs, max_tokens=plan.summary_max_tokens, encoding=encoding)
-        summary = cut.text
+    room = plan.summary_max_tokens
+    summary, chunks, fallback_reason = _summarise(
+        inputs, summarizer, settings, room=room, encoding=encoding, facts=facts
+    )
+    truncated = summarizer is None or fallback_reason is not None
+    name = "truncation" if summarizer is None or truncated else summarizer.name
+    retention = check_retention(summary, facts)
+    summary, repaired = repair(summary, retention)
+    if count_tokens(summary, encoding) > room:
+        summary = _make_room(summary, inputs, retention, room, encoding, truncated=truncated)
     summary_tokens = count_tokens(summary, encoding)
     verbatim_tokens = sum(token_count(m) for m in plan.verbatim)
+    folded = inputs[0] if previous_summary else None  # what this run read, SPEC §5
     return CompactionOutcome(
-        method=method,
+        method="truncation" if truncated else "summary",
         summary=summary,
         through_seq=plan.through_seq,
-        original_message_count=len(plan.to_summarize) + len(plan.verbatim),
+        original_message_count=len(plan.to_summarize) + len(plan.verbatim) + bool(folded),
         compacted_message_count=1 + len(plan.verbatim),
-        original_tokens=plan.covered_tokens,
+        original_tokens=plan.covered_tokens + (token_count(folded) if folded else 0),
         compacted_tokens=summary_tokens + MESSAGE_OVERHEAD_TOKENS + verbatim_tokens,
         summary_tokens=summary_tokens,
         summarized_message_count=len(plan.to_summarize),
@@ -200,16 +206,71 @@ def compact(
         chunks=chunks,
         duration_ms=round((time.perf_counter() - started) * 1000, 3),
         fallback_reason=fallback_reason,
+        retention=retention.share,
+        repaired=repaired,
+        checked_items=retention.checked,
     )
 
 
-def summary_input(summary: str, encoding: str = DEFAULT_ENCODING) -> Message:
-    """A previous summary as a summariser input message."""
+def _summarise(
+    inputs: list[Message],
+    summarizer: Summarizer | None,
+    settings: Settings,
+    *,
+    room: int,
+    encoding: str,
+    facts: MemoryFacts,
+) -> tuple[str, int, str | None]:
+    """(summary, first-stage calls, fallback reason): the summariser's, or the 25/75
+    truncation when there is none or it fails (a failed summary is never stored)."""
+    if summarizer is None:
+        reason = "no summariser configured (SUMMARIZER=truncation)"
+    else:
+        try:
+            summary, chunks = summarize_capped(
+                inputs,
+                summarizer,
+                max_tokens=room,
+                input_cap=settings.SUMMARIZER_INPUT_MAX_TOKENS,
+                encoding=encoding,
+                facts=facts,
+            )
+            return summary, chunks, None
+        except Exception as exc:
+            if not isinstance(exc, SummarizerError):
+                log.exception("summariser %s crashed", summarizer.name)
+            reason = f"{summarizer.name} summariser failed: {exc}"
+            log.warning("compaction falls back to truncation: %s", reason)
+    return truncate_history(inputs, max_tokens=room, encoding=encoding).text, 0, reason
+
+
+def _make_room(
+    summary: str,
+    inputs: Sequence[Message],
+    retention: Retention,
+    room: int,
+    encoding: str,
+    *,
+    truncated: bool,
+) -> str:
+    """A repaired summary over its room: a truncation is redone smaller around the
+    appended items; a structured summary is cut by `fit_summary` (narrative first)."""
+    if not truncated:
+        return fit_summary(summary, room, encoding)
+    appended = count_tokens(repair("", retention)[0], encoding)
+    smaller = truncate_history(inputs, max_tokens=max(64, room - appended - 8), encoding=encoding)
+    text, _ = repair(smaller.text, retention)
+    return fit_summary(text, room, encoding)
+
+
+def summary_input(summary: str, encoding: str = DEFAULT_ENCODING, seq: int = -1) -> Message:
+    """A previous (or a chunk's) summary as a summariser input message."""
     text = f"Summary of the conversation before this point:\n{summary}"
     return Message(
         role="user",
         content=text,
-        seq=-1,
+        seq=seq,
+        name=SUMMARY_MARKER,
         token_count=count_tokens(text, encoding) + MESSAGE_OVERHEAD_TOKENS + 8,
     )
 
@@ -221,6 +282,7 @@ def summarize_capped(
     max_tokens: int,
     input_cap: int,
     encoding: str = DEFAULT_ENCODING,
+    facts: MemoryFacts | None = None,
     _depth: int = 0,
 ) -> tuple[str, int]:
     """Summarise with every summariser call's input ≤ `input_cap` tokens.
@@ -233,25 +295,22 @@ def summarize_capped(
     if _depth >= 4:
         raise SummarizerError("summariser input does not shrink under SUMMARIZER_INPUT_MAX_TOKENS")
     if len(chunks) == 1:
-        return summarizer.summarize(chunks[0], max_tokens=max_tokens, encoding=encoding), 1
+        text = summarizer.summarize(
+            chunks[0], max_tokens=max_tokens, encoding=encoding, facts=facts
+        )
+        return text, 1
     per_chunk = max(MIN_SUMMARY_TOKENS, min(max_tokens, input_cap // len(chunks) - 16))
     partials = []
     for chunk in chunks:
-        text = summarizer.summarize(chunk, max_tokens=per_chunk, encoding=encoding)
-        partials.append(
-            Message(
-                role="user",
-                content=text,
-                seq=chunk[-1].seq,
-                token_count=count_tokens(text, encoding) + MESSAGE_OVERHEAD_TOKENS + 8,
-            )
-        )
+        text = summarizer.summarize(chunk, max_tokens=per_chunk, encoding=encoding, facts=facts)
+        partials.append(summary_input(text, encoding, seq=chunk[-1].seq))
     summary, _ = summarize_capped(
         partials,
         summarizer,
         max_tokens=max_tokens,
         input_cap=input_cap,
         encoding=encoding,
+        facts=facts,
         _depth=_depth + 1,
     )
     return summary, len(chunks)

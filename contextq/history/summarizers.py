@@ -1,9 +1,13 @@
 """Summarisers for compaction, and the truncation fallback.
 
-- `ExtractiveSummarizer` (offline default): deterministic; keeps goals, pinned facts,
-  decisions and errors, then the most informative sentences by TF-IDF.
+Every summariser writes the structured summary of `summary_format` (SPEC §5) and takes
+the memory's facts (`MemoryFacts`: goal, subtasks, phase, decisions, error patterns),
+which it must write verbatim; compaction checks that it did (`retention`).
+
+- `ExtractiveSummarizer` (offline default, `extractive.py`): deterministic.
 - `OpenAISummarizer`: any OpenAI-compatible chat-completions endpoint, over httpx with
-  timeouts and exponential backoff on 429 / 5xx / connection errors. It raises
+  timeouts and exponential backoff on 429 / 5xx / connection errors. Its prompt asks for
+  the same sections and carries the memory's sections to copy. It raises
   `SummarizerError` on failure: a failed summary is never returned as a summary.
 - `truncate_history`: the fallback — 25% of the token target from the start, 75% from
   the end, and an annotation of exactly what was removed.
@@ -13,10 +17,7 @@ from __future__ import annotations
 
 import json
 import logging
-import math
-import re
 import time
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -24,22 +25,45 @@ from typing import Any, Protocol
 import httpx
 
 from contextq.errors import SummarizerError
-from contextq.history.memory import normalise_error
+from contextq.history.extractive import ExtractiveSummarizer
+from contextq.history.summary_format import (
+    SECTIONS,
+    MemoryFacts,
+    decision_lines,
+    goal_lines,
+    recurring_lines,
+)
 from contextq.history.tokens import token_count
 from contextq.history.types import Message
 from contextq.settings import Settings
 from contextq.tokens import DEFAULT_ENCODING, count_tokens, get_encoding, truncate_to_tokens
 
+__all__ = [
+    "ExtractiveSummarizer",
+    "OpenAISummarizer",
+    "Summarizer",
+    "Truncation",
+    "get_summarizer",
+    "render_transcript",
+    "truncate_history",
+]
+
 log = logging.getLogger("contextq.history.summarizers")
 
 
 class Summarizer(Protocol):
-    """Turns messages into a summary of at most `max_tokens` tokens, or raises SummarizerError."""
+    """Turns messages into a structured summary of at most `max_tokens` tokens, writing
+    `facts` verbatim, or raises SummarizerError."""
 
     name: str
 
     def summarize(
-        self, messages: Sequence[Message], *, max_tokens: int, encoding: str = DEFAULT_ENCODING
+        self,
+        messages: Sequence[Message],
+        *,
+        max_tokens: int,
+        encoding: str = DEFAULT_ENCODING,
+        facts: MemoryFacts | None = None,
     ) -> str: ...
 
 
@@ -65,185 +89,22 @@ def render_transcript(messages: Sequence[Message], *, max_chars: int | None = No
     return "\n".join(render_line(m, max_chars=max_chars) for m in messages)
 
 
-# ---------------------------------------------------------------- extractive
-
-_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
-_WORD = re.compile(r"[a-z0-9_]{3,}")
-_DECISION = re.compile(
-    r"\b(decided|decision|we will|i will|let's|chose|choose|going with|settled on|agreed)\b", re.I
-)
-_ERROR = re.compile(
-    r"\b(error|exception|traceback|failed|failure|cannot|can't|denied|timeout)\b", re.I
-)
-_GOAL = re.compile(
-    r"\b(goal|objective|task|need to|want to|please|must|should|requirement|todo)\b", re.I
-)
-_STOP_WORDS = (
-    "the and for that this with you are was were have has had not but from they will would "
-    "there their what when which into then than them been can could should about also just "
-    "its it's our your all any some more most other such only over very here out"
-)
-_STOP = frozenset(_STOP_WORDS.split(" "))
-_MAX_SENTENCE_CHARS = 400
-# share of the budget each section may take first; what is left goes to key points
-_SHARES = {"goals": 0.15, "pinned": 0.25, "decisions": 0.2, "errors": 0.15}
-
-
-@dataclass(slots=True)
-class _Sentence:
-    order: int
-    seq: int
-    role: str
-    text: str
-    section: str  # goals | pinned | decisions | errors | points
-    score: float = 0.0
-
-
-class ExtractiveSummarizer:
-    """Deterministic extractive summary: same input, same output, no model, no network."""
-
-    name = "extractive"
-
-    def summarize(
-        self, messages: Sequence[Message], *, max_tokens: int, encoding: str = DEFAULT_ENCODING
-    ) -> str:
-        if max_tokens <= 0:
-            raise SummarizerError("max_tokens must be positive")
-        sentences = _sentences(messages)
-        if not sentences:
-            raise SummarizerError("nothing to summarise: the messages have no text")
-        _score(sentences)
-        header = f"Summary of {len(messages)} earlier messages" + _seq_range(messages) + ":"
-        enc = get_encoding(encoding)
-        room = max_tokens - len(enc.encode_ordinary(header)) - 8
-        chosen = _choose(sentences, room, enc)
-        titles = {
-            "goals": "GOALS",
-            "pinned": "PINNED FACTS",
-            "decisions": "DECISIONS",
-            "errors": "ERRORS",
-            "points": "KEY POINTS",
-        }
-        blocks = [header]
-        for section, title in titles.items():
-            lines = [f"- ({s.role} #{s.seq}) {s.text}" for s in chosen if s.section == section]
-            if lines:
-                blocks.append(f"{title}:\n" + "\n".join(lines))
-        text = "\n\n".join(blocks)
-        return truncate_to_tokens(text, max_tokens, encoding)[0]
-
-
-def _seq_range(messages: Sequence[Message]) -> str:
-    if not messages:
-        return ""
-    return f" (#{messages[0].seq}-#{messages[-1].seq})"
-
-
-def _sentences(messages: Sequence[Message]) -> list[_Sentence]:
-    out: list[_Sentence] = []
-    seen_errors: set[str] = set()
-    first_user = True
-    for message in messages:
-        if message.role == "system" and not message.pinned:
-            continue
-        text = message.text()
-        if message.tool_calls:
-            calls = [str((c.get("function") or {}).get("name", "")) for c in message.tool_calls]
-            text = (text + "\n" if text else "") + f"Called {', '.join(calls)}."
-        is_error_message = message.kind == "error" or (
-            message.role == "tool" and _ERROR.search(text[:200]) is not None
-        )
-        for raw in _SENTENCE.split(text):
-            sentence = raw.strip()
-            if len(sentence) < 3:
-                continue
-            if len(sentence) > _MAX_SENTENCE_CHARS:
-                sentence = sentence[:_MAX_SENTENCE_CHARS] + " …"
-            section = _section(message, sentence, is_error_message, first_user=first_user)
-            if section == "errors":
-                pattern = normalise_error(sentence)
-                if pattern in seen_errors:
-                    continue  # one example per error pattern
-                seen_errors.add(pattern)
-            out.append(_Sentence(len(out), message.seq, message.role, sentence, section))
-        if message.role == "user":
-            first_user = False
-    return out
-
-
-def _section(message: Message, sentence: str, is_error: bool, *, first_user: bool) -> str:
-    if message.pinned:
-        return "pinned"
-    if message.kind == "decision" or (message.role != "tool" and _DECISION.search(sentence)):
-        return "decisions"
-    if is_error or _ERROR.search(sentence):
-        return "errors"
-    if message.role == "user" and (
-        first_user or message.kind == "user_prompt" or _GOAL.search(sentence)
-    ):
-        return "goals"
-    return "points"
-
-
-def _score(sentences: list[_Sentence]) -> None:
-    words = [[w for w in _WORD.findall(s.text.lower()) if w not in _STOP] for s in sentences]
-    df: Counter[str] = Counter()
-    for ws in words:
-        df.update(set(ws))
-    total = len(sentences)
-    idf = {w: math.log((1 + total) / (1 + n)) + 1.0 for w, n in df.items()}
-    for sentence, ws in zip(sentences, words, strict=True):
-        if not ws:
-            sentence.score = 0.0
-            continue
-        tf = Counter(ws)
-        weight = sum(count * idf[w] for w, count in tf.items()) / math.sqrt(len(ws))
-        if sentence.role == "user":
-            weight *= 1.2
-        # later sentences break ties (recent context matters more)
-        sentence.score = weight + sentence.order / (total * 100.0)
-
-
-def _choose(sentences: list[_Sentence], room: int, enc: Any) -> list[_Sentence]:
-    chosen: list[_Sentence] = []
-    used = 0
-
-    def take(candidates: list[_Sentence], limit: int) -> int:
-        spent = 0
-        for s in candidates:
-            cost = len(enc.encode_ordinary(s.text)) + 8
-            if used + spent + cost > room:
-                continue
-            if spent + cost > limit:
-                break
-            chosen.append(s)
-            spent += cost
-        return spent
-
-    for section, share in _SHARES.items():
-        group = [s for s in sentences if s.section == section]
-        if section == "goals":
-            ordered = group  # the first statements of intent matter most
-        elif section == "pinned":
-            ordered = group
-        else:
-            ordered = sorted(group, key=lambda s: -s.order)  # newest decisions/errors first
-        used += take(ordered, int(room * share))
-    points = sorted((s for s in sentences if s.section == "points"), key=lambda s: -s.score)
-    used += take(points, room - used)
-    chosen.sort(key=lambda s: s.order)
-    return chosen
-
-
 # ---------------------------------------------------------------- openai
 
+_SECTION_LIST = "\n".join(f"## {SECTIONS[key]}" for key in list(SECTIONS)[:6])
 SUMMARY_PROMPT = (
     "You compress the history of a conversation between a user and an AI agent so the "
-    "agent can continue without the original messages. Keep: the user's goals and "
-    "requirements, decisions and their reasons, errors and how they were handled, facts "
-    "marked as pinned, file names, identifiers, numbers and open tasks. Drop small talk "
-    "and repeated tool output. Write plain text with short sections, at most {max_tokens} "
-    "tokens."
+    "agent can continue without the original messages. Write the summary in exactly these "
+    "sections, in this order, each under its heading line:\n"
+    f"{_SECTION_LIST}\n"
+    "Copy the goal, the phase, the subtasks (done [x] / open [ ]), the decisions with their "
+    "rationale and the recurring error patterns given under MEMORY exactly as written, "
+    "word for word. Under errors give each distinct error once: its message and where it "
+    "happened, never a raw traceback. List every file and workspace path the agent read or "
+    "changed. Under the current state, say where the work stands and the next step. The "
+    "narrative tells the rest: what was tried, found and done, with identifiers, numbers "
+    "and names exactly as written. Drop small talk and repeated tool output. At most "
+    "{max_tokens} tokens."
 )
 _RETRY_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
 
@@ -287,13 +148,18 @@ class OpenAISummarizer:
         return cls(**options)
 
     def summarize(
-        self, messages: Sequence[Message], *, max_tokens: int, encoding: str = DEFAULT_ENCODING
+        self,
+        messages: Sequence[Message],
+        *,
+        max_tokens: int,
+        encoding: str = DEFAULT_ENCODING,
+        facts: MemoryFacts | None = None,
     ) -> str:
         body = {
             "model": self.model,
             "messages": [
                 {"role": "system", "content": SUMMARY_PROMPT.format(max_tokens=max_tokens)},
-                {"role": "user", "content": render_transcript(messages)},
+                {"role": "user", "content": summary_request(messages, facts)},
             ],
             "max_tokens": max_tokens,
             "temperature": 0,
@@ -350,6 +216,15 @@ class OpenAISummarizer:
         if retry_after is not None:
             delay = max(delay, retry_after)
         return float(min(delay, self.max_backoff_s))
+
+
+def summary_request(messages: Sequence[Message], facts: MemoryFacts | None) -> str:
+    """The user turn of a summary request: MEMORY (to copy verbatim), then TRANSCRIPT."""
+    memory = []
+    if facts is not None:
+        memory = [*goal_lines(facts), *decision_lines(facts), *recurring_lines(facts)]
+    head = "MEMORY (copy verbatim):\n" + ("\n".join(memory) if memory else "(none)")
+    return f"{head}\n\nTRANSCRIPT:\n{render_transcript(messages)}"
 
 
 def _retry_after(response: httpx.Response) -> float | None:

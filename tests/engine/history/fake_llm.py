@@ -4,15 +4,22 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 
 class FakeChatServer:
-    """A local endpoint speaking the chat-completions protocol, scripted per request."""
+    """A local endpoint speaking the chat-completions protocol, scripted per request.
 
-    def __init__(self, script: list[int | str]) -> None:
+    `reply(body)` writes the answer's content (default: `SUMMARY of <n> chars`).
+    """
+
+    def __init__(
+        self, script: list[int | str], reply: Callable[[dict[str, Any]], str] | None = None
+    ) -> None:
         self.script = list(script)  # an HTTP status to fail with, or "ok"
+        self.reply = reply
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
         server = self
@@ -27,7 +34,11 @@ class FakeChatServer:
                 if self.path != "/v1/chat/completions":
                     self._send(404, {"error": {"message": "not found"}})
                 elif step == "ok":
-                    text = f"SUMMARY of {len(body['messages'][1]['content'])} chars"
+                    text = (
+                        server.reply(body)
+                        if server.reply
+                        else f"SUMMARY of {len(body['messages'][1]['content'])} chars"
+                    )
                     self._send(
                         200,
                         {

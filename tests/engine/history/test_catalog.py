@@ -6,8 +6,11 @@ import socket
 import time
 
 import pytest
+from pydantic import ValidationError
 
-from contextq.catalog import PROVIDER_DEFAULTS, resolve_model
+from contextq.catalog import resolve_model
+from contextq.history import STRATEGY_NAMES
+from contextq.providers import CANONICAL_DEFAULTS, PROVIDER_NAMES
 from contextq.settings import Settings
 
 
@@ -80,15 +83,99 @@ def test_unknown_models_get_their_provider_default(
     limits = resolve_model(model, settings)
     assert limits.provider == provider
     assert limits.source == "provider-default"
-    assert (limits.context_window, limits.max_output_tokens) == PROVIDER_DEFAULTS[provider]
+    default = CANONICAL_DEFAULTS[provider]
+    assert (limits.context_window, limits.max_output_tokens) == (
+        default.context_window,
+        default.max_output_tokens,
+    )
 
 
-def test_unknown_model_uses_llm_provider_setting() -> None:
-    limits = resolve_model("house-model-v2", Settings(LLM_PROVIDER="anthropic"))
-    assert (limits.provider, limits.context_window) == ("anthropic", 200_000)
-    bare = resolve_model("house-model-v2", Settings())
-    assert (bare.provider, bare.context_window) == ("openai", 128_000)
+# seed 004's provider names and their windows for models the catalogue does not know
+SEED_PROVIDERS = [
+    ("azure-openai", "openai", 100_000),
+    ("openai", "openai", 100_000),
+    ("aws-bedrock", "anthropic", 150_000),
+    ("anthropic-claude", "anthropic", 150_000),
+    ("anthropic", "anthropic", 150_000),
+    ("google-gemini", "google", 800_000),
+    ("gcp-vertexai", "google", 150_000),
+]
+
+
+@pytest.mark.parametrize(("name", "provider", "window"), SEED_PROVIDERS)
+def test_llm_provider_names_give_their_default_window(
+    name: str, provider: str, window: int
+) -> None:
+    settings = Settings(LLM_PROVIDER=name)
+    for model in ("house-model-v2", None, ""):
+        limits = resolve_model(model, settings)
+        assert (limits.provider, limits.context_window) == (provider, window)
+        assert limits.source == "provider-default"
+    # a known model keeps its catalogue window whatever the provider setting
+    assert resolve_model("gpt-4o", settings).context_window == 128_000
+    assert resolve_model("gemini-2.5-pro", settings).context_window == 1_048_576
+    # MAX_CONTEXT_TOKENS caps every model, known or not
+    capped = Settings(LLM_PROVIDER=name, MAX_CONTEXT_TOKENS=50_000)
+    assert resolve_model("house-model-v2", capped).context_window == 50_000
+    assert resolve_model("gemini-2.5-pro", capped).context_window == 50_000
+
+
+def test_llm_provider_defaults_to_azure_openai_and_accepts_catalogue_ids() -> None:
+    assert Settings().LLM_PROVIDER == "azure-openai"
+    assert resolve_model("house-model-v2", Settings()).context_window == 100_000
+    assert Settings(LLM_PROVIDER=" AWS-Bedrock ").LLM_PROVIDER == "aws-bedrock"
+    mistral = resolve_model("house-model-v2", Settings(LLM_PROVIDER="mistral"))
+    assert (mistral.provider, mistral.context_window) == ("mistral", 128_000)
+    # the model's own name wins over the setting for a family it names
+    claude = resolve_model("claude-9-ultra", Settings(LLM_PROVIDER="google-gemini"))
+    assert (claude.provider, claude.context_window) == ("anthropic", 150_000)
     assert resolve_model(None, Settings(LLM_PROVIDER="google")).context_window == 1_048_576
+
+
+def test_unknown_llm_provider_is_refused_listing_the_names() -> None:
+    with pytest.raises(ValidationError) as err:
+        Settings(LLM_PROVIDER="azure")
+    message = str(err.value)
+    assert "LLM_PROVIDER 'azure' is not a known provider" in message
+    for name in PROVIDER_NAMES:
+        assert name in message
+
+
+def test_context_defaults_are_settings_and_validated() -> None:
+    settings = Settings()
+    assert settings.CONTEXT_DEFAULT_STRATEGY == "token_budget"
+    assert settings.CONTEXT_DEFAULT_OPTIONS == {}
+    assert settings.CONTEXT_DEFAULT_THRESHOLD == 0.8
+    custom = Settings(
+        CONTEXT_DEFAULT_STRATEGY="sliding_window",
+        CONTEXT_DEFAULT_OPTIONS={"window_size": 30},
+        CONTEXT_DEFAULT_THRESHOLD=0.6,
+    )
+    assert custom.CONTEXT_DEFAULT_OPTIONS == {"window_size": 30}
+    with pytest.raises(ValidationError, match=r"CONTEXT_DEFAULT_OPTIONS\.window_size"):
+        Settings(CONTEXT_DEFAULT_OPTIONS={"window_size": 30})  # not a token_budget option
+    with pytest.raises(ValidationError, match=r"CONTEXT_DEFAULT_OPTIONS\.window_size"):
+        Settings(
+            CONTEXT_DEFAULT_STRATEGY="sliding_window", CONTEXT_DEFAULT_OPTIONS={"window_size": 0}
+        )
+    with pytest.raises(ValidationError, match="CONTEXT_DEFAULT_STRATEGY"):
+        Settings(CONTEXT_DEFAULT_STRATEGY="smart")
+    with pytest.raises(ValidationError, match="CONTEXT_DEFAULT_THRESHOLD"):
+        Settings(CONTEXT_DEFAULT_THRESHOLD=1.5)
+    # the settings' Literal and the engine's strategy names are one list
+    literal = Settings.model_fields["CONTEXT_DEFAULT_STRATEGY"].annotation
+    assert tuple(literal.__args__) == STRATEGY_NAMES  # type: ignore[union-attr]
+
+
+def test_context_defaults_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CONTEXT_DEFAULT_OPTIONS", '{"budget_percentage": 0.5}')
+    monkeypatch.setenv("CONTEXT_DEFAULT_THRESHOLD", "0.9")
+    settings = Settings()
+    assert settings.CONTEXT_DEFAULT_OPTIONS == {"budget_percentage": 0.5}
+    assert settings.CONTEXT_DEFAULT_THRESHOLD == 0.9
+    monkeypatch.setenv("CONTEXT_DEFAULT_OPTIONS", "[1, 2]")
+    with pytest.raises(ValidationError, match="CONTEXT_DEFAULT_OPTIONS"):
+        Settings()
 
 
 def test_max_context_tokens_caps_window_and_output() -> None:

@@ -18,6 +18,7 @@ from contextq.history import (
     plan_compaction,
 )
 from contextq.history.chains import unit_at
+from contextq.history.summary_format import MemoryFacts
 from contextq.settings import Settings
 from contextq.tokens import count_tokens
 from tests.engine.history.builders import agent_history, assistant, call, counted, result, user
@@ -39,7 +40,12 @@ class Recording:
         self.fail = fail
 
     def summarize(
-        self, messages: Sequence[Message], *, max_tokens: int, encoding: str = "cl100k_base"
+        self,
+        messages: Sequence[Message],
+        *,
+        max_tokens: int,
+        encoding: str = "cl100k_base",
+        facts: MemoryFacts | None = None,
     ) -> str:
         if self.fail:
             raise SummarizerError("model unavailable")

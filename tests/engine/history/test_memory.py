@@ -53,15 +53,15 @@ def test_normalised_error_patterns_alert_after_three(caplog: pytest.LogCaptureFi
 
 
 def test_compression_keeps_critical_and_recent() -> None:
-    memory = HierarchicalMemory(compression_threshold=10, recent_to_keep=5)
+    # limit 0.5 * 20 = 10 actions; recent 5; at most 10 - 5 - 1 = 4 older critical ones
+    memory = HierarchicalMemory(max_working_memory=20, compression_threshold=0.5, recent_to_keep=5)
     memory.add_action("decision", "Use SQLite for the cache")
     for i in range(12):
         memory.add_action(
             "tool_call",
             f"read file {i}",
-            tool="read_file",
             success=i % 6 != 0,
-            files=[f"f{i % 3}.py"],
+            metadata={"tool": "read_file", "path": f"f{i % 3}.py"},
         )
     kinds = [(a.kind, a.content) for a in memory.working]
     assert ("decision", "Use SQLite for the cache") in kinds
@@ -86,9 +86,9 @@ def test_compression_keeps_critical_and_recent() -> None:
 
 
 def test_compressed_summary_counts() -> None:
-    memory = HierarchicalMemory(compression_threshold=14, recent_to_keep=1)
+    memory = HierarchicalMemory(max_working_memory=14, compression_threshold=1.0, recent_to_keep=1)
     for i in range(12):
-        memory.add_action("tool_call", "x", tool="read_file", success=i >= 2, files=[f"{i % 3}"])
+        memory.add_action("tool_call", "x", i >= 2, {"tool": "read_file", "file": f"{i % 3}"})
     for _ in range(3):
         memory.add_action("observation", "saw it", success=True)
     # 15 actions > 14: 12 tool calls (2 failed, critical, kept) + 2 observations folded
@@ -98,9 +98,9 @@ def test_compressed_summary_counts() -> None:
 
 
 def test_decision_trail_is_never_compressed() -> None:
-    memory = HierarchicalMemory(compression_threshold=4, recent_to_keep=1)
+    memory = HierarchicalMemory(max_working_memory=4, compression_threshold=1.0, recent_to_keep=1)
     for i in range(50):
-        memory.add_decision(f"decision {i}", rationale="why", impact="what")
+        memory.add_decision(f"decision {i}", rationale="why", impact="low")
         memory.add_action("tool_call", "t", success=True)
     assert [d["decision"] for d in memory.decisions] == [f"decision {i}" for i in range(50)]
     # a render with a token cap shows the newest ones and says how many are left out
@@ -137,7 +137,7 @@ def test_snapshot_shape_matches_spec() -> None:
     memory.add_decision(
         "Use Postgres",
         rationale="concurrency",
-        impact="ops",
+        impact="high",
         created_at="2026-01-01T00:00:00+00:00",
     )
     memory.add_action("error", "boom 1", created_at="2026-01-02T00:00:00+00:00")
@@ -148,7 +148,7 @@ def test_snapshot_shape_matches_spec() -> None:
         {
             "decision": "Use Postgres",
             "rationale": "concurrency",
-            "impact": "ops",
+            "impact": "high",
             "created_at": "2026-01-01T00:00:00+00:00",
         }
     ]
@@ -158,7 +158,7 @@ def test_snapshot_shape_matches_spec() -> None:
 
 
 def test_state_round_trips_through_json() -> None:
-    memory = HierarchicalMemory.from_messages(agent_history(30, seed=2), compression_threshold=8)
+    memory = HierarchicalMemory.from_messages(agent_history(30, seed=2), compression_threshold=0.8)
     memory.set_goal("g", ["a", "b"])
     memory.complete_subtask("a")
     data = json.loads(json.dumps(memory.to_dict()))

@@ -210,7 +210,7 @@ def test_hierarchical_sends_memory_and_keeps_old_critical_messages() -> None:
     for m in msgs[2:-1]:
         m.importance = 0.3
         m.token_count = 30
-    sel = hierarchical(msgs, budget_tokens=900, min_messages_to_keep=0)
+    sel = hierarchical(msgs, budget_tokens=800, min_messages_to_keep=0)
     assert len(sel.preamble) == 1
     block = str(sel.preamble[0].content)
     assert "KEY DECISIONS" in block and "PEG grammar" in block
