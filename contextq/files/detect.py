@@ -236,9 +236,14 @@ def _looks_textual(head: bytes) -> bool:
     try:
         head.decode("utf-8")
     except UnicodeDecodeError as exc:
-        # a multi-byte character cut by the sample is fine; otherwise legacy 8-bit
-        # text is still mostly ASCII
-        return exc.start >= len(head) - 3 or sum(1 for b in head if b >= 0x80) * 3 < len(head)
+        # a multi-byte character cut by the sample is fine; legacy 8-bit text is mostly
+        # ASCII; CJK text in a legacy encoding (cp932, GBK, Big5, EUC-KR) is mostly high
+        # bytes and is told from binary by detecting its encoding, before any verdict
+        if exc.start >= len(head) - 3 or sum(1 for b in head if b >= 0x80) * 3 < len(head):
+            return True
+        from contextq.files.text import detect_legacy_encoding
+
+        return detect_legacy_encoding(head) is not None
     return True
 
 

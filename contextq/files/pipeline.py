@@ -13,6 +13,7 @@ from pathlib import Path
 
 from contextq import tokens
 from contextq.errors import ContextqError, UnsupportedFileType
+from contextq.files.clean import clean_text, clean_value
 from contextq.files.registry import ConversionCache, ProcessContext, Registry, StreamInfo
 from contextq.files.result import FileExtractionResult, TruncationInfo
 from contextq.settings import Settings
@@ -112,15 +113,14 @@ def _failure_from(exc: Exception, info: StreamInfo | None) -> FileExtractionResu
 def finalize(result: FileExtractionResult, settings: Settings) -> None:
     """Token counts and the final cuts every processed text goes through.
 
-    The content that leaves here, truncation note included, is at most
-    MAX_TOTAL_OUTPUT characters and MAX_TOKENS_PER_FILE tokens, and
-    `processed_token_count` is its exact count. Results that carry a binary
+    The content that leaves here is cleaned (`clean.clean_text`: the only place
+    that removes control characters, noncharacters and U+FFFD), and, truncation
+    note included, is at most MAX_TOTAL_OUTPUT characters and MAX_TOKENS_PER_FILE
+    tokens; `processed_token_count` is its exact count. Results that carry a binary
     artefact with their own `processed_token_count` (images) keep that count.
     """
-    text = result.content or ""
-    # strip NUL: PostgreSQL refuses it in text, and no model wants it
-    if "\x00" in text:
-        text = text.replace("\x00", "")
+    text = clean_text(result.content or "")
+    result.metadata = clean_value(result.metadata)
     if result.token_count is None:
         result.token_count = (
             result.full_text_tokens
@@ -154,6 +154,19 @@ def finalize(result: FileExtractionResult, settings: Settings) -> None:
     result.content = content
     if not own_count:
         result.processed_token_count = n
+    _reconcile_counts(result)
+
+
+def _reconcile_counts(result: FileExtractionResult) -> None:
+    """`token_count` is what the whole content would cost uncut; `processed_token_count`
+    what is sent. So processed ≤ whole, and the two are equal when nothing was cut."""
+    processed = result.processed_token_count
+    if processed is None:
+        return
+    if not result.truncation.truncated and result.binary is None:
+        result.token_count = processed
+    elif result.token_count is None or result.token_count < processed:
+        result.token_count = processed
 
 
 def _cut(

@@ -240,8 +240,6 @@ def _bounded_lines(fh: IO[str]) -> Iterator[str]:
                 f"a line of this CSV is over {MAX_LINE_CHARS} characters; "
                 "it is not a table we can read (check the delimiter and quoting)"
             )
-        if "\x00" in line:
-            line = line.replace("\x00", "")
         yield line
 
 
@@ -377,7 +375,7 @@ def _record_start_after(data: bytes, pos: int, spans: list[tuple[int, int]]) -> 
 def _parse_tail(
     data: bytes, encoding: str, dialect: Any, scan: _ScanResult, want: int
 ) -> deque[list[str]]:
-    text = data.decode(encoding, errors="replace").replace("\x00", "")
+    text = data.decode(encoding, errors="replace")
     rows: deque[list[str]] = deque(maxlen=want + scan.trailing_blank)
     try:
         rows.extend(csv.reader(io.StringIO(text, newline=""), dialect))
