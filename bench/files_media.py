@@ -28,8 +28,9 @@ os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from contextq.files.audio import AudioProcessor
-from contextq.files.documents import DocumentProcessor, convert_document, get_markitdown
+from contextq.files.documents import DocumentProcessor, convert_document
 from contextq.files.images import ImageProcessor
+from contextq.files.mdconvert import get_markitdown
 from contextq.files.pipeline import finalize
 from contextq.files.registry import (
     MemoryConversionCache,

@@ -46,10 +46,11 @@ def process_file(
         info = detect(path, filename)
         if info.category == "unsupported":
             raise UnsupportedFileType(_unsupported_message(info))
-        processor = (registry or default_registry()).find(info)
+        registry = registry or default_registry()
+        processor = registry.find(info)
         if processor is None:
             raise UnsupportedFileType(f"unsupported file type: no processor for {info.file_type}")
-        ctx = ProcessContext(settings=settings, cache=cache, work_dir=work_dir)
+        ctx = ProcessContext(settings=settings, cache=cache, work_dir=work_dir, registry=registry)
         result = processor.process(path, info, ctx)
     except reraise:
         raise
@@ -67,8 +68,9 @@ def process_file(
 _KIND_WORDS = {
     "executable": "an executable program",
     "binary": "binary data of no known format",
-    "zip": "a zip archive",
-    "archive": "a compressed archive",
+    "zip-misnamed": "a zip archive that is not a document of that kind",
+    "zip-damaged": "a damaged or truncated zip archive",
+    "archive": "a compressed archive (only .zip archives are opened)",
     "ole2": "an old-style Office file of a kind not read here (only XLS and MSG are)",
 }
 
@@ -99,9 +101,11 @@ def _failure_from(exc: Exception, info: StreamInfo | None) -> FileExtractionResu
     else:
         log.exception("processing %s failed", info.file_type if info else "file")
         kind = info.file_type if info else "file"
+        # a parser's own exception: the file may be damaged, or use something that is not
+        # read here; say both, and never blame the file alone for a gap of ours
         message = (
-            f"could not read this {kind} file: it looks corrupt or is not really a {kind} "
-            f"({type(exc).__name__}: {str(exc)[:200]})"
+            f"could not read this {kind} file: it may be damaged, or use a feature contextq "
+            f"does not read yet ({type(exc).__name__}: {str(exc)[:200]})"
         )
     if info is None:
         return FileExtractionResult.failure(message)
@@ -163,9 +167,11 @@ def _reconcile_counts(result: FileExtractionResult) -> None:
     processed = result.processed_token_count
     if processed is None:
         return
-    if not result.truncation.truncated and result.binary is None:
-        result.token_count = processed
-    elif result.token_count is None or result.token_count < processed:
+    if (
+        (not result.truncation.truncated and result.binary is None)
+        or result.token_count is None
+        or result.token_count < processed
+    ):
         result.token_count = processed
 
 

@@ -75,7 +75,7 @@ class ProcessContext:
     settings: Settings
     cache: ConversionCache | None = None
     work_dir: Path | None = None  # scratch space the caller cleans up
-    notes: list[str] = field(default_factory=list)
+    registry: Registry | None = None  # for processors that process parts (archive members)
 
 
 class Processor(Protocol):

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from contextq.errors import HostileInput, InputTooLarge, InvalidInput
+from contextq.files.feeds import is_feed, read_feed, render_feed
 from contextq.files.registry import ProcessContext, StreamInfo
 from contextq.files.result import FileExtractionResult, TruncationInfo
 from contextq.files.text import file_tokens, iter_decoded, read_sample, sniff_encoding
@@ -538,7 +539,14 @@ class StructuredProcessor:
         lim = _Limits.of(settings)
         meta: dict[str, Any] = {}
         kind = info.file_type
-        if kind == "xml":
+        if kind == "xml" and is_feed(path):
+            feed = read_feed(path, settings)
+            content = render_feed(feed)
+            meta["feed"] = feed.kind
+            meta["items"] = feed.total_items
+            lim.items_shown, lim.items_total = len(feed.items), feed.total_items
+            lim.strings_cut = feed.texts_cut
+        elif kind == "xml":
             body = read_xml(path, settings, lim, meta)
             content = f"```xml\n{body}\n```"
         else:
