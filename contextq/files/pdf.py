@@ -178,7 +178,7 @@ def _cell(value: Any) -> str:
 def _layout(page: Any, tables: list[tuple[tuple[float, float, float, float], str]]) -> str:
     """PDFium's text around the tables (pdfplumber's boxes: x0, top, x1, bottom from the
     top-left corner) with each table in its place."""
-    left, bottom, right, top = page.get_mediabox()
+    left, bottom, right, top = page.get_bbox()  # the inherited box too, as pdfplumber reads it
     textpage = page.get_textpage()
 
     def text_in(x0: float, y_top: float, x1: float, y_bottom: float) -> str:
