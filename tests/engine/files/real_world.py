@@ -206,11 +206,13 @@ def encyclopedia_page() -> bytes:
     menu = "".join(f'<li><a href="/wiki/Portal:{i}">Portal {i}</a></li>' for i in range(40))
     body = " ".join(
         f"<p>Paragraph {i}: zebras are African equines with distinctive black-and-white "
-        f"striped coats, and each animal's pattern is unique to it. {ARTICLE_SENTINEL if i == 5 else ''}</p>"
+        f"striped coats, and each animal's pattern is unique to it. "
+        f"{ARTICLE_SENTINEL if i == 5 else ''}</p>"
         for i in range(12)
     )
     return (
-        "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>Zebra - Wikipedia</title>"
+        "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
+        "<title>Zebra - Wikipedia</title>"
         '<link rel="canonical" href="https://en.wikipedia.org/wiki/Zebra"></head><body>'
         f'<div id="mw-navigation"><nav id="p-navigation"><h2>Navigation menu</h2><ul>{menu}</ul>'
         "<button>move to sidebar</button><button>hide</button></nav></div>"
@@ -252,7 +254,8 @@ def rss_feed() -> bytes:
     items = "".join(
         f"<item><title>Post number {i}</title><link>https://example.com/posts/{i}?utm_source=rss</link>"
         f"<pubDate>Mon, 0{i + 1} Jan 2024 10:00:00 GMT</pubDate>"
-        f"<description>&lt;p&gt;Body of post {i} with &lt;b&gt;bold words&lt;/b&gt;.&lt;/p&gt;</description></item>"
+        f"<description>&lt;p&gt;Body of post {i} with &lt;b&gt;bold words&lt;/b&gt;."
+        "&lt;/p&gt;</description></item>"
         for i in range(3)
     )
     return (
@@ -266,7 +269,8 @@ def atom_feed() -> bytes:
     entries = "".join(
         f'<entry><title>Release {i}.0</title><link href="https://example.org/releases/{i}"/>'
         f"<id>urn:uuid:{i}</id><updated>2024-0{i + 1}-15T12:00:00Z</updated>"
-        f'<content type="html">&lt;ul&gt;&lt;li&gt;Fixed bug {i}&lt;/li&gt;&lt;/ul&gt;</content></entry>'
+        f'<content type="html">&lt;ul&gt;&lt;li&gt;Fixed bug {i}&lt;/li&gt;&lt;/ul&gt;'
+        "</content></entry>"
         for i in range(1, 4)
     )
     return (
