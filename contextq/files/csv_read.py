@@ -32,7 +32,9 @@ _ASCII_COMPATIBLE = {"utf-8", "utf-8-sig", "ascii", "cp1252", "latin-1", "iso-88
 # ---------------------------------------------------------------- CSV
 
 
-def _dialect(sample: str, ext_delimiter: str) -> type[csv.Dialect] | csv.Dialect:
+def sniff_dialect(sample: str, file_type: str) -> type[csv.Dialect] | csv.Dialect:
+    """The CSV dialect of a decoded sample; the extension's (comma, tab) when unsure."""
+    ext_delimiter = "\t" if file_type == "tsv" else ","
     fallback: type[csv.Dialect] = csv.excel_tab if ext_delimiter == "\t" else csv.excel
     cut = sample.rfind("\n")
     sample = sample[: cut if cut > 0 else len(sample)][:32768]
@@ -86,7 +88,7 @@ def read_csv(path: Path, info: StreamInfo, settings: Settings, meta: dict[str, A
     encoding = sniff_encoding(sample_bytes)
     meta["encoding"] = encoding
     sample = sample_bytes.decode(encoding, errors="replace").lstrip("\ufeff")
-    dialect = _dialect(sample, "\t" if info.file_type == "tsv" else ",")
+    dialect = sniff_dialect(sample, info.file_type)
     meta["delimiter"] = dialect.delimiter
     sampler = RowSampler(settings, csv_blank_rows=True)
     need = 1 + settings.DEFAULT_ROWS_HEAD + settings.DEFAULT_ROWS_TAIL + 1
