@@ -68,7 +68,6 @@ class FullText:
         self.indexable = indexable
         self.total_tokens_indexed = 0
         self.stopped_at: StopPoint | None = None  # None: the whole text was indexed
-        self.sections_yielded = 0
 
     @property
     def complete(self) -> bool:
@@ -92,11 +91,9 @@ class FullText:
                     self.stopped_at = StopPoint.of(section)
                     if kept.strip():
                         self.total_tokens_indexed += kept_n
-                        self.sections_yielded += 1
                         yield _with_text(section, kept)
                     return
                 self.total_tokens_indexed += n
-            self.sections_yielded += 1
             yield section
         if not counting and self.stopped_at is None:
             self.total_tokens_indexed = self.known_tokens or 0
@@ -124,9 +121,10 @@ def iter_sections(
     info = detect(path, filename)
     category, kind = info.category, info.file_type
     if category == "document" and kind != "zip":
-        converted, sections = readers.document_sections(path, info, settings, cache)
+        converted, pages = readers.document_sections(path, info, settings, cache)
         known = converted.tokens if known_tokens is None else known_tokens
-        return FullText(sections, max_tokens=max_tokens, known_tokens=known)
+        return FullText(pages, max_tokens=max_tokens, known_tokens=known)
+    sections: Iterator[Section | readers.Stopped]
     if kind in ("csv", "tsv"):
         sections = readers.csv_sections(path, kind)
     elif kind in ("xlsx", "xlsm", "xls"):

@@ -24,7 +24,6 @@ _INPUT: dict[str, tuple[str, str]] = {
     "epub": (".epub", "application/epub+zip"),
     "msg": (".msg", "application/vnd.ms-outlook"),
 }
-SUPPORTED = frozenset(_INPUT)
 
 _built: dict[str, Any] = {}  # "markitdown" → the process's instance
 _lock = threading.Lock()
@@ -65,7 +64,7 @@ def _build() -> Any:
 
 
 def convert(data: bytes, file_type: str) -> str:
-    """Markdown of `data` read as `file_type` (one of SUPPORTED). Raises InvalidInput."""
+    """Markdown of `data` read as `file_type` (docx, pptx, html, epub, msg). Raises InvalidInput."""
     from markitdown import FileConversionException, UnsupportedFormatException
     from markitdown import StreamInfo as MdStreamInfo
 

@@ -64,7 +64,7 @@ def _language(notebook: dict[str, Any]) -> str:
     meta = notebook.get("metadata") or {}
     for holder, key in ((meta.get("language_info"), "name"), (meta.get("kernelspec"), "language")):
         if isinstance(holder, dict) and isinstance(holder.get(key), str):
-            return holder[key]
+            return str(holder[key])
     return "python"
 
 

@@ -43,10 +43,6 @@ class PdfText:
     pages: list[str]  # the markdown of each page, in order
     table_pages: int = 0  # pages rendered with their tables as markdown tables
 
-    @property
-    def pages_with_text(self) -> int:
-        return sum(1 for page in self.pages if page.strip())
-
 
 def page_markdown(pages: list[str]) -> tuple[str, list[int]]:
     """The document's markdown (a `## Page N` heading per page) and each page's start offset."""

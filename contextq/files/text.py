@@ -14,7 +14,6 @@ whole decoded text is taken on the way (`tokens.StreamingTokenCounter`).
 from __future__ import annotations
 
 import codecs
-import io
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -130,12 +129,6 @@ def iter_decoded(path: Path, encoding: str, chunk_bytes: int = CHUNK_BYTES) -> I
                 yield piece
             if final:
                 return
-
-
-def open_text(path: Path, encoding: str | None = None) -> io.TextIOWrapper:
-    """A text stream over `path` (universal newlines off, undecodable bytes replaced)."""
-    enc = encoding or sniff_encoding(read_sample(path))
-    return io.TextIOWrapper(path.open("rb"), encoding=enc, errors="replace", newline="")
 
 
 class _LineCollector:

@@ -93,7 +93,7 @@ def _canonical_url(tree: Any) -> str | None:
     for xpath in ('//link[@rel="canonical"]/@href', '//meta[@property="og:url"]/@content'):
         found = [u.strip() for u in tree.xpath(xpath) if u.strip().startswith("http")]
         if found:
-            return found[0][:2000]
+            return str(found[0])[:2000]
     return None
 
 
