@@ -126,6 +126,7 @@ class _MemberReader:
                 cache=self.ctx.cache,
                 registry=self.ctx.registry,
                 work_dir=self.scratch,
+                reraise=self.ctx.reraise,
             )
         finally:
             target.unlink(missing_ok=True)

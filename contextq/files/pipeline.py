@@ -50,7 +50,9 @@ def process_file(
         processor = registry.find(info)
         if processor is None:
             raise UnsupportedFileType(f"unsupported file type: no processor for {info.file_type}")
-        ctx = ProcessContext(settings=settings, cache=cache, work_dir=work_dir, registry=registry)
+        ctx = ProcessContext(
+            settings=settings, cache=cache, work_dir=work_dir, registry=registry, reraise=reraise
+        )
         result = processor.process(path, info, ctx)
     except reraise:
         raise

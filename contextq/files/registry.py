@@ -76,6 +76,7 @@ class ProcessContext:
     cache: ConversionCache | None = None
     work_dir: Path | None = None  # scratch space the caller cleans up
     registry: Registry | None = None  # for processors that process parts (archive members)
+    reraise: tuple[type[BaseException], ...] = ()  # what parts must let escape (time limits)
 
 
 class Processor(Protocol):

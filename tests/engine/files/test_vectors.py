@@ -227,3 +227,21 @@ def test_counts_are_consistent(text: str, kind: str) -> None:
     assert result.processed_token_count <= result.token_count
     if not result.truncation.truncated:
         assert result.processed_token_count == result.token_count
+
+
+def test_zip_member_lets_the_callers_time_limit_through(
+    write: Callable[[str, bytes], Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A time limit hit inside a member must end the whole file, not just the member."""
+    from contextq.files import text
+
+    class TimeLimit(Exception):
+        pass
+
+    def slow(*_args: object, **_kw: object) -> str:
+        raise TimeLimit
+
+    monkeypatch.setattr(text, "sniff_encoding", slow)
+    data = real_world.zipped_folder()
+    with pytest.raises(TimeLimit):
+        process_file(write("f.zip", data), "f.zip", settings=Settings(), reraise=(TimeLimit,))
