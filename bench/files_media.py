@@ -201,7 +201,7 @@ def bench_pdf(work: Path, pages: int, repeat: int) -> None:
         f"sentinels {default_found}/{pages}"
     )
     print(
-        f"    ours (PDFium in markitdown)   {t_ours * 1000:9.1f} ms   "
+        f"    ours (PDFium + table finder)  {t_ours * 1000:9.1f} ms   "
         f"sentinels {ours_found}/{pages}   converter={result.metadata['converter']}"
     )
     print(f"    speed-up {t_default / t_ours:.0f}× (target ≥ 20×)")
