@@ -6,7 +6,7 @@ its baseline measured in the same run:
 (p) PDF: a 50-page text-only PDF and a 50-page table-heavy PDF (an invoice table per
     page, made by fpdf2), PDFium alone vs PDFium with the table pages read by
     pdfplumber; markitdown's default (pdfplumber + pdfminer on every page) on the
-    table-heavy one. Target: ≤ 2× PDFium alone on the text-only PDF.
+    table-heavy one. Target: at most 2 times PDFium alone on the text-only PDF.
 (h) HTML: main-content extraction (trafilatura, links unwrapped) per page vs
     markitdown's whole-page conversion of the same page.
 (f) Full text: the sections of a 300-page PDF after `process_file` (from the
