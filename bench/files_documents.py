@@ -4,9 +4,10 @@ Run through `bench/files.py --only pdf|html|fulltext` (or all of it). Each figur
 its baseline measured in the same run:
 
 (p) PDF: a 50-page text-only PDF and a 50-page table-heavy PDF (an invoice table per
-    page, made by fpdf2), PDFium alone vs PDFium with the table pages read by
-    pdfplumber; markitdown's default (pdfplumber + pdfminer on every page) on the
-    table-heavy one. Target: at most 2 times PDFium alone on the text-only PDF.
+    page, made by fpdf2), PDFium alone vs PDFium with table detection (ruling segments,
+    pdfplumber's table finder, cell text from PDFium); markitdown's default
+    (pdfplumber + pdfminer on every page) on the table-heavy one. Target: at most
+    2 times PDFium alone on the text-only PDF.
 (h) HTML: main-content extraction (trafilatura, links unwrapped) per page vs
     markitdown's whole-page conversion of the same page.
 (f) Full text: the sections of a 300-page PDF after `process_file` (from the
@@ -42,7 +43,7 @@ def bench_pdf(quick: bool) -> None:
     repeat = 3 if quick else 15
     text_only = real_world.text_pdf(pages)
     tables = real_world.invoice_pdf(pages)
-    print(f"\n(p) PDF, {pages} pages: PDFium alone vs PDFium + pdfplumber on table pages")
+    print(f"\n(p) PDF, {pages} pages: PDFium alone vs PDFium with table detection")
     pdf.extract_text(tables)  # warm: imports and first-call costs of both libraries
     for label, data in (("text-only", text_only), ("table-heavy", tables)):
         plain: list[float] = []
