@@ -52,7 +52,14 @@ class StopPoint:
 
 
 class FullText:
-    """Sections of one file's whole text; iterate once, then read the counts."""
+    """Sections of one file's whole text; iterate once, then read the counts.
+
+    `total_tokens_indexed`: the tokens of the sections yielded (counted exactly when the
+    limit could be reached; else the known total of the whole text, which also counts
+    the `## Page N` headings the sections leave out). `stopped_at`: None when the whole
+    text was yielded, else where the first text left out lies. `indexable`: False for
+    files with no text to index (images, audio, archives, ODS).
+    """
 
     def __init__(
         self,
