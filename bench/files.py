@@ -15,7 +15,8 @@
 (3) A 200 000-row XLSX written by openpyxl's write-only mode (no dimension
     record): time to the first sampled rows, total time, peak RSS, exact rows.
 
-Then `bench/files_media.py`'s `run(quick)` if it exists (documents, images, audio).
+Then `bench/files_documents.py` (PDF tables, web pages, full text for indexing) and
+`bench/files_media.py`'s `run(quick)` (documents, images, audio).
 """
 
 from __future__ import annotations
@@ -268,14 +269,18 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="small sizes: a smoke run")
     parser.add_argument(
-        "--only", choices=["csv", "tokens", "xlsx", "media"], help="run one section"
+        "--only",
+        choices=["csv", "tokens", "xlsx", "pdf", "html", "fulltext", "media"],
+        help="run one section",
     )
     args = parser.parse_args()
     print(
         f"bench/files.py ({'quick' if args.quick else 'full'}) on {os.cpu_count()} cores, "
         f"Python {sys.version.split()[0]}"
     )
-    wanted = {args.only} if args.only else {"csv", "tokens", "xlsx", "media"}
+    wanted = (
+        {args.only} if args.only else {"csv", "tokens", "xlsx", "pdf", "html", "fulltext", "media"}
+    )
     with tempfile.TemporaryDirectory(prefix="contextq-bench-") as tmp:
         if "csv" in wanted:
             bench_csv(Path(tmp), args.quick)
@@ -283,6 +288,9 @@ def main() -> None:
             bench_tokens(args.quick)
         if "xlsx" in wanted:
             bench_xlsx(Path(tmp), args.quick)
+        from bench import files_documents
+
+        files_documents.run(Path(tmp), args.quick, wanted)
     media = ROOT / "bench" / "files_media.py"
     if "media" in wanted and media.exists():
         spec = importlib.util.spec_from_file_location("bench_files_media", media)

@@ -6,7 +6,7 @@ from contextq.files.registry import PRIORITY_GENERIC, PRIORITY_SPECIFIC, Registr
 
 
 def build_registry() -> Registry:
-    from contextq.files import audio, documents, images, structured, tabular, text
+    from contextq.files import archive, audio, documents, images, structured, tabular, text
 
     registry = Registry()
     for processor in (
@@ -15,6 +15,7 @@ def build_registry() -> Registry:
         tabular.TabularProcessor(),
         structured.StructuredProcessor(),
         documents.DocumentProcessor(),
+        archive.ArchiveProcessor(),
     ):
         registry.register(processor, priority=PRIORITY_SPECIFIC)
     registry.register(text.TextProcessor(), priority=PRIORITY_GENERIC)

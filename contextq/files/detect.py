@@ -43,6 +43,7 @@ _ODF_MIMETYPES = {
     b"application/vnd.oasis.opendocument.text": "odt",
     b"application/epub+zip": "epub",
 }
+_ZIP_BASED = frozenset({"docx", "pptx", "xlsx", "xlsm", "ods", "odt", "epub"})
 _BMP_DIB_SIZES = {12, 16, 40, 52, 56, 64, 108, 124}
 _M4A_BRANDS = {b"M4A ", b"M4B ", b"M4P ", b"mp42", b"mp41", b"isom", b"iso2", b"dash", b"f4a "}
 
@@ -80,16 +81,12 @@ def _decide(path: Path, head: bytes, claimed: Format | None) -> Format:
     if not head:  # empty: the API refuses it; here it is simply empty text of its kind
         return claimed or formats.TEXT
     sniffed = sniff(path, head)
-    if sniffed is None:  # looks like text
-        if claimed is None:
-            return _text_kind(head)
-        if _is_textual(claimed):
-            return claimed
-        # a binary extension over text content: read it as what it is
-        kind = _text_kind(head)
-        return kind
+    if sniffed is None:  # looks like text; a binary extension over text: read as what it is
+        return claimed if claimed is not None and _is_textual(claimed) else _text_kind(head)
     if claimed is not None and _compatible(claimed, sniffed):
         return claimed
+    if sniffed is formats.ZIP and claimed is not None and claimed.file_type in _ZIP_BASED:
+        return formats.MISNAMED_ZIP  # a `.docx` without `word/` is no document of that kind
     return sniffed
 
 
@@ -195,7 +192,7 @@ def _sniff_zip(path: Path) -> Format:
                     if kind:
                         return formats.by_file_type(kind)
     except (zipfile.BadZipFile, OSError, ValueError, NotImplementedError, EOFError):
-        return formats.Format("zip", "unsupported", "application/zip")
+        return formats.DAMAGED_ZIP
     tops = {n.split("/", 1)[0] for n in names}
     if "word" in tops:
         return ext[".docx"]
@@ -203,7 +200,7 @@ def _sniff_zip(path: Path) -> Format:
         return ext[".pptx"]
     if "xl" in tops:
         return ext[".xlsm"] if "xl/vbaProject.bin" in names else ext[".xlsx"]
-    return formats.ARCHIVE
+    return formats.ZIP
 
 
 def _sniff_ole2(path: Path) -> Format:
@@ -236,9 +233,14 @@ def _looks_textual(head: bytes) -> bool:
     try:
         head.decode("utf-8")
     except UnicodeDecodeError as exc:
-        # a multi-byte character cut by the sample is fine; otherwise legacy 8-bit
-        # text is still mostly ASCII
-        return exc.start >= len(head) - 3 or sum(1 for b in head if b >= 0x80) * 3 < len(head)
+        # a multi-byte character cut by the sample is fine; legacy 8-bit text is mostly
+        # ASCII; CJK text in a legacy encoding (cp932, GBK, Big5, EUC-KR) is mostly high
+        # bytes and is told from binary by detecting its encoding, before any verdict
+        if exc.start >= len(head) - 3 or sum(1 for b in head if b >= 0x80) * 3 < len(head):
+            return True
+        from contextq.files.text import detect_legacy_encoding
+
+        return detect_legacy_encoding(head) is not None
     return True
 
 

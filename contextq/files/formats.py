@@ -124,6 +124,8 @@ EXTENSIONS: dict[str, Format] = {
     ".toml": Format("toml", "structured", "application/toml"),
     ".xml": Format("xml", "structured", "application/xml"),
     ".svg": Format("xml", "structured", "image/svg+xml"),
+    ".rss": Format("xml", "structured", "application/rss+xml"),
+    ".atom": Format("xml", "structured", "application/atom+xml"),
     # documents
     ".pdf": Format("pdf", "document", "application/pdf"),
     ".docx": Format(
@@ -144,6 +146,8 @@ EXTENSIONS: dict[str, Format] = {
     ".rtf": Format("rtf", "document", "application/rtf"),
     ".msg": Format("msg", "document", "application/vnd.ms-outlook"),
     ".ipynb": Format("ipynb", "document", "application/x-ipynb+json"),
+    # archives: listed, and their supported members read (see `archive`)
+    ".zip": Format("zip", "document", "application/zip"),
     # images
     ".png": Format("png", "image", "image/png"),
     ".jpg": Format("jpeg", "image", "image/jpeg"),
@@ -204,7 +208,10 @@ def by_file_type(file_type: str) -> Format:
 TEXT = _text("text")
 UNSUPPORTED_BINARY = Format("binary", "unsupported", "application/octet-stream")
 EXECUTABLE = Format("executable", "unsupported", "application/x-executable")
-ARCHIVE = Format("zip", "unsupported", "application/zip")
+ZIP = EXTENSIONS[".zip"]
+# a zip whose name claims another zip-based format (a `.docx` with no `word/` inside)
+MISNAMED_ZIP = Format("zip-misnamed", "unsupported", "application/zip")
+DAMAGED_ZIP = Format("zip-damaged", "unsupported", "application/zip")
 OLE2 = Format("ole2", "unsupported", "application/x-ole-storage")
 
 # Types whose content check is "decodes as text", not a magic number.

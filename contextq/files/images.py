@@ -1,11 +1,11 @@
-"""Images: validated by decoding, EXIF-oriented, resized to the configured limits.
+"""Images: validated by decoding, EXIF-oriented, stripped of metadata, resized to the limits.
 
 PNG/JPEG/GIF/WEBP keep their format; BMP and TIFF are converted to PNG so the
 artefact is a type every model API accepts. Pillow opens only an allow-list
 of formats and its decompression-bomb guard is an error here. The result's
-`binary` is the image to send (the original bytes when nothing had to
-change); `content` describes it. Token estimates follow each provider's
-published formula (see `estimate_tokens`).
+`binary` is the image to send (the original bytes less their metadata blocks
+when nothing else had to change, see `exif`); `content` describes it. Token
+estimates follow each provider's published formula (see `estimate_tokens`).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from contextq.errors import HostileInput, InvalidInput
+from contextq.files.exif import exif_fields, strip_metadata
 from contextq.files.registry import ProcessContext, StreamInfo
 from contextq.files.result import FileExtractionResult, TruncationInfo, human_bytes
 from contextq.settings import Settings
@@ -74,6 +75,7 @@ class _Decoded:
     height: int
     frames: int
     oriented: bool
+    exif: dict[str, Any]  # the useful EXIF fields (exif.exif_fields)
 
 
 def _decode(path: Path, settings: Settings) -> _Decoded:
@@ -94,6 +96,7 @@ def _decode(path: Path, settings: Settings) -> _Decoded:
                 orientation = img.getexif().get(0x0112, 1)
                 oriented = orientation not in (1, None) and orientation in range(2, 9)
                 image = ImageOps.exif_transpose(img) if oriented else img.copy()
+                fields = exif_fields(img)
                 fmt, mode = str(img.format), img.mode
         except (Image.DecompressionBombError, Image.DecompressionBombWarning) as exc:
             raise HostileInput(
@@ -108,7 +111,7 @@ def _decode(path: Path, settings: Settings) -> _Decoded:
             raise InvalidInput(
                 f"this image could not be decoded: it looks truncated or corrupt ({exc})"
             ) from exc
-    return _Decoded(image, fmt, mode, width, height, frames, oriented)
+    return _Decoded(image, fmt, mode, width, height, frames, oriented, fields)
 
 
 def _bomb_message(width: int, height: int, limit: int) -> str:
@@ -154,77 +157,87 @@ class ImageProcessor:
         return info.category == "image"
 
     def process(self, path: Path, info: StreamInfo, ctx: ProcessContext) -> FileExtractionResult:
-        settings = ctx.settings
         original = path.read_bytes()
         if not original:
             raise InvalidInput("the image file is empty (0 bytes)")
-        decoded = _decode(path, settings)
-        image = decoded.image
-        out_format = decoded.format if decoded.format in _KEEP_FORMAT else "PNG"
-        notes: list[str] = []
-        truncation = TruncationInfo()
+        work = _Work(_decode(path, ctx.settings), original)
+        work.fit_dimension(ctx.settings.MAX_IMAGE_DIMENSION)
+        work.encode()
+        work.fit_bytes(ctx.settings.MAX_IMAGE_ATTACHMENT_SIZE)
+        return work.result(info)
+
+
+class _Work:
+    """One image on its way to the model: the steps of `ImageProcessor.process`."""
+
+    def __init__(self, decoded: _Decoded, original: bytes) -> None:
+        self.decoded = decoded
+        self.original = original
+        self.image = decoded.image
+        self.out_format = decoded.format if decoded.format in _KEEP_FORMAT else "PNG"
+        self.upright = decoded.image.size
+        self.notes: list[str] = []
+        self.truncation = TruncationInfo()
+        self.resized = False
+        self.data = original
         if decoded.oriented:
-            notes.append("EXIF orientation applied")
-        if decoded.format != out_format:
-            notes.append(f"converted from {decoded.format} to {out_format}")
+            self.notes.append("EXIF orientation applied")
+        if decoded.format != self.out_format:
+            self.notes.append(f"converted from {decoded.format} to {self.out_format}")
         if decoded.frames > 1:
-            notes.append(f"animated: kept the first frame of {decoded.frames}")
-            truncation.count("frames dropped", decoded.frames - 1)
-        upright_w, upright_h = image.size
+            self.notes.append(f"animated: kept the first frame of {decoded.frames}")
+            self.truncation.count("frames dropped", decoded.frames - 1)
 
-        # dimension strategy first (when configured), then the byte-size strategy
-        resized = False
-        cap = settings.MAX_IMAGE_DIMENSION
-        if cap is not None and max(upright_w, upright_h) > cap:
-            scale = cap / max(upright_w, upright_h)
-            image = _resize(image, round(upright_w * scale), round(upright_h * scale))
-            resized = True
-            notes.append(f"longest side limited to {cap} px (MAX_IMAGE_DIMENSION)")
-        changed = resized or decoded.oriented or decoded.format != out_format or decoded.frames > 1
-        data = _encode(image, out_format) if changed else original
-        limit = settings.MAX_IMAGE_ATTACHMENT_SIZE
-        if len(data) > limit:
-            before_size = image.size
-            image, data = self._shrink_to_bytes(image, data, out_format, limit)
-            if image.size != before_size:
-                resized = True
-                notes.append(f"resized to fit {human_bytes(limit)} (MAX_IMAGE_ATTACHMENT_SIZE)")
-            else:
-                notes.append(f"re-encoded to fit {human_bytes(limit)} (MAX_IMAGE_ATTACHMENT_SIZE)")
-        new_w, new_h = image.size
-        if resized:
-            truncation.record("pixels", new_w * new_h, upright_w * upright_h)
+    def fit_dimension(self, cap: int | None) -> None:
+        """The dimension strategy (when configured) comes before the byte-size one."""
+        width, height = self.upright
+        if cap is not None and max(width, height) > cap:
+            scale = cap / max(width, height)
+            self.image = _resize(self.image, round(width * scale), round(height * scale))
+            self.resized = True
+            self.notes.append(f"longest side limited to {cap} px (MAX_IMAGE_DIMENSION)")
 
-        before = estimate_tokens(upright_w, upright_h)
-        after = estimate_tokens(new_w, new_h)
-        metadata: dict[str, Any] = {
-            "format": decoded.format,
-            "output_format": out_format,
-            "mode": decoded.mode,
-            "original_width": decoded.width,
-            "original_height": decoded.height,
-            "original_bytes": len(original),
-            "width": new_w,
-            "height": new_h,
-            "bytes": len(data),
-            "resized": resized,
-            "orientation_applied": decoded.oriented,
-            "frames": decoded.frames,
-            "token_estimates": after,
-            "original_token_estimates": before,
-            "token_formula": ESTIMATE_FORMULAS,
-            "token_count_basis": "openai_high",
-        }
+    def encode(self) -> None:
+        """Re-encode what changed (encoding writes no metadata); else strip it losslessly."""
+        d = self.decoded
+        changed = self.resized or d.oriented or d.format != self.out_format or d.frames > 1
+        stripped = False
+        if changed:
+            self.data = _encode(self.image, self.out_format)
+        else:
+            self.data, stripped = strip_metadata(self.original, self.out_format)
+            if not stripped and d.exif:  # an odd layout: re-encode to be rid of it
+                self.data, stripped = _encode(self.image, self.out_format), True
+        if d.exif or stripped:
+            gps = "with the GPS location " if d.exif.get("had_gps_location") else ""
+            self.notes.append(f"metadata (EXIF, XMP) {gps}removed from the image sent")
+
+    def fit_bytes(self, limit: int) -> None:
+        if len(self.data) <= limit:
+            return
+        before = self.image.size
+        self.image, self.data = _shrink_to_bytes(self.image, self.data, self.out_format, limit)
+        if self.image.size != before:
+            self.resized = True
+            self.notes.append(f"resized to fit {human_bytes(limit)} (MAX_IMAGE_ATTACHMENT_SIZE)")
+        else:
+            self.notes.append(f"re-encoded to fit {human_bytes(limit)} (MAX_IMAGE_ATTACHMENT_SIZE)")
+
+    def result(self, info: StreamInfo) -> FileExtractionResult:
+        (w0, h0), (w1, h1) = self.upright, self.image.size
+        if self.resized:
+            self.truncation.record("pixels", w1 * h1, w0 * h0)
+        before, after = estimate_tokens(w0, h0), estimate_tokens(w1, h1)
         content = _describe(
-            decoded,
-            w0=upright_w,
-            h0=upright_h,
-            b0=len(original),
-            w1=new_w,
-            h1=new_h,
-            b1=len(data),
-            fmt=out_format,
-            notes=notes,
+            self.decoded,
+            w0=w0,
+            h0=h0,
+            b0=len(self.original),
+            w1=w1,
+            h1=h1,
+            b1=len(self.data),
+            fmt=self.out_format,
+            notes=self.notes,
             tokens_after=after,
         )
         return FileExtractionResult(
@@ -233,44 +246,69 @@ class ImageProcessor:
             category="image",
             media_type=info.media_type,
             content=content,
-            binary=data,
-            binary_media_type=_MEDIA_TYPES[out_format],
-            truncation=truncation,
-            metadata=metadata,
+            binary=self.data,
+            binary_media_type=_MEDIA_TYPES[self.out_format],
+            truncation=self.truncation,
+            metadata=self._metadata(before, after),
             token_count=before["openai_high"],
             processed_token_count=after["openai_high"],
         )
 
-    @staticmethod
-    def _shrink_to_bytes(image: Any, data: bytes, fmt: str, limit: int) -> tuple[Any, bytes]:
-        """Scale by √(limit / size) with LANCZOS, from the same source each round, until under.
+    def _metadata(self, before: dict[str, int], after: dict[str, int]) -> dict[str, Any]:
+        d = self.decoded
+        width, height = self.image.size
+        metadata: dict[str, Any] = {
+            "format": d.format,
+            "output_format": self.out_format,
+            "mode": d.mode,
+            "original_width": d.width,
+            "original_height": d.height,
+            "original_bytes": len(self.original),
+            "width": width,
+            "height": height,
+            "bytes": len(self.data),
+            "resized": self.resized,
+            "orientation_applied": d.oriented,
+            "frames": d.frames,
+            "token_estimates": after,
+            "original_token_estimates": before,
+            "token_formula": ESTIMATE_FORMULAS,
+            "token_count_basis": "openai_high",
+        }
+        if d.exif:
+            metadata["exif"] = d.exif
+        return metadata
 
-        Re-encoding changes the bytes per pixel (a JPEG saved at another quality), so a
-        result far under the limit gets one more step back up; the largest fit wins.
-        """
-        source = image
-        width, height = source.size
-        factor, size = 1.0, len(data)
-        best: tuple[Any, bytes] | None = None
-        for _ in range(_MAX_RESIZE_ROUNDS):
-            factor = min(1.0, factor * math.sqrt(limit / size) * 0.98)
-            new_w, new_h = max(1, int(width * factor)), max(1, int(height * factor))
-            image = _resize(source, new_w, new_h)
-            data = _encode(image, fmt)
-            size = len(data)
-            if size <= limit:
-                if best is None or size > len(best[1]):
-                    best = (image, data)
-                if size >= limit * 0.6 or factor >= 1.0:
-                    break
-            elif best is not None or (new_w == 1 and new_h == 1):
-                break  # stepping back up overshot: keep the best fit found
-        if best is None:
-            raise InvalidInput(
-                f"this image could not be brought under {human_bytes(limit)} "
-                "(MAX_IMAGE_ATTACHMENT_SIZE) by resizing"
-            )
-        return best
+
+def _shrink_to_bytes(image: Any, data: bytes, fmt: str, limit: int) -> tuple[Any, bytes]:
+    """Scale by √(limit / size) with LANCZOS, from the same source each round, until under.
+
+    Re-encoding changes the bytes per pixel (a JPEG saved at another quality), so a
+    result far under the limit gets one more step back up; the largest fit wins.
+    """
+    source = image
+    width, height = source.size
+    factor, size = 1.0, len(data)
+    best: tuple[Any, bytes] | None = None
+    for _ in range(_MAX_RESIZE_ROUNDS):
+        factor = min(1.0, factor * math.sqrt(limit / size) * 0.98)
+        new_w, new_h = max(1, int(width * factor)), max(1, int(height * factor))
+        image = _resize(source, new_w, new_h)
+        data = _encode(image, fmt)
+        size = len(data)
+        if size <= limit:
+            if best is None or size > len(best[1]):
+                best = (image, data)
+            if size >= limit * 0.6 or factor >= 1.0:
+                break
+        elif best is not None or (new_w == 1 and new_h == 1):
+            break  # stepping back up overshot: keep the best fit found
+    if best is None:
+        raise InvalidInput(
+            f"this image could not be brought under {human_bytes(limit)} "
+            "(MAX_IMAGE_ATTACHMENT_SIZE) by resizing"
+        )
+    return best
 
 
 def _describe(

@@ -1,31 +1,31 @@
-"""Fast PDF text extraction with pypdfium2, registered inside markitdown ahead of pdfminer.
+"""PDF → markdown: PDFium for the text, with ruled tables as markdown pipe tables.
 
-markitdown's own PDF path (pdfplumber + pdfminer) is pure Python and slow
-(~20 s for 50 pages here); PDFium does the same text in a fraction of a
-second. `PdfiumConverter` is registered with a lower priority value than
-markitdown's converters, so markitdown tries it first and falls back to
-pdfminer when PDFium cannot open or read a file. PDFium is not thread-safe:
-every call goes through `_PDFIUM_LOCK`.
+PDFium (pypdfium2) reads a page's text in about a millisecond; markitdown's own
+path (pdfplumber + pdfminer, pure Python) takes over 100 times longer. But PDFium
+joins a table's cells with spaces, so blank cells shift the columns. So a page that
+draws ruling lines is searched for tables (`pdf_tables`: PDFium's path segments as
+edges, pdfplumber's table finder for the cells, PDFium's text in each cell), and the
+tables are rendered as pipe tables in their place, the text above, beside and below
+them still PDFium's (`get_text_bounded`).
+
+PDFium marks a soft hyphen (a word broken at a line end) with U+FFFE or U+0002: the
+two halves are joined here. PDFium is not thread-safe: every call holds `_PDFIUM_LOCK`.
 """
 
 from __future__ import annotations
 
-import os
+import io
+import re
 import threading
 from dataclasses import dataclass
-from typing import Any, BinaryIO
+from typing import Any
 
-# markitdown loads magika → onnxruntime, which reports telemetry unless told not to.
-os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
-
-from markitdown import DocumentConverter, DocumentConverterResult, StreamInfo
-
-CONVERTER_NAME = "pdfium"
-# markitdown tries lower priority values first; its built-ins use 0 and 10.
-PDFIUM_PRIORITY = -1.0
+from contextq.files.markdown import markdown_table
 
 _PDFIUM_LOCK = threading.RLock()
-_PDF_MIME_TYPES = ("application/pdf", "application/x-pdf")
+# a soft hyphen where PDFium broke a word across lines: join the halves (and the line)
+_SOFT_HYPHEN = re.compile(r"[\ufffe\x02\u00ad](?:\r?\n)?")
+_LINE_ENDS = re.compile(r"\r\n?")
 
 
 class PdfPasswordRequired(Exception):
@@ -38,9 +38,22 @@ class PdfUnreadable(Exception):
 
 @dataclass(frozen=True)
 class PdfText:
-    markdown: str  # one `## Page N` section per page
-    pages: int
-    pages_with_text: int
+    pages: list[str]  # the markdown of each page, in order
+    table_pages: int = 0  # pages rendered with their tables as markdown tables
+
+
+def page_markdown(pages: list[str]) -> tuple[str, list[int]]:
+    """The document's markdown (a `## Page N` heading per page) and each page's start offset."""
+    parts: list[str] = []
+    offsets: list[int] = []
+    at = 0
+    for number, text in enumerate(pages, 1):
+        heading = f"## Page {number}"
+        part = f"{heading}\n\n{text}" if text else heading
+        offsets.append(at)
+        parts.append(part)
+        at += len(part) + 2
+    return "\n\n".join(parts) + "\n", offsets
 
 
 def _open(data: bytes) -> Any:
@@ -55,68 +68,83 @@ def _open(data: bytes) -> Any:
         raise PdfUnreadable(str(exc)) from exc
 
 
-def count_pages(data: bytes) -> int:
-    """Open the PDF and count its pages; raises PdfPasswordRequired / PdfUnreadable."""
+def tidy(text: str) -> str:
+    """PDFium's page text: line ends normalised, soft-hyphenated words joined."""
+    return _SOFT_HYPHEN.sub("", _LINE_ENDS.sub("\n", text)).strip()
+
+
+def extract_text(data: bytes, *, tables: bool = True) -> PdfText:
+    """Every page's text via PDFium; with `tables`, ruled tables become markdown tables."""
+    pages: list[str] = []
+    table_pages = 0
     with _PDFIUM_LOCK:
         doc = _open(data)
         try:
-            return len(doc)
-        finally:
-            doc.close()
-
-
-def extract_text(data: bytes) -> PdfText:
-    """Text of every page, page-separated, via PDFium."""
-    sections: list[str] = []
-    with_text = 0
-    with _PDFIUM_LOCK:
-        doc = _open(data)
-        try:
-            n_pages = len(doc)
-            for index in range(n_pages):
+            for index in range(len(doc)):
                 page = doc[index]
                 try:
-                    textpage = page.get_textpage()
-                    try:
-                        text = textpage.get_text_range()
-                    finally:
-                        textpage.close()
+                    text = _page_with_tables(page) if tables else None
+                    table_pages += text is not None
+                    pages.append(text if text is not None else _page_text(page))
                 finally:
                     page.close()
-                text = text.replace("\r\n", "\n").replace("\r", "\n").strip()
-                if text:
-                    with_text += 1
-                heading = f"## Page {index + 1}"
-                sections.append(f"{heading}\n\n{text}" if text else heading)
         finally:
             doc.close()
-    return PdfText(markdown="\n\n".join(sections) + "\n", pages=n_pages, pages_with_text=with_text)
+    return PdfText(pages=pages, table_pages=table_pages)
 
 
-class PdfiumResult(DocumentConverterResult):
-    """markitdown's result plus what PDFium saw, so the caller can report it."""
-
-    def __init__(self, extracted: PdfText) -> None:
-        super().__init__(markdown=extracted.markdown)
-        self.converter = CONVERTER_NAME
-        self.pages = extracted.pages
-        self.pages_with_text = extracted.pages_with_text
+def _page_text(page: Any) -> str:
+    textpage = page.get_textpage()
+    try:
+        return tidy(textpage.get_text_range())
+    finally:
+        textpage.close()
 
 
-class PdfiumConverter(DocumentConverter):
-    """A markitdown converter for PDF that uses PDFium; raising lets markitdown fall back."""
+def _page_with_tables(page: Any) -> str | None:
+    """The page as text and pipe tables in reading order, or None (no table on it)."""
+    from contextq.files import pdf_tables
 
-    def accepts(self, file_stream: BinaryIO, stream_info: StreamInfo, **kwargs: Any) -> bool:
-        extension = (stream_info.extension or "").lower()
-        mimetype = (stream_info.mimetype or "").lower()
-        return extension == ".pdf" or mimetype.startswith(_PDF_MIME_TYPES)
+    if page.get_rotation() % 360 or pdf_tables.path_count(page) < 2:
+        return None  # no ruling to find a table by (or a rotated page: plain text)
+    textpage = page.get_textpage()
+    try:
+        found = pdf_tables.find_tables(page, textpage)
+        return _layout(page, textpage, found) if found else None
+    finally:
+        textpage.close()
 
-    def convert(
-        self, file_stream: BinaryIO, stream_info: StreamInfo, **kwargs: Any
-    ) -> DocumentConverterResult:
-        return PdfiumResult(extract_text(file_stream.read()))
+
+def _layout(page: Any, textpage: Any, tables: list[Any]) -> str:
+    """PDFium's text around the tables (boxes: x0, top, x1, bottom from the top-left
+    corner), each table in its place: above, left of, the table, right of, below."""
+    left, bottom, right, top = page.get_bbox()  # the inherited box too
+
+    def text_in(x0: float, y_top: float, x1: float, y_bottom: float) -> str:
+        if x1 - x0 <= 0 or y_bottom - y_top <= 0:
+            return ""
+        return tidy(textpage.get_text_bounded(left + x0, top - y_bottom, left + x1, top - y_top))
+
+    width = right - left
+    parts: list[str] = []
+    cursor = 0.0
+    for table in tables:
+        x0, t_top, x1, t_bottom = table.bbox
+        parts.append(text_in(0, cursor, width, t_top))
+        parts.append(text_in(0, t_top, x0, t_bottom))
+        parts.append(markdown_table(table.rows))
+        parts.append(text_in(x1, t_top, width, t_bottom))
+        cursor = max(cursor, t_bottom)
+    parts.append(text_in(0, cursor, width, top - bottom))
+    return "\n\n".join(p for p in parts if p)
 
 
-def register(markitdown: Any) -> None:
-    """Put the PDFium converter in front of markitdown's pdfminer converter."""
-    markitdown.register_converter(PdfiumConverter(), priority=PDFIUM_PRIORITY)
+def pdfminer_pages(data: bytes) -> list[str]:
+    """The fallback for PDFs PDFium cannot open: pdfminer's text, split at its page breaks."""
+    from pdfminer.high_level import extract_text as pdfminer_text
+
+    text = pdfminer_text(io.BytesIO(data))
+    pages = text.split("\x0c")
+    if pages and not pages[-1].strip():
+        pages.pop()
+    return [tidy(page) for page in pages]

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from contextq import tokens
 from contextq.errors import ContextqError, UnsupportedFileType
+from contextq.files.clean import clean_text, clean_value
 from contextq.files.registry import ConversionCache, ProcessContext, Registry, StreamInfo
 from contextq.files.result import FileExtractionResult, TruncationInfo
 from contextq.settings import Settings
@@ -45,10 +46,13 @@ def process_file(
         info = detect(path, filename)
         if info.category == "unsupported":
             raise UnsupportedFileType(_unsupported_message(info))
-        processor = (registry or default_registry()).find(info)
+        registry = registry or default_registry()
+        processor = registry.find(info)
         if processor is None:
             raise UnsupportedFileType(f"unsupported file type: no processor for {info.file_type}")
-        ctx = ProcessContext(settings=settings, cache=cache, work_dir=work_dir)
+        ctx = ProcessContext(
+            settings=settings, cache=cache, work_dir=work_dir, registry=registry, reraise=reraise
+        )
         result = processor.process(path, info, ctx)
     except reraise:
         raise
@@ -66,8 +70,9 @@ def process_file(
 _KIND_WORDS = {
     "executable": "an executable program",
     "binary": "binary data of no known format",
-    "zip": "a zip archive",
-    "archive": "a compressed archive",
+    "zip-misnamed": "a zip archive that is not a document of that kind",
+    "zip-damaged": "a damaged or truncated zip archive",
+    "archive": "a compressed archive (only .zip archives are opened)",
     "ole2": "an old-style Office file of a kind not read here (only XLS and MSG are)",
 }
 
@@ -98,9 +103,11 @@ def _failure_from(exc: Exception, info: StreamInfo | None) -> FileExtractionResu
     else:
         log.exception("processing %s failed", info.file_type if info else "file")
         kind = info.file_type if info else "file"
+        # a parser's own exception: the file may be damaged, or use something that is not
+        # read here; say both, and never blame the file alone for a gap of ours
         message = (
-            f"could not read this {kind} file: it looks corrupt or is not really a {kind} "
-            f"({type(exc).__name__}: {str(exc)[:200]})"
+            f"could not read this {kind} file: it may be damaged, or use a feature contextq "
+            f"does not read yet ({type(exc).__name__}: {str(exc)[:200]})"
         )
     if info is None:
         return FileExtractionResult.failure(message)
@@ -112,15 +119,14 @@ def _failure_from(exc: Exception, info: StreamInfo | None) -> FileExtractionResu
 def finalize(result: FileExtractionResult, settings: Settings) -> None:
     """Token counts and the final cuts every processed text goes through.
 
-    The content that leaves here, truncation note included, is at most
-    MAX_TOTAL_OUTPUT characters and MAX_TOKENS_PER_FILE tokens, and
-    `processed_token_count` is its exact count. Results that carry a binary
+    The content that leaves here is cleaned (`clean.clean_text`: the only place
+    that removes control characters, noncharacters and U+FFFD), and, truncation
+    note included, is at most MAX_TOTAL_OUTPUT characters and MAX_TOKENS_PER_FILE
+    tokens; `processed_token_count` is its exact count. Results that carry a binary
     artefact with their own `processed_token_count` (images) keep that count.
     """
-    text = result.content or ""
-    # strip NUL: PostgreSQL refuses it in text, and no model wants it
-    if "\x00" in text:
-        text = text.replace("\x00", "")
+    text = clean_text(result.content or "")
+    result.metadata = clean_value(result.metadata)
     if result.token_count is None:
         result.token_count = (
             result.full_text_tokens
@@ -154,6 +160,21 @@ def finalize(result: FileExtractionResult, settings: Settings) -> None:
     result.content = content
     if not own_count:
         result.processed_token_count = n
+    _reconcile_counts(result)
+
+
+def _reconcile_counts(result: FileExtractionResult) -> None:
+    """`token_count` is what the whole content would cost uncut; `processed_token_count`
+    what is sent. So processed ≤ whole, and the two are equal when nothing was cut."""
+    processed = result.processed_token_count
+    if processed is None:
+        return
+    if (
+        (not result.truncation.truncated and result.binary is None)
+        or result.token_count is None
+        or result.token_count < processed
+    ):
+        result.token_count = processed
 
 
 def _cut(

@@ -75,7 +75,8 @@ class ProcessContext:
     settings: Settings
     cache: ConversionCache | None = None
     work_dir: Path | None = None  # scratch space the caller cleans up
-    notes: list[str] = field(default_factory=list)
+    registry: Registry | None = None  # for processors that process parts (archive members)
+    reraise: tuple[type[BaseException], ...] = ()  # what parts must let escape (time limits)
 
 
 class Processor(Protocol):

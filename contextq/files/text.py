@@ -2,8 +2,9 @@
 
 Decoding: a BOM (UTF-8, UTF-16, UTF-32) wins; else UTF-8 if the first 64 KiB
 decode as UTF-8; else Windows-1252 when nearly all bytes are ASCII; else
-charset-normalizer's guess; else latin-1, which never fails. Later undecodable
-bytes become U+FFFD. NUL characters are removed.
+charset-normalizer's guess if it decodes the sample (cp932, GBK, Big5, EUC-KR,
+...); else latin-1, which never fails. Later undecodable
+bytes become U+FFFD, which `pipeline.finalize` removes with control characters.
 
 The file is read in byte-capped chunks, never by `readline()`, so a 1 GB
 single-line file costs one chunk of memory. The exact token count of the
@@ -13,7 +14,6 @@ whole decoded text is taken on the way (`tokens.StreamingTokenCounter`).
 from __future__ import annotations
 
 import codecs
-import io
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -68,12 +68,30 @@ def sniff_encoding(sample: bytes) -> str:
             return "cp1252"
         except UnicodeDecodeError:
             pass
+    return detect_legacy_encoding(sample) or "latin-1"
+
+
+def detect_legacy_encoding(sample: bytes) -> str | None:
+    """The legacy encoding (cp932, GBK, Big5, EUC-KR, cp1251, ...) `sample` is text in, or None.
+
+    charset-normalizer's best guess, kept only if it decodes the sample strictly (a
+    character cut by the sample's end excepted) — so binary data is not called text.
+    """
     from charset_normalizer import from_bytes
 
     best = from_bytes(sample[:SAMPLE_BYTES]).best()
-    if best is not None and best.encoding:
-        return str(best.encoding)
-    return "latin-1"
+    if best is None or not best.encoding:
+        return None
+    encoding = str(best.encoding)
+    for cut in range(4):  # a multi-byte character cut in two by the sample
+        try:
+            sample[: len(sample) - cut].decode(encoding)
+            return encoding
+        except UnicodeDecodeError:
+            continue
+        except LookupError:
+            return None
+    return None
 
 
 def read_sample(path: Path, size: int = SAMPLE_BYTES) -> bytes:
@@ -100,25 +118,17 @@ def file_tokens(path: Path, *, limit_bytes: int | None = None) -> tuple[int, int
 
 
 def iter_decoded(path: Path, encoding: str, chunk_bytes: int = CHUNK_BYTES) -> Iterator[str]:
-    """Decoded pieces of at most `chunk_bytes` bytes each, NULs removed."""
+    """Decoded pieces of at most `chunk_bytes` bytes each (cleaned later, in finalize)."""
     decoder = codecs.getincrementaldecoder(encoding)(errors="replace")
     with path.open("rb") as fh:
         while True:
             raw = fh.read(chunk_bytes)
             final = not raw
             piece = decoder.decode(raw, final=final)
-            if "\x00" in piece:
-                piece = piece.replace("\x00", "")
             if piece:
                 yield piece
             if final:
                 return
-
-
-def open_text(path: Path, encoding: str | None = None) -> io.TextIOWrapper:
-    """A text stream over `path` (universal newlines off, undecodable bytes replaced)."""
-    enc = encoding or sniff_encoding(read_sample(path))
-    return io.TextIOWrapper(path.open("rb"), encoding=enc, errors="replace", newline="")
 
 
 class _LineCollector:

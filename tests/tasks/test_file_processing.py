@@ -44,7 +44,9 @@ def test_process_then_redelivery_is_a_no_op(stack, owner) -> None:
     first = _process(row.id)
     assert (first.status, first.attempt, first.written) == ("ready", 1, True)
     stored = get_row(File, row.id)
-    assert stored is not None and stored.status == "ready" and stored.token_count == 3
+    # uncut: token_count is the content's own count, "some text" (README, API section)
+    assert stored is not None and stored.status == "ready" and stored.token_count == 2
+    assert stored.processed_token_count == 2
     assert stored.content_sha256 is None  # a text result lives in file_contents
     with read_session() as s:
         assert q.file_text(s, file_id=row.id).startswith("some text")

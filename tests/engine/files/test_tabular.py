@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from contextq.files import tabular
+from contextq.files import csv_scan, tabular
 from contextq.files.result import FileExtractionResult
 from tests.engine.files.conftest import SENTINEL, Samples
 
@@ -205,8 +205,8 @@ def test_fast_scan_matches_csv_module_on_chunk_edges(
     path = write("edge.csv", text.encode())
     expected = reference(text)
     for size in (1, 2, 3, 5, 8, 13):
-        monkeypatch.setattr(tabular, "SCAN_CHUNK_BYTES", size)
-        scan = tabular._scan_records(path, quote=b'"', delimiter=b",")
+        monkeypatch.setattr(csv_scan, "SCAN_CHUNK_BYTES", size)
+        scan = csv_scan.scan_records(path, quote=b'"', delimiter=b",")
         assert (scan.records, scan.trailing_blank, scan.ends_in_quote) == (*expected, False)
 
 
@@ -239,12 +239,12 @@ def test_fast_scan_equals_csv_reader(
     text = newline.join(lines) + (newline if trailing else "")
     path = tmp_path_factory.mktemp("scan") / "p.csv"
     path.write_bytes(text.encode())
-    old = tabular.SCAN_CHUNK_BYTES
-    tabular.SCAN_CHUNK_BYTES = chunk
+    old = csv_scan.SCAN_CHUNK_BYTES
+    csv_scan.SCAN_CHUNK_BYTES = chunk
     try:
-        scan = tabular._scan_records(path, quote=b'"', delimiter=b",")
+        scan = csv_scan.scan_records(path, quote=b'"', delimiter=b",")
     finally:
-        tabular.SCAN_CHUNK_BYTES = old
+        csv_scan.SCAN_CHUNK_BYTES = old
     assert (scan.records, scan.trailing_blank) == reference(text)
     assert not scan.ends_in_quote
 
