@@ -70,10 +70,6 @@ def _remember_owner(key: str, owner_id: str) -> None:
     _auth_cache[key] = (owner_id, time.monotonic() + AUTH_CACHE_TTL_S)
 
 
-def clear_auth_cache() -> None:
-    _auth_cache.clear()
-
-
 def _lookup_owner(key: str) -> str | None:
     with read_session() as session:
         return owner_for_key(session, key)
