@@ -14,7 +14,6 @@ import logging
 import os
 import signal
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -55,7 +54,6 @@ def process_file(
     settings: Settings,
     file_id: str,
     time_limit_errors: tuple[type[BaseException], ...] = (),
-    on_claimed: Callable[[Claim], None] | None = None,
 ) -> Outcome:
     """Claim, process, store. `time_limit_errors` (Celery's SoftTimeLimitExceeded) end the
     row `failed` saying the time limit was hit. Redelivery of a finished file is a no-op."""
@@ -73,8 +71,6 @@ def process_file(
             log.error("file %s failed: attempts exhausted", file_id)
             publish_file_status(settings.REDIS_URL, file_id, FileStatus.FAILED)
         return Outcome(claim.outcome)
-    if on_claimed is not None:
-        on_claimed(claim)
     values, text = _values_for(claim, settings=settings, time_limit_errors=time_limit_errors)
     with get_engine().begin() as conn:
         written = q.write_result(

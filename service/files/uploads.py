@@ -66,13 +66,13 @@ def accept_upload(
     the caller aborts `blob` if this raises (a no-op once committed)."""
     conversation_id = _tag("conversation_id", conversation_id)
     project_id = _tag("project_id", project_id)
-    blob.commit()  # fsync + rename, before the transaction takes SQLite's write lock
+    sha256, size = blob.commit()  # fsync + rename, before the transaction takes the lock
     now = utcnow()
     row = File(
         owner_id=owner_id,
         filename=filename,
-        size_bytes=blob.size,
-        sha256=blob.sha256,
+        size_bytes=size,
+        sha256=sha256,
         media_type=mimetypes.guess_type(filename, strict=False)[0] or "application/octet-stream",
         conversation_id=conversation_id,
         project_id=project_id,

@@ -7,7 +7,9 @@ directly; tests/integration runs the same code inside real workers.
 
 from __future__ import annotations
 
+import logging
 import os
+import re
 import threading
 import time
 from datetime import timedelta
@@ -52,6 +54,20 @@ def test_process_then_redelivery_is_a_no_op(stack, owner) -> None:
     again = _process(row.id)  # a duplicate/redelivered message
     assert again.status == "done"
     assert get_row(File, row.id).attempts == 1
+
+
+def test_one_info_line_per_processed_file(stack, owner, caplog) -> None:
+    row = _row(owner, b"logged text\n")
+    failed = _row(owner, b"\x00\x01\x02\x03" * 100 + os.urandom(512), filename="blob.bin")
+    with caplog.at_level(logging.INFO, logger="contextq.files"):
+        _process(row.id)
+        _process(failed.id)
+        _process(row.id)  # a redelivery processes nothing and logs nothing
+    lines = [r.getMessage() for r in caplog.records if r.name == "contextq.files"]
+    assert len(lines) == 2, lines
+    assert lines[0].startswith(f"file {row.id} processed: file_type=text status=ready ")
+    assert lines[1].startswith(f"file {failed.id} processed: file_type=binary status=failed ")
+    assert all(re.search(r"duration_ms=\d+\.\d", line) for line in lines)
 
 
 def test_missing_row_and_missing_blob(stack, owner) -> None:
