@@ -14,6 +14,7 @@ WORKDIR /app
 COPY pyproject.toml README.md ./
 COPY contextq ./contextq
 COPY api ./api
+COPY service ./service
 COPY worker ./worker
 COPY tasks ./tasks
 COPY store ./store
