@@ -18,7 +18,10 @@ T = TypeVar("T")
 
 
 def _call_in_session(fn: Callable[..., T], write: bool, kwargs: dict[str, Any]) -> T:
-    with session_scope(write=write) as session:
+    if not write:  # nothing to commit: closing the session ends the read (cheaper than a
+        with read_session() as session:  # commit, on the API's hottest path)
+            return fn(session=session, **kwargs)
+    with session_scope() as session:
         return fn(session=session, **kwargs)
 
 
