@@ -15,6 +15,7 @@ COPY pyproject.toml README.md ./
 COPY contextq ./contextq
 COPY cli ./cli
 COPY api ./api
+COPY service ./service
 COPY worker ./worker
 COPY tasks ./tasks
 COPY store ./store

@@ -18,7 +18,10 @@ T = TypeVar("T")
 
 
 def _call_in_session(fn: Callable[..., T], write: bool, kwargs: dict[str, Any]) -> T:
-    with session_scope(write=write) as session:
+    if not write:  # nothing to commit: closing the session ends the read (cheaper than a
+        with read_session() as session:  # commit, on the API's hottest path)
+            return fn(session=session, **kwargs)
+    with session_scope() as session:
         return fn(session=session, **kwargs)
 
 
@@ -68,10 +71,6 @@ def _remember_owner(key: str, owner_id: str) -> None:
     if len(_auth_cache) >= AUTH_CACHE_MAX:
         _auth_cache.clear()
     _auth_cache[key] = (owner_id, time.monotonic() + AUTH_CACHE_TTL_S)
-
-
-def clear_auth_cache() -> None:
-    _auth_cache.clear()
 
 
 def _lookup_owner(key: str) -> str | None:

@@ -43,13 +43,11 @@ class BadMultipart(UploadError):
 @dataclass
 class ReceivedUpload:
     """A parsed upload whose blob is written but not yet committed: call
-    `writer.commit()` (fsync + rename; blocking) or `writer.abort()`."""
+    `writer.commit()` (fsync + rename; blocking) or `writer.abort()`. The part's own
+    Content-Type is not kept: the worker detects the type from the bytes."""
 
     writer: BlobWriter
-    sha256: str
-    size: int
     filename: str
-    content_type: str
     fields: dict[str, str] = field(default_factory=dict)
 
 
@@ -88,7 +86,6 @@ class _Receiver:
         self._field = bytearray()
         self.writer: BlobWriter | None = None
         self.filename: str | None = None
-        self.content_type = "application/octet-stream"
         self.fields: dict[str, str] = {}
         self.file_done = False
 
@@ -120,8 +117,6 @@ class _Receiver:
             if self.writer is not None or self.file_done:
                 raise UploadError("send one file per request (one `file` part)")
             self.filename = options[b"filename"].decode("utf-8", "replace")
-            ctype = self._headers.get(b"content-type", b"").decode("latin-1").strip()
-            self.content_type = ctype[:255] or "application/octet-stream"
             self.writer = self.blobs.writer(limit=self.limit)
             self._kind = "file"
         elif name == "file":
@@ -214,9 +209,6 @@ async def receive_upload(
         raise
     return ReceivedUpload(
         writer=rx.writer,
-        sha256=rx.writer.sha256,
-        size=rx.writer.size,
         filename=sanitize_filename(rx.filename or ""),
-        content_type=rx.content_type,
         fields=rx.fields,
     )

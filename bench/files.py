@@ -33,8 +33,7 @@ from pathlib import Path
 
 os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
 ROOT = Path(__file__).resolve().parent.parent
-# run as a script, bench/ would shadow the stdlib (bench/queue.py): keep only the root
-sys.path = [p for p in sys.path if Path(p or ".").resolve() != ROOT / "bench"]
+# run as a script, the project root goes on the import path
 sys.path.insert(0, str(ROOT))
 
 MiB = 1024 * 1024

@@ -33,9 +33,7 @@ from pathlib import Path
 from typing import Any
 
 _HERE = Path(__file__).resolve().parent
-# run as a script, Python puts bench/ first on sys.path, where bench/queue.py would shadow
-# the standard library's `queue`; use the project root instead
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
+# run as a script, the project root goes on the import path
 sys.path.insert(0, str(_HERE.parent))
 
 from contextq.history import (  # noqa: E402

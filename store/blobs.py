@@ -8,7 +8,6 @@ from __future__ import annotations
 import hashlib
 import os
 import tempfile
-from collections.abc import AsyncIterator, Iterable
 from pathlib import Path
 
 from contextq.settings import Settings, get_settings
@@ -30,9 +29,6 @@ class BlobStore:
         if len(sha256) != 64 or any(c not in "0123456789abcdef" for c in sha256):
             raise ValueError("not a sha256 hex digest")
         return self.root / sha256[:2] / sha256[2:4] / sha256
-
-    def exists(self, sha256: str) -> bool:
-        return self.path(sha256).is_file()
 
     def _new_temp(self) -> tuple[int, str]:
         self.tmp.mkdir(parents=True, exist_ok=True)
@@ -56,27 +52,11 @@ class BlobStore:
         return BlobWriter(self, limit=limit)
 
     def put_bytes(self, data: bytes) -> str:
-        return self.put_chunks([data])[0]
-
-    def put_chunks(self, chunks: Iterable[bytes], *, limit: int | None = None) -> tuple[str, int]:
-        w = self.writer(limit=limit)
+        """Store `data` (fsync + rename); returns its sha256."""
+        w = self.writer()
         try:
-            for chunk in chunks:
-                w.write(chunk)
-            return w.commit()
-        except BaseException:
-            w.abort()
-            raise
-
-    async def put_async_chunks(
-        self, chunks: AsyncIterator[bytes], *, limit: int | None = None
-    ) -> tuple[str, int]:
-        """Stream an async body to disk without holding it in memory."""
-        w = self.writer(limit=limit)
-        try:
-            async for chunk in chunks:
-                w.write(chunk)
-            return w.commit()
+            w.write(data)
+            return w.commit()[0]
         except BaseException:
             w.abort()
             raise
@@ -112,11 +92,6 @@ class BlobWriter:
             raise BlobTooLarge(self.limit)
         self._digest.update(data)
         self._fh.write(data)
-
-    @property
-    def sha256(self) -> str:
-        """The hex digest of what was written so far."""
-        return self._digest.hexdigest()
 
     def commit(self) -> tuple[str, int]:
         """fsync, rename to the content hash; returns (sha256, size). When a blob with

@@ -59,7 +59,7 @@ class DbConversionCache:
         return text
 
     def put(self, key: str, markdown: str) -> None:
-        markdown = markdown.replace("\x00", "")
+        # stored as converted: the engine's `finalize` cleans what leaves the pipeline
         sha = self.blobs.put_bytes(markdown.encode("utf-8", "replace"))
         try:
             with session_scope() as session:

@@ -75,10 +75,6 @@ def get_engine(settings: Settings | None = None) -> Engine:
         return _engine
 
 
-def is_sqlite(engine: Engine | None = None) -> bool:
-    return (engine or get_engine()).dialect.name == "sqlite"
-
-
 def dispose_after_fork() -> None:
     """Drop connections inherited from the parent without closing them under its feet."""
     with _lock:

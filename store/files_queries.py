@@ -1,61 +1,33 @@
-"""Keyword-only queries over the `files` table: claim, result writes, recovery sweep.
+"""Keyword-only queries over the `files` table: claims, result writes, the recovery
+sweep's reads and updates, and the API's reads.
 
 Every state change is a conditional UPDATE guarded by the state it was read
 in (status, attempts, …), so a duplicate delivery or two sweeps at once can
 never double-claim or double-write a row: the loser's UPDATE matches 0 rows.
+Which change to make (claim, take over, fail, release) is decided in
+`service.files`; this module only runs the statements.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
-from typing import Any, Literal
+from datetime import UTC, datetime
+from typing import Any
 
-from sqlalchemy import Connection, Table, and_, insert, or_, update
+from sqlalchemy import Connection, Row, Table, and_, insert, or_, update
 from sqlalchemy import select as sa_select
 from sqlmodel import Session, col, select
 
 from store.tables import ConversionCacheEntry, File, FileContent, FileStatus, utcnow
 
-ClaimOutcome = Literal["claimed", "missing", "done", "busy", "exhausted"]
-
-
-@dataclass(frozen=True)
-class Claim:
-    outcome: ClaimOutcome
-    file_id: str
-    attempt: int = 0
-    sha256: str = ""
-    filename: str = ""
-    size_bytes: int = 0
-
-
-def strip_nul(value: Any) -> Any:
-    """Remove NUL from every string (PostgreSQL refuses it in text and JSON)."""
-    if isinstance(value, str):
-        return value.replace("\x00", "") if "\x00" in value else value
-    if isinstance(value, dict):
-        return {strip_nul(k): strip_nul(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [strip_nul(v) for v in value]
-    return value
-
-
-def exhausted_message(attempts: int) -> str:
-    return (
-        f"processing crashed or timed out the worker {attempts} times; the file is probably "
-        "hostile or too large to process within the worker's time and memory limits "
-        "(TASK_TIME_LIMIT_S, WORKER_MAX_MEMORY_MB)"
-    )
-
-
 # Core statements: no ORM identity map or session sync per row
 FILES: Table = File.__table__  # type: ignore[attr-defined]
 CONTENTS: Table = FileContent.__table__  # type: ignore[attr-defined]
 C = FILES.c
+CLAIM_COLUMNS = (C.attempts, C.sha256, C.filename, C.size_bytes)
 
 
 def _conn(session: Session | Connection) -> Connection:
@@ -74,24 +46,19 @@ def _guarded_update(
     return result.rowcount == 1
 
 
-def claim_file(  # noqa: PLR0911 - one return per claim outcome
+# --- claims ---------------------------------------------------------------------------------
+def claim_uploaded(
     session: Session | Connection,
     *,
     file_id: str,
     worker_id: str,
     max_attempts: int,
-    lease_expired_before: datetime,
-    holder_is_dead: Callable[[str], bool],
-    now: datetime | None = None,
-) -> Claim:
-    """Claim a file for processing; increments `attempts` before any work starts.
-
-    Claimable: `uploaded`, or `processing` whose holder is dead / is this very
-    process / started before `lease_expired_before`. A `ready`/`failed` row is
-    left alone (redelivery is a no-op). Over `max_attempts` the row ends `failed`.
-    """
-    now = now or utcnow()
-    fast = (
+    now: datetime,
+) -> Row[Any] | None:
+    """`uploaded` → `processing` with `attempts + 1`, in one statement (the common case).
+    Returns (attempts, sha256, filename, size_bytes), or None when the row is not
+    `uploaded` with attempts left."""
+    return (
         _conn(session)
         .execute(
             update(FILES)
@@ -104,80 +71,84 @@ def claim_file(  # noqa: PLR0911 - one return per claim outcome
                 updated_at=now,
                 error=None,
             )
-            .returning(C.attempts, C.sha256, C.filename, C.size_bytes)
+            .returning(*CLAIM_COLUMNS)
         )
         .first()
     )
-    if fast is not None:  # the common case in one statement
-        return Claim(
-            "claimed",
-            file_id,
-            attempt=fast.attempts,
-            sha256=fast.sha256,
-            filename=fast.filename,
-            size_bytes=fast.size_bytes,
-        )
-    row = (
+
+
+def claim_state(session: Session | Connection, *, file_id: str) -> Row[Any] | None:
+    """What a claim decides on: status, attempts, started_at, lease_owner, and the
+    claim columns (sha256, filename, size_bytes)."""
+    return (
         _conn(session)
         .execute(
-            sa_select(
-                C.status,
-                C.attempts,
-                C.started_at,
-                C.lease_owner,
-                C.sha256,
-                C.filename,
-                C.size_bytes,
-            ).where(C.id == file_id)
+            sa_select(C.status, C.started_at, C.lease_owner, *CLAIM_COLUMNS).where(C.id == file_id)
         )
         .first()
     )
-    if row is None:
-        return Claim("missing", file_id)
-    if row.status in (FileStatus.READY, FileStatus.FAILED):
-        return Claim("done", file_id)
-    if row.status == FileStatus.PROCESSING:
-        holder = row.lease_owner or ""
-        started = _aware(row.started_at)
-        expired = started is None or started < lease_expired_before
-        if not (expired or holder == worker_id or (holder and holder_is_dead(holder))):
-            return Claim("busy", file_id)
-    guard = [C.id == file_id, C.status == row.status, C.attempts == row.attempts]
-    attempt = row.attempts + 1
-    if attempt > max_attempts:
-        ok = _guarded_update(
-            session,
-            guard,
-            {
-                "status": FileStatus.FAILED,
-                "error": exhausted_message(row.attempts),
-                "lease_owner": None,
-                "updated_at": now,
-                "finished_at": now,
-            },
-        )
-        return Claim("exhausted" if ok else "busy", file_id)
-    ok = _guarded_update(
+
+
+def take_over(
+    session: Session | Connection,
+    *,
+    file_id: str,
+    seen_status: str,
+    seen_attempts: int,
+    worker_id: str,
+    now: datetime,
+) -> bool:
+    """Claim a row still in the state it was read in: `processing` under a new attempt."""
+    return _guarded_update(
         session,
-        guard,
+        [C.id == file_id, C.status == seen_status, C.attempts == seen_attempts],
         {
             "status": FileStatus.PROCESSING,
-            "attempts": attempt,
+            "attempts": seen_attempts + 1,
             "lease_owner": worker_id,
             "started_at": now,
             "updated_at": now,
             "error": None,
         },
     )
-    if not ok:
-        return Claim("busy", file_id)
-    return Claim(
-        "claimed",
-        file_id,
-        attempt=attempt,
-        sha256=row.sha256,
-        filename=row.filename,
-        size_bytes=row.size_bytes,
+
+
+def fail_unfinished(
+    session: Session | Connection,
+    *,
+    file_id: str,
+    seen_status: str,
+    seen_attempts: int,
+    error: str,
+    now: datetime,
+) -> bool:
+    """End a row still in the state it was read in as `failed` with `error`."""
+    return _guarded_update(
+        session,
+        [C.id == file_id, C.status == seen_status, C.attempts == seen_attempts],
+        {
+            "status": FileStatus.FAILED,
+            "error": error,
+            "lease_owner": None,
+            "updated_at": now,
+            "finished_at": now,
+        },
+    )
+
+
+def release_to_uploaded(
+    session: Session | Connection, *, file_id: str, seen_attempts: int, now: datetime
+) -> bool:
+    """A `processing` row whose worker is gone goes back to `uploaded`, due at once."""
+    return _guarded_update(
+        session,
+        [C.id == file_id, C.status == FileStatus.PROCESSING, C.attempts == seen_attempts],
+        {
+            "status": FileStatus.UPLOADED,
+            "lease_owner": None,
+            "updated_at": now,
+            "recover_after": now,
+        },
     )
 
 
@@ -186,7 +157,7 @@ def insert_file(session: Session | Connection, *, row: File) -> None:
     values = {
         c.name: getattr(row, "meta" if c.name == "metadata" else c.name) for c in FILES.columns
     }
-    _conn(session).execute(insert(FILES).values(**strip_nul(values)))
+    _conn(session).execute(insert(FILES).values(**values))
 
 
 def write_result(
@@ -201,15 +172,14 @@ def write_result(
     """Store a result (and the processed `text`) iff the row is still `processing` under
     this attempt; a stale or duplicate attempt writes nothing."""
     now = now or utcnow()
-    values = {k: strip_nul(v) for k, v in values.items()}
-    values.update(lease_owner=None, updated_at=now, finished_at=now)
+    values = {**values, "lease_owner": None, "updated_at": now, "finished_at": now}
     ok = _guarded_update(
         session,
         [C.id == file_id, C.status == FileStatus.PROCESSING, C.attempts == attempt],
         values,
     )
     if ok and text is not None:
-        _conn(session).execute(insert(CONTENTS).values(file_id=file_id, text=strip_nul(text)))
+        _conn(session).execute(insert(CONTENTS).values(file_id=file_id, text=text))
     return ok
 
 
@@ -261,11 +231,6 @@ def sweep_candidates(
     return [SweepCandidate(*r) for r in rows]
 
 
-def recover_backoff_s(*, grace_s: float, enqueues: int, cap_s: float) -> float:
-    """Wait before the next re-enqueue of a still-`uploaded` row: grace x 2^enqueues."""
-    return float(min(max(grace_s, 1.0) * 2.0 ** min(enqueues, 20), cap_s))
-
-
 def bump_uploaded(
     session: Session,
     *,
@@ -292,44 +257,6 @@ def enqueue_failed(session: Session, *, file_id: str, now: datetime | None = Non
     )
 
 
-def release_stale_processing(
-    session: Session,
-    *,
-    file_id: str,
-    attempts: int,
-    max_attempts: int,
-    now: datetime | None = None,
-) -> Literal["requeue", "failed", "lost"]:
-    """A `processing` row whose worker died or overran: back to `uploaded` for a new
-    attempt, or `failed` when it already had `max_attempts`."""
-    now = now or utcnow()
-    guard = [C.id == file_id, C.status == FileStatus.PROCESSING, C.attempts == attempts]
-    if attempts >= max_attempts:
-        ok = _guarded_update(
-            session,
-            guard,
-            {
-                "status": FileStatus.FAILED,
-                "error": exhausted_message(attempts),
-                "lease_owner": None,
-                "updated_at": now,
-                "finished_at": now,
-            },
-        )
-        return "failed" if ok else "lost"
-    ok = _guarded_update(
-        session,
-        guard,
-        {
-            "status": FileStatus.UPLOADED,
-            "lease_owner": None,
-            "updated_at": now,
-            "recover_after": now,
-        },
-    )
-    return "requeue" if ok else "lost"
-
-
 # --- API reads ----------------------------------------------------------------------------
 def get_owned(session: Session, *, owner_id: str, file_id: str) -> File | None:
     row = session.get(File, file_id) if len(file_id) <= 64 else None
@@ -337,7 +264,7 @@ def get_owned(session: Session, *, owner_id: str, file_id: str) -> File | None:
 
 
 def encode_cursor(row: File) -> str:
-    raw = f"{_aware(row.created_at).isoformat()}|{row.id}"  # type: ignore[union-attr]
+    raw = f"{aware(row.created_at).isoformat()}|{row.id}"  # type: ignore[union-attr]
     return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
 
 
@@ -397,22 +324,8 @@ def blob_referenced(session: Session, *, sha256: str) -> bool:
     )
 
 
-def _aware(ts: datetime | None) -> datetime | None:
-    """SQLite hands back naive datetimes; they are UTC."""
-    if ts is None:
-        return None
-    if ts.tzinfo is None:
-        from datetime import UTC
-
-        return ts.replace(tzinfo=UTC)
-    return ts
-
-
 def aware(ts: datetime | None) -> datetime | None:
-    return _aware(ts)
-
-
-def lease_cutoff(
-    *, time_limit_s: float, margin_s: float = 10.0, now: datetime | None = None
-) -> datetime:
-    return (now or utcnow()) - timedelta(seconds=time_limit_s + margin_s)
+    """SQLite hands back naive datetimes; they are UTC."""
+    if ts is None or ts.tzinfo is not None:
+        return ts
+    return ts.replace(tzinfo=UTC)

@@ -1,6 +1,5 @@
-"""Celery tasks: each a few lines over a plain function that takes settings/a session.
+"""Celery tasks: each a few lines over a use case of `service/`.
 
-- `tasks.files`            process_file, recover_files, noop
-- `tasks.file_processing`  the plain functions behind them (tests call these directly)
-- `tasks.history`          the history service's tasks
+- `tasks.files`    process_file, recover_files, noop (over `service.files`)
+- `tasks.history`  the history service's tasks
 """

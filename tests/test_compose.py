@@ -8,6 +8,7 @@ command or option fails here rather than in a container.
 from __future__ import annotations
 
 import re
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -169,5 +170,11 @@ def test_dockerfile_builds_one_image_running_contextq() -> None:
     cmd = re.search(r"^CMD (\[.*\])$", text, re.M)
     assert cmd is not None
     _check_cli(yaml.safe_load(cmd.group(1)))
-    for package in ("contextq", "cli", "api", "worker", "tasks", "store", "migrations"):
+    # every package the distribution installs is copied in (pyproject's packages.find)
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    packages = [
+        p.rstrip("*") for p in pyproject["tool"]["setuptools"]["packages"]["find"]["include"]
+    ]
+    assert "service" in packages
+    for package in packages:
         assert re.search(rf"^COPY {package} ", text, re.M), package

@@ -8,4 +8,4 @@ PROCESS_FILE = "contextq.process_file"
 RECOVER_FILES = "contextq.recover_files"
 COMPACT_CONVERSATION = "contextq.compact_conversation"
 SWEEP_COMPACTIONS = "contextq.sweep_compactions"
-NOOP = "contextq.noop"  # the framework's floor, for bench/queue.py
+NOOP = "contextq.noop"  # the framework's floor, for bench/upload_queue.py

@@ -144,6 +144,18 @@ def test_pool_children_run_under_an_address_space_limit(stack, worker) -> None:
     expected = address_space_limit_bytes(2048)
     if inherited != psutil.RLIM_INFINITY:
         expected = min(expected, inherited)
+
+    def soft_limits() -> list[int]:  # a child applies it in worker_process_init, just after
+        try:  # the fork: under load the worker can report ready a moment before that
+            return [psutil.Process(p).rlimit(psutil.RLIMIT_AS)[0] for p in worker.pool_pids()]
+        except psutil.NoSuchProcess:
+            return []
+
+    wait_until(
+        lambda: soft_limits() and set(soft_limits()) == {expected},
+        timeout=20,
+        what="every pool child to apply its address-space limit",
+    )
     children = worker.pool_pids()
     assert children
     for pid in children:

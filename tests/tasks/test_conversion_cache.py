@@ -25,7 +25,7 @@ def _cache(**kw) -> DbConversionCache:
 def test_put_get_counts_hits(stack) -> None:
     cache = _cache()
     assert cache.get("k1") is None
-    cache.put("k1", "# converted\x00 markdown")
+    cache.put("k1", "# converted markdown")
     assert cache.get("k1") == "# converted markdown"
     assert cache.get("k1") == "# converted markdown"
     entry = get_row(ConversionCacheEntry, "k1")

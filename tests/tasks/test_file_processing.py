@@ -1,4 +1,5 @@
-"""The plain functions behind the file tasks, over a real SQLite file (no worker process).
+"""The use cases behind the file tasks (`service.files`), over a real SQLite file (no worker
+process).
 
 Claims, attempts, guarded result writes and the recovery sweep are checked
 directly; tests/integration runs the same code inside real workers.
@@ -6,7 +7,9 @@ directly; tests/integration runs the same code inside real workers.
 
 from __future__ import annotations
 
+import logging
 import os
+import re
 import threading
 import time
 from datetime import timedelta
@@ -14,11 +17,11 @@ from datetime import timedelta
 import pytest
 
 from contextq.settings import get_settings
+from service import files as fp
 from store import files_queries as q
 from store.blobs import get_blob_store
 from store.db import read_session, session_scope
 from store.tables import File, FileStatus, utcnow
-from tasks import file_processing as fp
 from tests.support.db import get_row
 
 BOTH_BACKENDS = pytest.mark.parametrize(
@@ -35,7 +38,7 @@ def _row(owner, data: bytes = b"hello world\n", *, filename: str = "a.txt", **kw
 
 
 def _process(file_id: str) -> fp.Outcome:
-    return fp.process_file_by_id(file_id, settings=get_settings())
+    return fp.process_file(settings=get_settings(), file_id=file_id)
 
 
 @BOTH_BACKENDS
@@ -53,6 +56,20 @@ def test_process_then_redelivery_is_a_no_op(stack, owner) -> None:
     again = _process(row.id)  # a duplicate/redelivered message
     assert again.status == "done"
     assert get_row(File, row.id).attempts == 1
+
+
+def test_one_info_line_per_processed_file(stack, owner, caplog) -> None:
+    row = _row(owner, b"logged text\n")
+    failed = _row(owner, b"\x00\x01\x02\x03" * 100 + os.urandom(512), filename="blob.bin")
+    with caplog.at_level(logging.INFO, logger="contextq.files"):
+        _process(row.id)
+        _process(failed.id)
+        _process(row.id)  # a redelivery processes nothing and logs nothing
+    lines = [r.getMessage() for r in caplog.records if r.name == "contextq.files"]
+    assert len(lines) == 2, lines
+    assert lines[0].startswith(f"file {row.id} processed: file_type=text status=ready ")
+    assert lines[1].startswith(f"file {failed.id} processed: file_type=binary status=failed ")
+    assert all(re.search(r"duration_ms=\d+\.\d", line) for line in lines)
 
 
 def test_missing_row_and_missing_blob(stack, owner) -> None:
@@ -79,9 +96,9 @@ def _claim(
     dead=lambda h: False,
     max_attempts: int = 3,
     lease_s: float = 60.0,
-) -> q.Claim:
+) -> fp.Claim:
     with session_scope() as s:
-        return q.claim_file(
+        return fp.claim_file(
             s,
             file_id=file_id,
             worker_id=worker_id,
@@ -123,7 +140,7 @@ def test_stale_attempt_cannot_write(stack, owner) -> None:
         )
     with session_scope() as s:
         assert q.write_result(
-            s, file_id=row.id, attempt=new.attempt, values={"status": "ready", "error": "ok\x00"}
+            s, file_id=row.id, attempt=new.attempt, values={"status": "ready", "error": "ok"}
         )
     stored = get_row(File, row.id)
     assert (stored.status, stored.error, stored.lease_owner) == ("ready", "ok", None)
@@ -178,7 +195,7 @@ def test_recovery_sweep(stack, owner) -> None:
     time.sleep(0.01)
 
     sent: list[str] = []
-    report = fp.recover_files(settings=settings, enqueue=sent.append)
+    report = fp.recover_files(settings=settings, send=sent.append)
     assert sorted(report.requeued) == sorted([fresh_upload.id, dead.id])
     assert report.failed == [spent.id]
     assert sorted(sent) == sorted(report.requeued)
@@ -204,7 +221,7 @@ def test_two_sweeps_at_once_enqueue_each_row_once(stack, owner) -> None:
 
     def sweep() -> None:
         barrier.wait()
-        fp.recover_files(settings=get_settings(), enqueue=enqueue)
+        fp.recover_files(settings=get_settings(), send=enqueue)
 
     threads = [threading.Thread(target=sweep) for _ in range(2)]
     for t in threads:
@@ -222,12 +239,12 @@ def test_sweep_keeps_the_row_when_enqueue_fails(stack, owner) -> None:
     def broken(_file_id: str) -> None:
         raise ConnectionError("broker down")
 
-    report = fp.recover_files(settings=get_settings(), enqueue=broken)
+    report = fp.recover_files(settings=get_settings(), send=broken)
     assert report.requeued == []
     assert get_row(File, row.id).status == FileStatus.UPLOADED
     time.sleep(0.01)
     sent: list[str] = []
-    assert fp.recover_files(settings=get_settings(), enqueue=sent.append).requeued == [row.id]
+    assert fp.recover_files(settings=get_settings(), send=sent.append).requeued == [row.id]
 
 
 @pytest.mark.stack_env(TEST_PROCESS_DELAY_S="0.01")
@@ -249,16 +266,16 @@ def test_a_waiting_row_is_re_enqueued_with_backoff_not_every_sweep(stack, owner)
     row = _row(owner)
     time.sleep(0.01)
     sent: list[str] = []
-    fp.recover_files(settings=get_settings(), enqueue=sent.append)
-    fp.recover_files(settings=get_settings(), enqueue=sent.append)
+    fp.recover_files(settings=get_settings(), send=sent.append)
+    fp.recover_files(settings=get_settings(), send=sent.append)
     assert sent == [row.id]
     first = get_row(File, row.id)
     assert first.enqueues == 1 and q.aware(first.recover_after) > utcnow()
     with session_scope() as s:  # time passes
         s.get(File, row.id).recover_after = utcnow() - timedelta(seconds=1)
-    fp.recover_files(settings=get_settings(), enqueue=sent.append)
+    fp.recover_files(settings=get_settings(), send=sent.append)
     assert sent == [row.id, row.id]
     assert get_row(File, row.id).enqueues == 2
-    assert q.recover_backoff_s(grace_s=30, enqueues=0, cap_s=86400) == 30
-    assert q.recover_backoff_s(grace_s=30, enqueues=3, cap_s=86400) == 240
-    assert q.recover_backoff_s(grace_s=30, enqueues=50, cap_s=86400) == 86400
+    assert fp.recover_backoff_s(grace_s=30, enqueues=0, cap_s=86400) == 30
+    assert fp.recover_backoff_s(grace_s=30, enqueues=3, cap_s=86400) == 240
+    assert fp.recover_backoff_s(grace_s=30, enqueues=50, cap_s=86400) == 86400

@@ -15,25 +15,19 @@ and prints the ratios against the targets:
   p50 upload->ready  <=  2 x no-op round trip p50 + one HTTP round trip p50
   file throughput    >=  50% of no-op throughput
 
-    .venv/bin/python bench/queue.py            # full run (~1-2 min on 2 cores)
-    .venv/bin/python bench/queue.py --quick    # smaller counts
-    .venv/bin/python bench/queue.py --no-upload  # the floor only
+    .venv/bin/python -m bench.upload_queue              # full run (~2 min on 2 cores)
+    .venv/bin/python -m bench.upload_queue --quick      # smaller counts
+    .venv/bin/python -m bench.upload_queue --no-upload  # the floor only
+    .venv/bin/python bench/upload_queue.py              # the same, run as a script
 """
 
-# ruff: noqa: E402  (the import path is fixed before anything imports `queue`)
 from __future__ import annotations
-
-import sys
-
-# this file is named like the stdlib `queue` module: keep its folder off the import path
-# (celery, kombu and concurrent.futures import `queue`)
-_here = __import__("os").path.dirname(__import__("os").path.realpath(__file__))
-sys.path[:] = [p for p in sys.path if __import__("os").path.realpath(p or ".") != _here]
 
 import argparse
 import json
 import os
 import shutil
+import sys
 import tempfile
 import threading
 import time

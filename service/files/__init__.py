@@ -1,0 +1,40 @@
+"""The files use cases (SPEC §2 "Files"), one home each.
+
+- `uploads`     accept_upload, get_file, file_content, list_files, delete_file: what the
+                routes of `api/routes/files.py` call, each in one transaction
+- `processing`  process_file: phase two, run by the `process_file` task
+- `recovery`    recover_files: the sweep beat runs
+- `claims`      who may process a file (attempts, lease, holder identity)
+"""
+
+from service.files.claims import Claim, claim_file, holder_is_dead, worker_identity
+from service.files.processing import Outcome, process_file
+from service.files.recovery import SweepReport, recover_backoff_s, recover_files
+from service.files.uploads import (
+    FileArtefact,
+    accept_upload,
+    delete_file,
+    file_content,
+    get_file,
+    is_final,
+    list_files,
+)
+
+__all__ = [
+    "Claim",
+    "FileArtefact",
+    "Outcome",
+    "SweepReport",
+    "accept_upload",
+    "claim_file",
+    "delete_file",
+    "file_content",
+    "get_file",
+    "holder_is_dead",
+    "is_final",
+    "list_files",
+    "process_file",
+    "recover_backoff_s",
+    "recover_files",
+    "worker_identity",
+]

@@ -1,0 +1,196 @@
+"""Phase two of an upload: `process_file` claims the row, runs the engine on the stored
+blob and writes the result, in short transactions of its own (no transaction is held
+while the engine runs).
+
+The result is written by a conditional update guarded by status + attempt, so a stale
+or duplicate attempt writes nothing. Long polls are told of every final status over
+Redis (`store.notify`). One INFO line per processed file (logger `contextq.files`):
+its id, file_type, final status and duration.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from contextq.settings import Settings
+from service.files.claims import (
+    LEASE_MARGIN_S,
+    Claim,
+    claim_file,
+    lease_cutoff,
+    worker_identity,
+)
+from store import files_queries as q
+from store.blobs import BlobStore, get_blob_store
+from store.db import get_engine
+from store.notify import publish_file_status
+from store.tables import FileStatus
+
+log = logging.getLogger("contextq.files")
+
+TEXT_MEDIA_TYPE = "text/markdown; charset=utf-8"
+SENTINEL_SCAN_BYTES = 64 * 1024 * 1024
+MISSING_BLOB = (
+    "the uploaded bytes are missing or damaged in storage (a crash right after the "
+    "upload?); upload the file again"
+)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    status: str  # the claim's outcome when it did not claim, else the final row status
+    attempt: int = 0
+    written: bool = False
+
+
+def process_file(
+    *,
+    settings: Settings,
+    file_id: str,
+    time_limit_errors: tuple[type[BaseException], ...] = (),
+) -> Outcome:
+    """Claim, process, store. `time_limit_errors` (Celery's SoftTimeLimitExceeded) end the
+    row `failed` saying the time limit was hit. Redelivery of a finished file is a no-op."""
+    started = time.perf_counter()
+    with get_engine().begin() as conn:  # Core connection: the lean path
+        claim = claim_file(
+            conn,
+            file_id=file_id,
+            worker_id=worker_identity(),
+            max_attempts=settings.MAX_ATTEMPTS,
+            lease_expired_before=lease_cutoff(settings),
+        )
+    if claim.outcome != "claimed":
+        if claim.outcome == "exhausted":
+            log.error("file %s failed: attempts exhausted", file_id)
+            publish_file_status(settings.REDIS_URL, file_id, FileStatus.FAILED)
+        return Outcome(claim.outcome)
+    values, text = _values_for(claim, settings=settings, time_limit_errors=time_limit_errors)
+    with get_engine().begin() as conn:
+        written = q.write_result(
+            conn, file_id=file_id, attempt=claim.attempt, values=values, text=text
+        )
+    status = values["status"]
+    if written:
+        publish_file_status(settings.REDIS_URL, file_id, status)
+    log.info(
+        "file %s processed: file_type=%s status=%s duration_ms=%.1f%s",
+        file_id,
+        values.get("file_type", "unknown"),
+        status,
+        (time.perf_counter() - started) * 1000,
+        "" if written else f" (attempt {claim.attempt} not written: the row moved on)",
+    )
+    return Outcome(status, claim.attempt, written)
+
+
+def _values_for(
+    claim: Claim, *, settings: Settings, time_limit_errors: tuple[type[BaseException], ...]
+) -> tuple[dict[str, Any], str | None]:
+    """(row values, processed text) of a claimed file; a time limit ends it `failed`."""
+    blobs = get_blob_store(settings)
+    try:
+        blob_path = blobs.path(claim.sha256)
+        _test_hooks(settings, blob_path)
+        return _run_engine(
+            blob_path,
+            claim.filename,
+            expected_size=claim.size_bytes,
+            settings=settings,
+            blobs=blobs,
+            reraise=time_limit_errors,
+        )
+    except time_limit_errors:
+        return {
+            "status": FileStatus.FAILED,
+            "error": (
+                f"processing took longer than the time limit ({settings.TASK_SOFT_TIME_LIMIT_S}"
+                " s, TASK_SOFT_TIME_LIMIT_S); the file is too large or too complex: split it"
+            ),
+        }, None
+
+
+def _test_hooks(settings: Settings, blob_path: Path) -> None:
+    """Fault injection for the integration tests (refused outside development)."""
+    if not settings.test_hooks_enabled:
+        return
+    if settings.TEST_KILL_SENTINEL:
+        with open(blob_path, "rb") as fh:
+            head = fh.read(SENTINEL_SCAN_BYTES)
+        if settings.TEST_KILL_SENTINEL.encode() in head:
+            log.warning("TEST_KILL_SENTINEL found: SIGKILL pid %s", os.getpid())
+            os.kill(os.getpid(), signal.SIGKILL)
+    if settings.TEST_PROCESS_DELAY_S > 0:
+        time.sleep(settings.TEST_PROCESS_DELAY_S)
+
+
+def _conversion_cache(settings: Settings, blobs: BlobStore) -> Any:
+    from store.conversion_cache import DbConversionCache
+
+    return DbConversionCache(
+        blobs=blobs,
+        redis_url=settings.REDIS_URL,
+        lock_timeout_s=settings.TASK_TIME_LIMIT_S + LEASE_MARGIN_S,
+        wait_timeout_s=settings.TASK_SOFT_TIME_LIMIT_S,
+    )
+
+
+def _run_engine(
+    blob_path: Path,
+    filename: str,
+    *,
+    expected_size: int,
+    settings: Settings,
+    blobs: BlobStore,
+    reraise: tuple[type[BaseException], ...],
+) -> tuple[dict[str, Any], str | None]:
+    """(row values, processed text). The text goes to `file_contents` (small: already
+    cut, and cleaned of NUL by the engine's `finalize`); only a binary artefact is
+    written as a blob."""
+    from contextq.files.pipeline import process_file as run_pipeline
+
+    try:
+        stored_size = blob_path.stat().st_size
+    except FileNotFoundError:
+        stored_size = -1
+    if stored_size != expected_size:
+        return {"status": FileStatus.FAILED, "error": MISSING_BLOB}, None
+    result = run_pipeline(
+        blob_path,
+        filename,
+        settings=settings,
+        cache=_conversion_cache(settings, blobs),
+        reraise=reraise,
+    )
+    values: dict[str, Any] = {
+        "file_type": (result.file_type or "unknown")[:32],
+        "category": (result.category or "unsupported")[:16],
+        "media_type": (result.media_type or "application/octet-stream")[:255],
+        "meta": result.metadata or {},
+        "cache_hit": bool(result.cache_hit),
+    }
+    if not result.success:
+        values.update(
+            status=FileStatus.FAILED, error=result.error or "the file could not be processed"
+        )
+        return values, None
+    content_sha, content_type = None, TEXT_MEDIA_TYPE
+    if result.binary is not None:
+        content_sha = blobs.put_bytes(result.binary)
+        content_type = result.binary_media_type or "application/octet-stream"
+    values.update(
+        status=FileStatus.READY,
+        error=None,
+        token_count=result.token_count,
+        processed_token_count=result.processed_token_count,
+        truncation=result.truncation.to_dict(),
+        content_sha256=content_sha,
+        content_media_type=content_type,
+    )
+    return values, result.content or ""
