@@ -86,6 +86,17 @@ class Settings(BaseSettings):
     # (it must stay above the hard limit, or a running task is delivered twice)
     BROKER_VISIBILITY_TIMEOUT_S: int | None = Field(None, ge=1)
 
+    # projects and retrieval (SPEC §8): chunking of a file's whole text for search
+    CHUNK_TOKENS: int = Field(400, ge=32, le=8192)
+    CHUNK_OVERLAP_TOKENS: int = Field(40, ge=0)
+    MAX_INDEX_TOKENS_PER_FILE: int = Field(2_000_000, ge=1)
+
+    @model_validator(mode="after")
+    def _check_retrieval(self) -> Settings:
+        if self.CHUNK_OVERLAP_TOKENS * 2 > self.CHUNK_TOKENS:
+            raise ValueError("CHUNK_OVERLAP_TOKENS must be at most half of CHUNK_TOKENS")
+        return self
+
     # Flower (bound to loopback by `contextq up`)
     FLOWER_USER: str = "admin"
     FLOWER_PASSWORD: str | None = None  # generated and saved in DATA_DIR when unset

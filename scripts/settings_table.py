@@ -73,6 +73,10 @@ MEANING: dict[str, str] = {
     "TASK_EXPIRES_S": "every enqueued message expires after this",
     "BROKER_VISIBILITY_TIMEOUT_S": "seconds before an unacked message (killed worker) comes "
     "back; unset: TASK_TIME_LIMIT_S + 60",
+    "CHUNK_TOKENS": "target tokens of a project chunk (search and retrieval, SPEC §8)",
+    "CHUNK_OVERLAP_TOKENS": "tokens a chunk repeats from the one before it (at most half)",
+    "MAX_INDEX_TOKENS_PER_FILE": "tokens of one file indexed for search at most; the file "
+    "says where indexing stopped",
     "FLOWER_USER": "Flower basic-auth user",
     "FLOWER_PASSWORD": "Flower basic-auth password; unset: generated once into "
     "DATA_DIR/flower-password (0600)",

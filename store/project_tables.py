@@ -1,0 +1,91 @@
+"""Tables of projects and retrieval (SPEC §8): projects, chunk sets, chunks, file links.
+
+A chunk set is the chunks of one content (the upload's bytes, `files.sha256`) made by one
+chunker configuration (`ChunkerOptions.fingerprint()`): its `key` is both, like the
+conversion cache's, so every file with those bytes — any owner's — shares it and
+re-indexing reuses it. `file_chunk_sets` says which set a file was indexed into; search
+reaches chunks only through it and the file's owner, project and status.
+
+The full-text index is created by migration `0004_projects_chunks`, per dialect:
+- SQLite: `chunks_fts`, an external-content FTS5 table over `chunks(text, heading)`
+  (tokenizer `porter unicode61 remove_diacritics 2`), kept in sync by triggers on `chunks`,
+  so every path that deletes chunks (the set's ON DELETE CASCADE included) updates it;
+- PostgreSQL: `chunks.tsv`, a stored generated `tsvector` (english; the heading weighted
+  B, the text A) with a GIN index.
+Neither is mapped here: `store/search.py` reaches them with SQL of its dialect.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import JSON, BigInteger, Column, Integer, Text, UniqueConstraint
+from sqlmodel import Field, SQLModel
+
+from store.tables import _ts, new_id
+
+# SQLite: INTEGER PRIMARY KEY is the rowid the FTS5 table points at; PostgreSQL: bigint.
+_CHUNK_ID = BigInteger().with_variant(Integer(), "sqlite")
+
+
+class Project(SQLModel, table=True):
+    __tablename__ = "projects"
+
+    id: str = Field(default_factory=new_id, primary_key=True, max_length=32)
+    owner_id: str = Field(foreign_key="owners.id", index=True, max_length=32)
+    name: str = Field(max_length=200)
+    instructions: str | None = Field(default=None, sa_column=Column(Text))
+    created_at: datetime = _ts()
+    updated_at: datetime = _ts()
+
+
+class ChunkSet(SQLModel, table=True):
+    """The chunks of one content by one chunker configuration, shared by all its files."""
+
+    __tablename__ = "chunk_sets"
+
+    id: str = Field(default_factory=new_id, primary_key=True, max_length=32)
+    key: str = Field(max_length=160, unique=True)  # sha256:fingerprint
+    content_sha256: str = Field(max_length=64, index=True)
+    chunker: str = Field(max_length=96)  # ChunkerOptions.fingerprint()
+    chunk_count: int = 0
+    token_count: int = 0  # sum of the chunks' tokens (what MAX_INDEX_TOKENS_PER_FILE caps)
+    complete: bool = True
+    # where indexing stopped when the cap was reached ({"page": 40}, {"sheet", "line"}), else None
+    stopped_at: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON))
+    created_at: datetime = _ts()
+
+
+class ChunkRow(SQLModel, table=True):
+    """One chunk: its text and where it came from (page, sheet, line or row range)."""
+
+    __tablename__ = "chunks"
+    __table_args__ = (UniqueConstraint("chunk_set_id", "chunk_index", name="uq_chunks_set_index"),)
+
+    id: int | None = Field(
+        default=None, sa_column=Column(_CHUNK_ID, primary_key=True, autoincrement=True)
+    )
+    chunk_set_id: str = Field(foreign_key="chunk_sets.id", ondelete="CASCADE", max_length=32)
+    chunk_index: int
+    text: str = Field(sa_column=Column(Text, nullable=False))
+    heading: str | None = Field(default=None, sa_column=Column(Text))
+    token_count: int
+    page: int | None = None
+    sheet: str | None = Field(default=None, max_length=255)
+    line_start: int | None = None
+    line_end: int | None = None
+
+
+class FileChunkSet(SQLModel, table=True):
+    """Which chunk set a file was indexed into (deleted with the file)."""
+
+    __tablename__ = "file_chunk_sets"
+
+    file_id: str = Field(
+        primary_key=True, max_length=32, foreign_key="files.id", ondelete="CASCADE"
+    )
+    chunk_set_id: str = Field(
+        foreign_key="chunk_sets.id", ondelete="CASCADE", index=True, max_length=32
+    )
+    created_at: datetime = _ts()
