@@ -26,7 +26,7 @@ from sqlmodel import Session, col
 
 from contextq.retrieval.chunking import ChunkedText
 from contextq.retrieval.types import Chunk
-from store.project_tables import ChunkRow, ChunkSet, FileChunkSet
+from store.project_tables import ChunkRow, ChunkSet, FileChunkSet, chunk_id
 from store.tables import File, FileStatus
 
 INSERT_BATCH = 1000
@@ -70,14 +70,16 @@ def store_chunk_set(
         if stored is None:
             raise
         return stored
+    assert chunk_set.id is not None
     rows = [_row(chunk_set.id, chunk) for chunk in chunked.chunks]
     for start in range(0, len(rows), INSERT_BATCH):
         session.execute(insert(ChunkRow), rows[start : start + INSERT_BATCH])
     return chunk_set
 
 
-def _row(chunk_set_id: str, chunk: Chunk) -> dict[str, Any]:
+def _row(chunk_set_id: int, chunk: Chunk) -> dict[str, Any]:
     return {
+        "id": chunk_id(chunk_set_id, chunk.index),
         "chunk_set_id": chunk_set_id,
         "chunk_index": chunk.index,
         "text": chunk.text.replace("\x00", ""),
@@ -90,7 +92,7 @@ def _row(chunk_set_id: str, chunk: Chunk) -> dict[str, Any]:
     }
 
 
-def link_file(session: Session, *, file_id: str, chunk_set_id: str) -> None:
+def link_file(session: Session, *, file_id: str, chunk_set_id: int) -> None:
     """Record that `file_id` is indexed into `chunk_set_id` (replacing an older link)."""
     link = session.get(FileChunkSet, file_id)
     if link is None:
@@ -134,12 +136,16 @@ def delete_unused_chunk_sets(session: Session, *, current_chunker: str) -> int:
 
 def _delete_sets(session: Session, condition: ColumnElement[bool]) -> int:
     ids = list(session.execute(select(col(ChunkSet.id)).where(condition)).scalars())
-    if not ids:
-        return 0
-    # chunks first: on SQLite the delete trigger removes each one from the FTS5 index
-    deleted = session.execute(delete(ChunkRow).where(col(ChunkRow.chunk_set_id).in_(ids)))
-    session.execute(delete(ChunkSet).where(col(ChunkSet.id).in_(ids)))
-    return int(deleted.rowcount or 0)  # type: ignore[attr-defined]
+    deleted = 0
+    for set_id in ids:
+        # chunks first, by their id range: on SQLite a trigger removes each from the FTS index
+        first, after = chunk_id(set_id, 0), chunk_id(set_id + 1, 0)
+        result = session.execute(
+            delete(ChunkRow).where(col(ChunkRow.id) >= first, col(ChunkRow.id) < after)
+        )
+        deleted += int(result.rowcount or 0)  # type: ignore[attr-defined]
+        session.execute(delete(ChunkSet).where(col(ChunkSet.id) == set_id))
+    return deleted
 
 
 def count_project_chunks(session: Session, *, owner_id: str, project_id: str) -> int:

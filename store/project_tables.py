@@ -20,13 +20,28 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, BigInteger, Column, Integer, Text, UniqueConstraint
+from sqlalchemy import JSON, BigInteger, Column, ForeignKey, Integer, Text
 from sqlmodel import Field, SQLModel
 
+from contextq.retrieval.chunking import MAX_CHUNKS_PER_FILE
 from store.tables import _ts, new_id
 
-# SQLite: INTEGER PRIMARY KEY is the rowid the FTS5 table points at; PostgreSQL: bigint.
-_CHUNK_ID = BigInteger().with_variant(Integer(), "sqlite")
+# SQLite: INTEGER PRIMARY KEY is the rowid (the FTS5 table points at chunks' rowids);
+# PostgreSQL: bigint.
+_BIG_ID = BigInteger().with_variant(Integer(), "sqlite")
+
+# A chunk's id is its set's id shifted left by CHUNK_INDEX_BITS, plus its index: search
+# keeps only the chunks of a project's sets from the id alone (`id >> 20`), before ranking,
+# with no lookup per matching row. A set holds at most 2**20 chunks (the chunker's cap).
+CHUNK_INDEX_BITS = 20
+MAX_CHUNKS_PER_SET = 1 << CHUNK_INDEX_BITS
+assert MAX_CHUNKS_PER_FILE <= MAX_CHUNKS_PER_SET
+
+
+def chunk_id(chunk_set_id: int, index: int) -> int:
+    if not 0 <= index < MAX_CHUNKS_PER_SET:
+        raise ValueError(f"chunk index {index} is outside 0..{MAX_CHUNKS_PER_SET - 1}")
+    return (chunk_set_id << CHUNK_INDEX_BITS) | index
 
 
 class Project(SQLModel, table=True):
@@ -45,7 +60,9 @@ class ChunkSet(SQLModel, table=True):
 
     __tablename__ = "chunk_sets"
 
-    id: str = Field(default_factory=new_id, primary_key=True, max_length=32)
+    id: int | None = Field(
+        default=None, sa_column=Column(_BIG_ID, primary_key=True, autoincrement=True)
+    )
     key: str = Field(max_length=160, unique=True)  # sha256:fingerprint
     content_sha256: str = Field(max_length=64, index=True)
     chunker: str = Field(max_length=96)  # ChunkerOptions.fingerprint()
@@ -58,15 +75,17 @@ class ChunkSet(SQLModel, table=True):
 
 
 class ChunkRow(SQLModel, table=True):
-    """One chunk: its text and where it came from (page, sheet, line or row range)."""
+    """One chunk: its text and where it came from (page, sheet, line or row range).
+
+    `id` is `chunk_id(chunk_set_id, chunk_index)`, so a set's chunks are one id range
+    (read and deleted by it; no other index on this table)."""
 
     __tablename__ = "chunks"
-    __table_args__ = (UniqueConstraint("chunk_set_id", "chunk_index", name="uq_chunks_set_index"),)
 
-    id: int | None = Field(
-        default=None, sa_column=Column(_CHUNK_ID, primary_key=True, autoincrement=True)
+    id: int = Field(sa_column=Column(_BIG_ID, primary_key=True, autoincrement=False))
+    chunk_set_id: int = Field(
+        sa_column=Column(_BIG_ID, ForeignKey("chunk_sets.id", ondelete="CASCADE"), nullable=False)
     )
-    chunk_set_id: str = Field(foreign_key="chunk_sets.id", ondelete="CASCADE", max_length=32)
     chunk_index: int
     text: str = Field(sa_column=Column(Text, nullable=False))
     heading: str | None = Field(default=None, sa_column=Column(Text))
@@ -85,7 +104,9 @@ class FileChunkSet(SQLModel, table=True):
     file_id: str = Field(
         primary_key=True, max_length=32, foreign_key="files.id", ondelete="CASCADE"
     )
-    chunk_set_id: str = Field(
-        foreign_key="chunk_sets.id", ondelete="CASCADE", index=True, max_length=32
+    chunk_set_id: int = Field(
+        sa_column=Column(
+            _BIG_ID, ForeignKey("chunk_sets.id", ondelete="CASCADE"), nullable=False, index=True
+        )
     )
     created_at: datetime = _ts()

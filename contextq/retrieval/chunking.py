@@ -13,10 +13,11 @@ the structure:
   (`contextq.retrieval.tables`);
 - every chunk knows its index, page, sheet, line or row range and heading.
 
-The whole file is capped at `max_tokens` (the sum of the chunks' tokens): the chunk that
-would pass it is not kept and `stopped_at` says where it starts; the sections after it are
-not read. Chunking is deterministic: the same sections and options give the same chunks,
-so a chunk set is keyed by the bytes' sha256 + `ChunkerOptions.fingerprint()` and reused.
+The whole file is capped at `max_tokens` (the sum of the chunks' tokens) and
+`MAX_CHUNKS_PER_FILE` chunks: the chunk that would pass either is not kept and `stopped_at`
+says where it starts; the sections after it are not read. Chunking is deterministic: the
+same sections and options give the same chunks, so a chunk set is keyed by the bytes'
+sha256 + `ChunkerOptions.fingerprint()` and reused.
 """
 
 from __future__ import annotations
@@ -34,6 +35,9 @@ from contextq.settings import Settings
 
 # Bump whenever the chunks made from the same sections could change (splitter, rules).
 CHUNKER_VERSION = "1"
+
+# At most this many chunks per file (the store numbers a file's chunks in 20 bits).
+MAX_CHUNKS_PER_FILE = 1 << 20
 
 # A run of prose longer than this is split on its own (a line break), so memory stays bounded
 # and the cap is checked often; only a chunk that would straddle the cut is lost to it.
@@ -90,7 +94,7 @@ def chunk_sections(sections: Iterable[Section], *, options: ChunkerOptions) -> C
     stopped_at: dict[str, int | str] | None = None
     with closing(_pieces(sections, options)) as pieces:
         for piece in pieces:
-            if total + piece.token_count > options.max_tokens:
+            if total + piece.token_count > options.max_tokens or len(chunks) >= MAX_CHUNKS_PER_FILE:
                 stopped_at = piece.location()
                 break
             chunks.append(Chunk.from_piece(piece, len(chunks)))
