@@ -17,9 +17,10 @@ the same bytes got there first), so concurrent indexing of the same bytes stores
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import delete, exists, func, insert, select
+from sqlalchemy import delete, exists, func, select, text
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.sql.elements import ColumnElement
 from sqlmodel import Session, col
@@ -29,7 +30,7 @@ from contextq.retrieval.types import Chunk
 from store.project_tables import ChunkRow, ChunkSet, FileChunkSet, chunk_id
 from store.tables import File, FileStatus
 
-INSERT_BATCH = 1000
+INSERT_BATCH = 2000
 MAX_SHEET_CHARS = 255
 
 
@@ -71,25 +72,52 @@ def store_chunk_set(
             raise
         return stored
     assert chunk_set.id is not None
-    rows = [_row(chunk_set.id, chunk) for chunk in chunked.chunks]
-    for start in range(0, len(rows), INSERT_BATCH):
-        session.execute(insert(ChunkRow), rows[start : start + INSERT_BATCH])
+    _insert_chunks(session, chunk_set.id, chunked.chunks)
     return chunk_set
 
 
-def _row(chunk_set_id: int, chunk: Chunk) -> dict[str, Any]:
-    return {
-        "id": chunk_id(chunk_set_id, chunk.index),
-        "chunk_set_id": chunk_set_id,
-        "chunk_index": chunk.index,
-        "text": chunk.text.replace("\x00", ""),
-        "heading": chunk.heading.replace("\x00", "") if chunk.heading else None,
-        "token_count": chunk.token_count,
-        "page": chunk.page,
-        "sheet": chunk.sheet[:MAX_SHEET_CHARS] if chunk.sheet else None,
-        "line_start": chunk.line_start,
-        "line_end": chunk.line_end,
-    }
+_COLUMNS = (
+    "id, chunk_set_id, chunk_index, text, heading, token_count, page, sheet, line_start, line_end"
+)
+
+# SQLite's full-text entries of a set's chunks, added in one statement (the PostgreSQL
+# tsvector is a generated column); removal is by trigger (migration 0004_projects_chunks)
+_FTS_ADD = text(
+    "INSERT INTO chunks_fts(rowid, text, heading) "
+    "SELECT id, text, heading FROM chunks WHERE id >= :first AND id < :after"
+)
+
+
+def _insert_chunks(session: Session, chunk_set_id: int, chunks: Sequence[Chunk]) -> None:
+    """The driver's executemany with tuples: a third of the time of Core's insert with a
+    dict per row (≈ 9 vs 32 ms for the 1 071 chunks of a 300-page PDF)."""
+    if not chunks:
+        return
+    connection = session.connection()
+    mark = "?" if connection.dialect.paramstyle == "qmark" else "%s"
+    marks = ", ".join([mark] * len(_COLUMNS.split(", ")))
+    statement = f"INSERT INTO chunks ({_COLUMNS}) VALUES ({marks})"  # noqa: S608 - constants
+    rows = [_row(chunk_set_id, chunk) for chunk in chunks]
+    for start in range(0, len(rows), INSERT_BATCH):
+        connection.exec_driver_sql(statement, rows[start : start + INSERT_BATCH])
+    if connection.dialect.name == "sqlite":
+        first, after = chunk_id(chunk_set_id, 0), chunk_id(chunk_set_id + 1, 0)
+        session.execute(_FTS_ADD, {"first": first, "after": after})
+
+
+def _row(chunk_set_id: int, chunk: Chunk) -> tuple[Any, ...]:
+    return (
+        chunk_id(chunk_set_id, chunk.index),
+        chunk_set_id,
+        chunk.index,
+        chunk.text.replace("\x00", ""),
+        chunk.heading.replace("\x00", "") if chunk.heading else None,
+        chunk.token_count,
+        chunk.page,
+        chunk.sheet[:MAX_SHEET_CHARS] if chunk.sheet else None,
+        chunk.line_start,
+        chunk.line_end,
+    )
 
 
 def link_file(session: Session, *, file_id: str, chunk_set_id: int) -> None:

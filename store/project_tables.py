@@ -8,8 +8,9 @@ reaches chunks only through it and the file's owner, project and status.
 
 The full-text index is created by migration `0004_projects_chunks`, per dialect:
 - SQLite: `chunks_fts`, an external-content FTS5 table over `chunks(text, heading)`
-  (tokenizer `porter unicode61 remove_diacritics 2`), kept in sync by triggers on `chunks`,
-  so every path that deletes chunks (the set's ON DELETE CASCADE included) updates it;
+  (tokenizer `porter unicode61 remove_diacritics 2`); `store_chunk_set` adds a set's
+  entries in one statement, and triggers on `chunks` remove them, so every path that
+  deletes chunks (the set's ON DELETE CASCADE included) keeps it in sync;
 - PostgreSQL: `chunks.tsv`, a stored generated `tsvector` (english; the heading weighted
   B, the text A) with a GIN index.
 Neither is mapped here: `store/search.py` reaches them with SQL of its dialect.

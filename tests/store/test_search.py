@@ -343,3 +343,34 @@ def test_a_capped_file_says_where_indexing_stopped(stack, owner) -> None:
     assert stored.token_count <= 1500 and stored.stopped_at == chunked.stopped_at
     assert stored.stopped_at is not None and stored.stopped_at["page"] < 40
     assert all(h.page < 40 for h in search(owner, project, "torque wrench calibration"))
+
+
+@BOTH_BACKENDS
+def test_candidates_need_a_distinctive_term_and_are_ranked_by_all(stack, owner) -> None:
+    """Candidates need a distinctive term, but each is scored over all the terms: on SQLite
+    the scores equal bm25 of the plain OR query over the same chunks (no term twice)."""
+    project = new_project(owner)
+    index_file(owner, project, manual_pages(120, facts=FACTS), content=b"manual-split")
+    with session_scope() as s:
+        if s.get_bind().dialect.name == "postgresql":
+            s.execute(text("ANALYZE chunks"))  # the statistics that say which terms are common
+    query = "torque wrench calibration revenue board"  # distinctive + common (filler) terms
+    hits = search(owner, project, query, limit=5)
+    assert hits and hits[0].page == 40
+    # only common words: ranked over all their matches
+    assert len(search(owner, project, "quarterly revenue board", limit=5)) == 5
+    with read_session() as s:
+        if s.get_bind().dialect.name != "sqlite":
+            return
+        plain = '"torque" OR "wrench" OR "calibration" OR "revenue" OR "board"'
+        scores = dict(
+            s.execute(
+                text(
+                    "SELECT rowid, -bm25(chunks_fts, 1.0, 0.5) FROM chunks_fts "
+                    "WHERE chunks_fts MATCH :q"
+                ),
+                {"q": plain},
+            ).all()
+        )
+    for hit in hits:
+        assert hit.score == pytest.approx(scores[hit.chunk_id])
