@@ -9,10 +9,11 @@ A query's terms are split by how many indexed chunks contain them (one cheap cou
 the candidates are the chunks with at least one *distinctive* term (in at most
 `DISTINCTIVE_SHARE` of the chunks), each scored by bm25 over *all* the terms — as two
 FTS5 queries, `(distinctive) AND (common)` and `(distinctive) NOT (common)`, so no term is
-counted twice. Chunks with only common terms (`warranty`, `contract` in a folder of
-contracts) are not ranked at all: this keeps search to a few milliseconds, and can only
-move an answer that has a distinctive term up, never down. A query with no distinctive
-term is ranked over all its matches.
+counted twice; a common phrase is left out (its words are terms already). Chunks with
+only common terms (`warranty`, `contract` in a folder of contracts) are not ranked at
+all: this keeps search to a few milliseconds, and can only move an answer that has a
+distinctive term up, never down. A query with no distinctive term is ranked over all its
+matches.
 
 PostgreSQL: `tsv @@ to_tsquery('english', …)` on the GIN index, ranked by
 `ts_rank(tsv, query, 1)` (divided by 1 + log(length), like bm25's length norm); the same
@@ -105,7 +106,9 @@ def _sqlite_statement(
     indexed = session.execute(_INDEXED).scalar_one()
     limit = DISTINCTIVE_SHARE * indexed
     distinctive = [t for t, n in zip(terms, counts, strict=True) if 0 < n <= limit]
-    common = [t for t, n in zip(terms, counts, strict=True) if n > limit]
+    # a common phrase is no identifier: its words are terms already, and its positional
+    # matching is the dearest part of bm25's statistics
+    common = [t for t, n in zip(terms, counts, strict=True) if n > limit and " " not in t]
     if distinctive and common:
         rare, usual = fts5_match(distinctive), fts5_match(common)
         params["with_common"] = f"({rare}) AND ({usual})"
@@ -127,7 +130,8 @@ def _postgres_statement(session: Session, terms: list[str], params: dict[str, An
     common = set(row[0] or ())
     with_lexemes = [(t, lx) for t, lx in zip(terms, row[1:], strict=True) if lx]
     distinctive = [t for t, lx in with_lexemes if not common.issuperset(lx)]
-    params["rank"] = tsquery_text([t for t, _ in with_lexemes] or terms)
+    ranked = [t for t, lx in with_lexemes if " " not in t or not common.issuperset(lx)]
+    params["rank"] = tsquery_text(ranked or terms)
     params["match"] = tsquery_text(distinctive) if distinctive else params["rank"]
     return _POSTGRES
 
