@@ -106,6 +106,16 @@ class Settings(BaseSettings):
     # logs of the API, worker and beat (SPEC §11): level, and `text` or `json` (one object a line)
     LOG_LEVEL: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] = "INFO"
     LOG_FORMAT: Literal["text", "json"] = "text"
+    # projects and retrieval (SPEC §8): chunking of a file's whole text for search
+    CHUNK_TOKENS: int = Field(400, ge=32, le=8192)
+    CHUNK_OVERLAP_TOKENS: int = Field(40, ge=0)
+    MAX_INDEX_TOKENS_PER_FILE: int = Field(2_000_000, ge=1)
+
+    @model_validator(mode="after")
+    def _check_retrieval(self) -> Settings:
+        if self.CHUNK_OVERLAP_TOKENS * 2 > self.CHUNK_TOKENS:
+            raise ValueError("CHUNK_OVERLAP_TOKENS must be at most half of CHUNK_TOKENS")
+        return self
 
     # Flower (bound to loopback by `contextq up`)
     FLOWER_USER: str = "admin"
