@@ -11,7 +11,7 @@ from fastapi import FastAPI
 from starlette.concurrency import run_in_threadpool
 
 from api import errors
-from api.routes import context, conversations, files, health, jobs
+from api.routes import context, conversations, files, health, jobs, memory, messages
 from contextq import __version__
 
 log = logging.getLogger("contextq.api")
@@ -49,7 +49,7 @@ def create_app() -> FastAPI:
     )
     errors.install(app)
     app.include_router(health.router)
-    for module in (files, conversations, context, jobs):
+    for module in (files, conversations, messages, memory, context, jobs):
         app.include_router(module.router, prefix="/v1")
     return app
 

@@ -22,8 +22,8 @@ from typing import Literal
 
 from contextq.errors import SummarizerError
 from contextq.history.chains import unit_at
+from contextq.history.message_tokens import MESSAGE_OVERHEAD_TOKENS, token_count
 from contextq.history.summarizers import Summarizer, truncate_history
-from contextq.history.tokens import MESSAGE_OVERHEAD_TOKENS, token_count
 from contextq.history.types import Message
 from contextq.settings import Settings
 from contextq.tokens import DEFAULT_ENCODING, count_tokens, truncate_to_tokens

@@ -25,7 +25,7 @@ import httpx
 
 from contextq.errors import SummarizerError
 from contextq.history.memory import normalise_error
-from contextq.history.tokens import token_count
+from contextq.history.message_tokens import token_count
 from contextq.history.types import Message
 from contextq.settings import Settings
 from contextq.tokens import DEFAULT_ENCODING, count_tokens, get_encoding, truncate_to_tokens

@@ -105,17 +105,19 @@ def test_window_read_matches_the_engine_over_the_whole_history(
     message, parsed afresh from the table, must agree."""
     from contextq.history import build_history_context
     from contextq.settings import get_settings
-    from store import history_queries as q
+    from store import message_cache
     from store.db import read_session
+    from store.history_tables import Conversation
 
     cid = _load(app_client, history, model="gpt-4o")
     for params in ({}, {"strategy": "sliding_window", "options": json.dumps({"window_size": 30})}):
         answer = _context(app_client, cid, **params)
-        q.MESSAGE_CACHE.clear()  # the reference is parsed from the table, not the cache
-        q.SEQ_INDEX.clear()
+        message_cache.MESSAGE_CACHE.clear()  # the reference is parsed from the table
+        message_cache.SEQ_INDEX.clear()
         with read_session() as session:
-            conv = session.get(q.Conversation, cid)
-            everything = q.load_context_messages(session, conversation=conv).messages
+            conv = session.get(Conversation, cid)
+            assert conv is not None
+            everything = message_cache.load_context_messages(session, conversation=conv).messages
         expected = build_history_context(
             everything,
             settings=get_settings(),
@@ -204,11 +206,11 @@ def test_conversation_strategy_and_options_are_used(small_window: None, app_clie
 def test_context_after_a_compaction_uses_its_summary(small_window: None, app_client: Any) -> None:
     """The compaction function run directly (the queue path is in tests/integration)."""
     from contextq.settings import get_settings
-    from store.compaction_service import run_compaction
+    from service.history import run_compaction
 
     history = agent_history(1500, pinned=3)
     cid = _load(app_client, history, model="gpt-4o")
-    result = run_compaction(cid, job_id=None, settings=get_settings())
+    result = run_compaction(conversation_id=cid, job_id=None, settings=get_settings())
     assert result["method"] == "summary", result
     compactions = app_client.get(f"/v1/conversations/{cid}/compactions").json()["data"]
     assert len(compactions) == 1 and compactions[0]["id"] == result["compaction_id"]

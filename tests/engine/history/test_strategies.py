@@ -23,7 +23,7 @@ from contextq.history import (
     validate_strategy,
     validate_threshold,
 )
-from contextq.history import strategies as strategies_module
+from contextq.history import filtering as filtering_module
 from contextq.settings import Settings
 from tests.engine.history.builders import agent_history, assistant, call, counted, result, user
 
@@ -300,7 +300,7 @@ def test_exception_inside_filtering_fails_open(
     def broken(*args: object, **kwargs: object) -> None:
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(strategies_module, "token_budget", broken)
+    monkeypatch.setattr(filtering_module, "token_budget", broken)
     msgs = big_history()
     with caplog.at_level(logging.ERROR, logger="contextq.history"):
         res = filter_history(msgs, limits=LIMITS, settings=Settings(), force_filter=True)
