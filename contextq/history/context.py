@@ -26,7 +26,7 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from contextq.history.chains import unit_at
-from contextq.history.filtering import apply_filter
+from contextq.history.filtering import FilterResult, apply_filter
 from contextq.history.formats import to_anthropic, to_openai
 from contextq.history.message_tokens import REPLY_PRIMING_TOKENS
 from contextq.history.options import DEFAULT_CONTEXT_THRESHOLD
@@ -124,9 +124,28 @@ def assemble_history(
         system, out = to_anthropic(final)
     else:
         out = to_openai(final)
+    report = _report(plan, result, len(messages), conversation_id, started)
+    if result.filtered:
+        log.info(
+            "[ContextFilter] Filtered conversation %s: %d → %d messages using %s in %.1fms",
+            conversation_id,
+            result.original_count,
+            result.kept_count,
+            result.strategy,
+            report.duration_ms,
+        )
+    return HistoryContext(out, system, report)
+
+
+def _report(
+    plan: ReadPlan,
+    result: FilterResult,
+    given: int,
+    conversation_id: str | None,
+    started: float,
+) -> ContextReport:
     limits = plan.filter.limits
-    duration_ms = round((time.perf_counter() - started) * 1000, 3)
-    report = ContextReport(
+    return ContextReport(
         conversation_id=conversation_id,
         model=limits.model or limits.catalog_id or "",
         provider=limits.provider,
@@ -136,27 +155,17 @@ def assemble_history(
         token_count=plan.filter.fixed_tokens + result.kept_tokens + REPLY_PRIMING_TOKENS,
         strategy=result.strategy,
         filtered=result.filtered,
-        compaction_id=compaction.id if compaction else None,
-        original_message_count=len(messages),
+        compaction_id=plan.compaction.id if plan.compaction else None,
+        original_message_count=given,
         kept_message_count=result.kept_count,
         removed_message_ids=result.removed_ids,
         usage_before=result.usage_before,
         usage_after=result.usage_after,
-        duration_ms=duration_ms,
+        duration_ms=round((time.perf_counter() - started) * 1000, 3),
         filter_duration_ms=result.duration_ms,
         error=result.error,
         warnings=result.warnings,
     )
-    if result.filtered:
-        log.info(
-            "[ContextFilter] Filtered conversation %s: %d → %d messages using %s in %.1fms",
-            conversation_id,
-            result.original_count,
-            result.kept_count,
-            result.strategy,
-            duration_ms,
-        )
-    return HistoryContext(out, system, report)
 
 
 def build_history_context(

@@ -53,7 +53,6 @@ class FilterPlan:
 
     limits: ModelLimits
     strategy: StrategyName  # after fallback
-    requested_strategy: str | None
     arguments: Mapping[str, Any]  # the strategy's keyword arguments (anchors/memory aside)
     budget: Budget
     fixed_tokens: int  # tokens that go with the history (system prompt, summary)
@@ -136,7 +135,6 @@ def plan_filter(
     return FilterPlan(
         limits=limits,
         strategy=name,
-        requested_strategy=strategy,
         arguments=MappingProxyType(_arguments(name, opts, budget, fixed_tokens, settings)),
         budget=budget,
         fixed_tokens=fixed_tokens,

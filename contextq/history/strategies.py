@@ -201,7 +201,7 @@ def hierarchical(
     """The memory block (GOAL / KEY DECISIONS / PREVIOUS ACTIONS / RECENT ACTIONS) as a
     preamble, the newest messages that fit the rest of the budget, then older critical
     messages (decisions, errors, importance > 0.7) while room is left."""
-    from contextq.history.memory import CRITICAL_IMPORTANCE, HierarchicalMemory, score_message
+    from contextq.history.memory import HierarchicalMemory
 
     if memory is None:
         memory = HierarchicalMemory.from_messages(
@@ -224,27 +224,40 @@ def hierarchical(
     kept = set(_merge(anchor_units, tail))
     used = sum(token_count(messages[i]) for i in kept)
     tail_start = tail[-1].start if tail else len(messages)
-    i = tail_start - 1
-    while i >= 0:  # older critical messages, newest first, while they fit
+    used = _fill_back(messages, kept, tail_start, room=room, used=used, critical_only=True)
+    _fill_back(messages, kept, tail_start, room=room, used=used, critical_only=False)
+    return Selection(sorted(kept), preamble)
+
+
+def _fill_back(
+    messages: Sequence[Message],
+    kept: set[int],
+    before: int,
+    *,
+    room: int,
+    used: int,
+    critical_only: bool,
+) -> int:
+    """Add units older than index `before` to `kept`, newest first, while `room` allows:
+    with `critical_only`, every critical unit that fits (decisions, errors, importance >
+    0.7); otherwise units up to the first that does not fit. Returns the tokens used."""
+    from contextq.history.memory import CRITICAL_IMPORTANCE, score_message
+
+    i = before - 1
+    while i >= 0:
         unit = unit_at(messages, i)
         i = unit.start - 1
         if not unit.members or unit.members[0] in kept:
             continue
-        if max(score_message(messages[j]) for j in unit.members) <= CRITICAL_IMPORTANCE:
-            continue
-        cost = _cost(messages, unit)
-        if used + cost <= room:
-            kept.update(unit.members)
-            used += cost
-    i = tail_start - 1
-    while i >= 0:  # then the tail grows back into what is left
-        unit = unit_at(messages, i)
-        i = unit.start - 1
-        if not unit.members or unit.members[0] in kept:
+        if critical_only and (
+            max(score_message(messages[j]) for j in unit.members) <= CRITICAL_IMPORTANCE
+        ):
             continue
         cost = _cost(messages, unit)
         if used + cost > room:
+            if critical_only:
+                continue
             break
         kept.update(unit.members)
         used += cost
-    return Selection(sorted(kept), preamble)
+    return used

@@ -269,3 +269,27 @@ def test_pinning_an_old_message_shows_up_in_the_next_context(
     fourth = _context(app_client, cid)
     assert fourth["messages"][-1]["content"] == more[-1]["content"]
     assert fourth["original_message_count"] == len(history) + len(more)
+
+
+def test_conversation_tools_come_off_the_budget_whatever_the_strategy(app_client: Any) -> None:
+    """Tools are sent with every request: their tokens shrink the budget; they are not a
+    strategy option (a sliding_window or noop conversation with tools used to get a 422)."""
+    tools = [
+        {
+            "type": "function",
+            "function": {
+                "name": f"tool_{i}",
+                "description": "Runs a command in the workspace and returns its output.",
+                "parameters": {"type": "object", "properties": {"cmd": {"type": "string"}}},
+            },
+        }
+        for i in range(20)
+    ]
+    history = agent_history(60, pinned=1)
+    plain = _context(app_client, _load(app_client, history, model="gpt-4o"))
+    for strategy in ("token_budget", "sliding_window", "noop"):
+        cid = _load(app_client, history, model="gpt-4o", context_strategy=strategy, tools=tools)
+        answer = _context(app_client, cid, force_filter="true")
+        assert answer["strategy"] == strategy
+        assert answer["budget_tokens"] < plain["budget_tokens"]
+        check_openai_invariants(answer["messages"], history, system_prompt=SYSTEM)
