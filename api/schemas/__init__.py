@@ -7,6 +7,7 @@ file empty: when merging, take its (empty) version.
 """
 
 import importlib.util as _util
+import sys as _sys
 from pathlib import Path as _Path
 
 _spec = _util.spec_from_file_location(
@@ -14,6 +15,7 @@ _spec = _util.spec_from_file_location(
 )
 assert _spec is not None and _spec.loader is not None
 _files = _util.module_from_spec(_spec)
+_sys.modules[_spec.name] = _files  # pydantic resolves the models' annotations through it
 _spec.loader.exec_module(_files)
 FileList = _files.FileList
 FilePublic = _files.FilePublic
