@@ -293,3 +293,25 @@ def test_conversation_tools_come_off_the_budget_whatever_the_strategy(app_client
         assert answer["strategy"] == strategy
         assert answer["budget_tokens"] < plain["budget_tokens"]
         check_openai_invariants(answer["messages"], history, system_prompt=SYSTEM)
+
+
+def test_a_failing_strategy_sends_the_whole_history_not_the_window(
+    small_window: None, app_client: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Fail-open (SPEC §4): the read planned a window of the newest messages; when the
+    strategy raises, everything is read and sent, and the error is reported."""
+    from contextq.history import filtering
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("boom")
+
+    history = agent_history(800, pinned=1)
+    cid = _load(app_client, history, model="gpt-4o")
+    planned = _context(app_client, cid)
+    assert planned["filtered"] is True and planned["removed_message_ids"]
+    monkeypatch.setattr(filtering, "token_budget", broken)
+    answer = _context(app_client, cid)
+    assert answer["error"] == "RuntimeError: boom" and answer["filtered"] is False
+    assert answer["removed_message_ids"] == []
+    assert len(answer["messages"]) == len(history) + 1
+    check_openai_invariants(answer["messages"], history, system_prompt=SYSTEM)
