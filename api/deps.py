@@ -1,13 +1,13 @@
-"""Request dependencies: a database session and the authenticated owner."""
+"""Request dependencies (the authenticated owner, the settings) and the two adapters
+through which every route calls its use case: `read` and `write`."""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Annotated, Any, TypeVar
 
 from fastapi import Depends, HTTPException, Request
-from sqlmodel import Session
 from starlette.concurrency import run_in_threadpool
 
 from contextq.settings import Settings, get_settings
@@ -36,17 +36,6 @@ async def write(fn: Callable[..., T], /, **kwargs: Any) -> T:
     before this returns (and so before anything `service.enqueue.after_commit`
     registered is sent), in ONE trip to the threadpool."""
     return await run_in_threadpool(_call_in_session, fn, True, kwargs)
-
-
-def get_session() -> Iterator[Session]:
-    """A write-capable transaction committed after the route returns."""
-    with session_scope() as session:
-        yield session
-
-
-def get_read_session() -> Iterator[Session]:
-    with read_session() as session:
-        yield session
 
 
 # Valid keys are remembered for a few seconds per process, so polling a file costs one
@@ -102,8 +91,6 @@ async def get_owner_id(request: Request) -> str:
     return owner_id
 
 
-SessionDep = Annotated[Session, Depends(get_session)]
-ReadSessionDep = Annotated[Session, Depends(get_read_session)]
 OwnerDep = Annotated[str, Depends(get_owner_id)]
 
 

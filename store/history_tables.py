@@ -48,7 +48,10 @@ class Conversation(SQLModel, table=True):
     updated_at: datetime = _ts()
 
 
-class Message(SQLModel, table=True):
+class StoredMessage(SQLModel, table=True):
+    """A message as appended, never altered but for `pinned` (the engine works on
+    `contextq.history.types.Message`, built from these rows)."""
+
     __tablename__ = "messages"
     __table_args__ = (
         UniqueConstraint("conversation_id", "seq", name="uq_messages_conversation_seq"),
@@ -81,11 +84,6 @@ class Message(SQLModel, table=True):
     created_at: datetime = _ts()
 
 
-class CompactionMethod:
-    SUMMARY = "summary"
-    TRUNCATION = "truncation"
-
-
 class Compaction(SQLModel, table=True):
     """A CompactionResult: the summary that stands in for messages with seq ≤ through_seq."""
 
@@ -100,7 +98,7 @@ class Compaction(SQLModel, table=True):
             String(ID_LEN), ForeignKey("conversations.id", ondelete="CASCADE"), nullable=False
         )
     )
-    method: str = Field(max_length=16)
+    method: str = Field(max_length=16)  # summary | truncation (the engine's outcome)
     summary: str = Field(sa_column=Column(Text, nullable=False))
     through_seq: int
     original_message_count: int
@@ -129,4 +127,4 @@ class Memory(SQLModel, table=True):
     updated_at: datetime = _ts()
 
 
-__all__ = ["Compaction", "CompactionMethod", "Conversation", "Memory", "Message"]
+__all__ = ["Compaction", "Conversation", "Memory", "StoredMessage"]

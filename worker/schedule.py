@@ -1,13 +1,13 @@
-"""Beat schedule: the files recovery sweep, plus the history service's entries.
+"""Beat schedule: the files recovery sweep and the compaction sweep.
 
-Run exactly one beat. Each entry carries `expires`, so a backlog of sweeps
-never piles up; the sweep itself takes every row with a conditional update,
-so two overlapping runs never enqueue the same file twice.
+Run exactly one beat. Each entry carries `expires`, so a backlog of sweeps never
+piles up (the next run does the same work); each sweep is safe to overlap with
+another: the files sweep takes every row with a conditional update, the compaction
+sweep skips conversations with a job under way and the compaction lock does the rest.
 """
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
 
 from contextq.settings import Settings
@@ -15,19 +15,17 @@ from worker import names
 
 
 def beat_schedule(settings: Settings) -> dict[str, Any]:
-    interval = settings.RECOVERY_SWEEP_INTERVAL_S
-    schedule: dict[str, Any] = {
+    recovery = settings.RECOVERY_SWEEP_INTERVAL_S
+    compaction = settings.COMPACTION_SWEEP_INTERVAL_S
+    return {
         "recover-files": {
             "task": names.RECOVER_FILES,
-            "schedule": interval,
-            "options": {"queue": names.QUEUE_FILES, "expires": max(1.0, interval * 0.9)},
+            "schedule": recovery,
+            "options": {"queue": names.QUEUE_FILES, "expires": max(1.0, recovery * 0.9)},
+        },
+        "sweep-compactions": {
+            "task": names.SWEEP_COMPACTIONS,
+            "schedule": compaction,
+            "options": {"queue": names.QUEUE_HISTORY, "expires": max(1.0, compaction)},
         },
     }
-    try:
-        history = importlib.import_module("worker.schedule_history")
-    except ModuleNotFoundError as exc:
-        if exc.name != "worker.schedule_history":
-            raise
-    else:
-        schedule.update(history.history_beat_schedule(settings))
-    return schedule

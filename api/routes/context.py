@@ -1,7 +1,7 @@
 """Route: the ready-to-send context (SPEC §2, history part of §6).
 
-Synchronous and cheap: it never calls an LLM and never waits on a task. The work
-is in `api/context_service.py`.
+Synchronous and cheap: it never calls an LLM and never waits on a task. The work is
+`service.history.build_context`; this adapter only parses the query string.
 """
 
 from __future__ import annotations
@@ -9,13 +9,12 @@ from __future__ import annotations
 import json
 from typing import Any, Literal
 
-from fastapi import APIRouter, HTTPException, Query, Response
+from fastapi import APIRouter, Query, Response
 
-from api.context_service import build_context
-from api.deps import OwnerDep, ReadSessionDep, SettingsDep
-from api.routes.conversations import json_response
+from api.deps import OwnerDep, SettingsDep, read
+from api.responses import json_response
 from contextq.errors import ValidationFailed
-from store import history_queries as q
+from service import history
 
 router = APIRouter(tags=["context"])
 
@@ -44,11 +43,10 @@ def _tools_used(values: list[str] | None) -> list[str]:
 
 
 @router.get("/conversations/{conversation_id}/context")
-def get_context(
+async def get_context(
     conversation_id: str,
     *,
     owner_id: OwnerDep,
-    session: ReadSessionDep,
     settings: SettingsDep,
     model: str | None = Query(None, max_length=200),
     strategy: str | None = Query(None, max_length=64),
@@ -59,21 +57,14 @@ def get_context(
     tools_used: list[str] | None = Query(None),  # noqa: B008
 ) -> Response:
     """The message list to send now, with the filtering report (SPEC §2)."""
-    parsed_options = _parse_options(options)
-    if force_filter and skip_filter:
-        raise ValidationFailed(
-            "force_filter and skip_filter exclude each other", field="skip_filter"
-        )
-    conversation = q.get_conversation(session, owner_id=owner_id, conversation_id=conversation_id)
-    if conversation is None:
-        raise HTTPException(404, "conversation not found")
-    answer = build_context(
-        session,
-        conversation=conversation,
+    answer = await read(
+        history.build_context,
         settings=settings,
+        owner_id=owner_id,
+        conversation_id=conversation_id,
         model=model,
         strategy=strategy,
-        options=parsed_options,
+        options=_parse_options(options),
         force_filter=force_filter,
         skip_filter=skip_filter,
         output_format=format,

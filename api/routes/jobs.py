@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, HTTPException
+from fastapi import APIRouter, Response
 
-from api.deps import OwnerDep, ReadSessionDep
-from api.history_schemas import JobPublic
-from store import history_queries as q
+from api.deps import OwnerDep, read
+from api.responses import json_response
+from api.schemas.history import JobPublic
+from service import jobs
 
 router = APIRouter(tags=["jobs"])
 
 
 @router.get("/jobs/{job_id}", response_model=JobPublic)
-def get_job(job_id: str, owner_id: OwnerDep, session: ReadSessionDep) -> JobPublic:
+async def get_job(job_id: str, owner_id: OwnerDep) -> Response:
     """`{"id", "kind", "status": "queued|running|succeeded|failed", "result", "error", …}`."""
-    job = q.get_job(session, owner_id=owner_id, job_id=job_id)
-    if job is None:
-        raise HTTPException(404, "job not found")
-    return JobPublic.model_validate(job, from_attributes=True)
+    row = await read(jobs.get_job, owner_id=owner_id, job_id=job_id)
+    return json_response(JobPublic.model_validate(row))

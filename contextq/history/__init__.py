@@ -5,39 +5,56 @@ The service layer calls:
 - `count_message_tokens(message_dict, model)` at insert (store it as `token_count`);
 - `validate_strategy` / `validate_options` / `validate_threshold` when a conversation
   is written (422 naming the field);
-- `build_history_context(...)` for GET /context (or `filter_history` alone);
+- `plan_read(...)` for GET /context: what to load and how to filter, from the stored
+  totals; then `assemble_history(messages, plan)` over what it loaded
+  (`build_history_context` does both for a caller holding the whole history, and
+  `filter_history` is the strategy step alone);
 - `compact(messages, get_summarizer(settings), settings, previous_summary=...)` in the
   compaction task;
 - `HierarchicalMemory` (`from_dict`, `observe`, `set_goal`, …, `to_dict`, `snapshot`).
+
+Modules: `types` (the `Message` dataclass), `message_tokens` (a message's token cost),
+`chains` (tool-call units), `options` (strategy names and options), `budget`,
+`strategies` (the selection functions), `filtering` (whether and how one runs),
+`plan` (the plan of a context read), `context` (assembly), `formats` (OpenAI /
+Anthropic shapes), `compaction`, `summarizers`, `memory`.
 """
 
+from contextq.history.budget import Budget, compute_budget
 from contextq.history.compaction import CompactionOutcome, CompactionPlan, compact, plan_compaction
 from contextq.history.context import (
-    CompactionView,
     ContextReport,
     HistoryContext,
+    assemble_history,
     build_history_context,
     visible_history,
 )
+from contextq.history.filtering import (
+    FilterPlan,
+    FilterResult,
+    apply_filter,
+    filter_history,
+    plan_filter,
+)
 from contextq.history.formats import to_anthropic, to_openai
 from contextq.history.memory import HierarchicalMemory, normalise_error, score_action
-from contextq.history.strategies import (
+from contextq.history.message_tokens import count_message_tokens
+from contextq.history.options import (
     STRATEGY_NAMES,
-    Budget,
-    FilterResult,
-    Selection,
     StrategyName,
-    compute_budget,
-    filter_history,
-    find_anchors,
-    hierarchical,
-    noop,
     resolve_strategy,
-    sliding_window,
-    token_budget,
     validate_options,
     validate_strategy,
     validate_threshold,
+)
+from contextq.history.plan import CompactionView, HistoryWindow, ReadPlan, plan_read
+from contextq.history.strategies import (
+    Selection,
+    find_anchors,
+    hierarchical,
+    noop,
+    sliding_window,
+    token_budget,
 )
 from contextq.history.summarizers import (
     ExtractiveSummarizer,
@@ -46,7 +63,6 @@ from contextq.history.summarizers import (
     get_summarizer,
     truncate_history,
 )
-from contextq.history.tokens import count_message_tokens
 from contextq.history.types import Kind, Message, Role
 
 __all__ = [
@@ -57,16 +73,21 @@ __all__ = [
     "CompactionView",
     "ContextReport",
     "ExtractiveSummarizer",
+    "FilterPlan",
     "FilterResult",
     "HierarchicalMemory",
     "HistoryContext",
+    "HistoryWindow",
     "Kind",
     "Message",
     "OpenAISummarizer",
+    "ReadPlan",
     "Role",
     "Selection",
     "StrategyName",
     "Summarizer",
+    "apply_filter",
+    "assemble_history",
     "build_history_context",
     "compact",
     "compute_budget",
@@ -78,6 +99,8 @@ __all__ = [
     "noop",
     "normalise_error",
     "plan_compaction",
+    "plan_filter",
+    "plan_read",
     "resolve_strategy",
     "score_action",
     "sliding_window",

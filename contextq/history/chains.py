@@ -55,19 +55,3 @@ def unit_at(messages: Sequence[Message], index: int) -> Unit:
     for i in range(start + 1, end + 1):
         (members if messages[i].tool_call_id in call_ids else orphans).append(i)
     return Unit(start, end, tuple(members), tuple(orphans))
-
-
-def units_backwards(messages: Sequence[Message], stop: int = -1) -> list[Unit]:
-    """Every unit from the newest back to (not including) index `stop`."""
-    out: list[Unit] = []
-    i = len(messages) - 1
-    while i > stop:
-        unit = unit_at(messages, i)
-        out.append(unit)
-        i = unit.start - 1
-    return out
-
-
-def unit_start_at_or_before(messages: Sequence[Message], index: int) -> int:
-    """The start of the unit containing `index` (a safe cut point: never inside a chain)."""
-    return unit_at(messages, index).start

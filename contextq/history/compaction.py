@@ -32,10 +32,10 @@ from typing import TYPE_CHECKING, Literal
 from contextq.errors import SummarizerError
 from contextq.history.chains import unit_at
 from contextq.history.harvest import SUMMARY_MARKER
+from contextq.history.message_tokens import MESSAGE_OVERHEAD_TOKENS, token_count
 from contextq.history.retention import Retention, check_retention, fit_summary, repair
 from contextq.history.summarizers import Summarizer, truncate_history
 from contextq.history.summary_format import MemoryFacts, facts_from_memory, facts_from_summary
-from contextq.history.tokens import MESSAGE_OVERHEAD_TOKENS, token_count
 from contextq.history.types import Message
 from contextq.settings import Settings
 from contextq.tokens import DEFAULT_ENCODING, count_tokens, truncate_to_tokens

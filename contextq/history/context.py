@@ -19,40 +19,25 @@ Nothing here calls an LLM or waits on anything.
 from __future__ import annotations
 
 import bisect
-import json
 import logging
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
-from contextq.catalog import resolve_model
-from contextq.errors import ValidationFailed
 from contextq.history.chains import unit_at
+from contextq.history.filtering import FilterResult, apply_filter
 from contextq.history.formats import to_anthropic, to_openai
-from contextq.history.strategies import DEFAULT_CONTEXT_THRESHOLD, filter_history
-from contextq.history.tokens import REPLY_PRIMING_TOKENS, token_count
+from contextq.history.message_tokens import REPLY_PRIMING_TOKENS
+from contextq.history.options import DEFAULT_CONTEXT_THRESHOLD
+from contextq.history.plan import CompactionView, Format, ReadPlan, plan_read
 from contextq.history.types import Message
 from contextq.settings import Settings
-from contextq.tokens import count_tokens
 
 if TYPE_CHECKING:
     from contextq.history.memory import HierarchicalMemory
 
 log = logging.getLogger("contextq.history")
-
-Format = Literal["openai", "anthropic"]
-SUMMARY_ROLE: Literal["user"] = "user"
-
-
-@dataclass(frozen=True, slots=True)
-class CompactionView:
-    """The newest finished compaction, as the context needs it."""
-
-    summary: str
-    through_seq: int
-    id: str | None = None
-    method: str = "summary"
 
 
 @dataclass(slots=True)
@@ -90,14 +75,6 @@ class HistoryContext:
     report: ContextReport
 
 
-def summary_message(compaction: CompactionView) -> Message:
-    text = (
-        "Summary of the earlier part of this conversation (older messages were compacted):\n"
-        f"<conversation_summary>\n{compaction.summary}\n</conversation_summary>"
-    )
-    return Message(role=SUMMARY_ROLE, content=text, seq=compaction.through_seq)
-
-
 def visible_history(messages: Sequence[Message], through_seq: int | None) -> list[Message]:
     """Messages not covered by a compaction: seq > through_seq, plus covered system and
     pinned messages with their tool chains. `messages` must be in seq order."""
@@ -111,6 +88,84 @@ def visible_history(messages: Sequence[Message], through_seq: int | None) -> lis
             unit = unit_at(messages, j)
             keep.update(i for i in unit.members if i < cut)
     return [messages[j] for j in sorted(keep)] + list(messages[cut:])
+
+
+def assemble_history(
+    messages: Sequence[Message],
+    plan: ReadPlan,
+    *,
+    conversation_id: str | None = None,
+    anchors: Sequence[int] | None = None,
+    memory: HierarchicalMemory | None = None,
+) -> HistoryContext:
+    """Ready-to-send history: `messages` (what `plan.load` said to read, in seq order,
+    with `token_count` set) filtered and laid out as the module docstring says.
+
+    `anchors`: indices in `messages` of its system and pinned messages, if the caller
+    has them (used without a compaction; they spare a pass over the history).
+    Never fails: a strategy error sends every message given (fail-open), logged and
+    reported in `report.error`.
+    """
+    started = time.perf_counter()
+    compaction = plan.compaction
+    if compaction is not None:
+        history = visible_history(messages, compaction.through_seq)
+        anchors = None
+    else:
+        history = list(messages)
+    result = apply_filter(history, plan.filter, anchors=anchors, memory=memory)
+    kept = result.messages
+    lead = 0  # the history's own leading system messages go with the system prompt
+    while lead < len(kept) and kept[lead].role == "system":
+        lead += 1
+    final = [*plan.head, *kept[:lead], *plan.summary, *result.preamble, *kept[lead:]]
+    system: str | None = None
+    if plan.format == "anthropic":
+        system, out = to_anthropic(final)
+    else:
+        out = to_openai(final)
+    report = _report(plan, result, len(messages), conversation_id, started)
+    if result.filtered:
+        log.info(
+            "[ContextFilter] Filtered conversation %s: %d → %d messages using %s in %.1fms",
+            conversation_id,
+            result.original_count,
+            result.kept_count,
+            result.strategy,
+            report.duration_ms,
+        )
+    return HistoryContext(out, system, report)
+
+
+def _report(
+    plan: ReadPlan,
+    result: FilterResult,
+    given: int,
+    conversation_id: str | None,
+    started: float,
+) -> ContextReport:
+    limits = plan.filter.limits
+    return ContextReport(
+        conversation_id=conversation_id,
+        model=limits.model or limits.catalog_id or "",
+        provider=limits.provider,
+        format=plan.format,
+        context_limit=limits.context_window,
+        budget_tokens=result.budget.budget_tokens,
+        token_count=plan.filter.fixed_tokens + result.kept_tokens + REPLY_PRIMING_TOKENS,
+        strategy=result.strategy,
+        filtered=result.filtered,
+        compaction_id=plan.compaction.id if plan.compaction else None,
+        original_message_count=given,
+        kept_message_count=result.kept_count,
+        removed_message_ids=result.removed_ids,
+        usage_before=result.usage_before,
+        usage_after=result.usage_after,
+        duration_ms=round((time.perf_counter() - started) * 1000, 3),
+        filter_duration_ms=result.duration_ms,
+        error=result.error,
+        warnings=result.warnings,
+    )
 
 
 def build_history_context(
@@ -132,88 +187,26 @@ def build_history_context(
     history_tokens: int | None = None,
     anchors: Sequence[int] | None = None,
 ) -> HistoryContext:
-    """Ready-to-send history for `model`: see the module docstring for the order.
+    """`plan_read` then `assemble_history`, for a caller holding the whole history.
 
-    `messages`: the stored history in seq order with `token_count` set.
-    `tools`: tool definitions sent with the request (their tokens come off the budget
-    unless `options` sets `tool_definition_tokens`). `history_tokens`: the stored
-    running total of `messages`, and `anchors`: indices in `messages` of its system
-    and pinned messages, if the caller has them (both only used without a
-    compaction; they spare the engine a pass over the whole history).
-    Raises ValidationFailed for bad options / format; otherwise never fails: a
-    strategy error sends the whole history (fail-open), logged and reported.
+    `messages`: the stored history in seq order with `token_count` set;
+    `history_tokens`: their stored running total, if the caller has it. The other
+    arguments are `plan_read`'s. Raises ValidationFailed for bad options / format.
     """
-    started = time.perf_counter()
-    if format not in ("openai", "anthropic"):
-        raise ValidationFailed("format must be openai or anthropic", field="format")
-    limits = resolve_model(model, settings)
-    head = [Message(role="system", content=system_prompt)] if system_prompt else []
-    summary = [summary_message(compaction)] if compaction is not None else []
-    if compaction is not None:
-        history = visible_history(messages, compaction.through_seq)
-        history_tokens = None
-        anchors = None
-    else:
-        history = list(messages)
-    fixed_tokens = sum(token_count(m, limits.model) for m in head + summary)
-    options = dict(options or {})
-    if tools and "tool_definition_tokens" not in options:
-        serialised = json.dumps(list(tools), ensure_ascii=False, separators=(",", ":"))
-        options["tool_definition_tokens"] = count_tokens(serialised, limits.encoding)
-    result = filter_history(
-        history,
-        limits=limits,
+    plan = plan_read(
         settings=settings,
+        model=model,
+        system_prompt=system_prompt,
+        compaction=compaction,
+        history_tokens=history_tokens,
         strategy=strategy,
-        options=options or None,
+        options=options,
         context_threshold=context_threshold,
         force_filter=force_filter,
         skip_filter=skip_filter,
-        fixed_tokens=fixed_tokens,
-        history_tokens=history_tokens,
-        anchors=anchors,
-        memory=memory,
-    )
-    kept = result.messages
-    lead = 0  # the history's own leading system messages go with the system prompt
-    while lead < len(kept) and kept[lead].role == "system":
-        lead += 1
-    final = head + kept[:lead] + summary + result.preamble + kept[lead:]
-    system: str | None = None
-    if format == "anthropic":
-        system, out = to_anthropic(final)
-    else:
-        out = to_openai(final)
-    total = fixed_tokens + result.kept_tokens + REPLY_PRIMING_TOKENS
-    duration_ms = round((time.perf_counter() - started) * 1000, 3)
-    report = ContextReport(
-        conversation_id=conversation_id,
-        model=limits.model or limits.catalog_id or "",
-        provider=limits.provider,
         format=format,
-        context_limit=limits.context_window,
-        budget_tokens=result.budget.budget_tokens,
-        token_count=total,
-        strategy=result.strategy,
-        filtered=result.filtered,
-        compaction_id=compaction.id if compaction else None,
-        original_message_count=len(messages),
-        kept_message_count=result.kept_count,
-        removed_message_ids=result.removed_ids,
-        usage_before=result.usage_before,
-        usage_after=result.usage_after,
-        duration_ms=duration_ms,
-        filter_duration_ms=result.duration_ms,
-        error=result.error,
-        warnings=result.warnings,
+        tools=tools,
     )
-    if result.filtered:
-        log.info(
-            "[ContextFilter] Filtered conversation %s: %d → %d messages using %s in %.1fms",
-            conversation_id,
-            result.original_count,
-            result.kept_count,
-            result.strategy,
-            duration_ms,
-        )
-    return HistoryContext(out, system, report)
+    return assemble_history(
+        messages, plan, conversation_id=conversation_id, anchors=anchors, memory=memory
+    )

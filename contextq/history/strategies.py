@@ -14,41 +14,23 @@ stops at the first unit that does not fit: its cost grows with what it keeps, no
 with the history length (the only full pass is the anchor scan for system/pinned
 messages, which the caller can skip by passing `anchors`).
 
-`filter_history` is the entry point: it resolves the strategy (unknown → noop with a
-warning), applies the threshold trigger / `force_filter` / `skip_filter`, computes
-the budget and fails open (everything, logged) if a strategy raises.
+`contextq.history.filtering.filter_history` decides whether and how a strategy runs.
 """
 
 from __future__ import annotations
 
-import logging
-import math
-import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, cast, get_args
+from typing import TYPE_CHECKING
 
-from contextq.errors import ValidationFailed
 from contextq.history.chains import Unit, unit_at
-from contextq.history.tokens import token_count
+from contextq.history.message_tokens import token_count
+from contextq.history.options import DEFAULT_WINDOW_SIZE
 from contextq.history.types import Message
 
 if TYPE_CHECKING:
-    from contextq.catalog import ModelLimits
     from contextq.history.memory import HierarchicalMemory
-    from contextq.settings import Settings
 
-log = logging.getLogger("contextq.history")
-
-StrategyName = Literal["token_budget", "sliding_window", "noop", "hierarchical"]
-STRATEGY_NAMES: tuple[str, ...] = get_args(StrategyName)
-DEFAULT_STRATEGY: StrategyName = "token_budget"
-
-DEFAULT_BUDGET_PERCENTAGE = 0.8
-DEFAULT_RESERVE_TOKENS = 1000
-DEFAULT_CONTEXT_THRESHOLD = 0.8
-DEFAULT_WINDOW_SIZE = 20
-CRITICAL_IMPORTANCE = 0.7
 CRITICAL_SHARE = 0.25  # hierarchical: budget share kept for older critical messages
 MEMORY_BLOCK_SHARE = 4  # the hierarchical memory block takes at most 1/4 of the budget
 
@@ -59,157 +41,6 @@ class Selection:
 
     kept: list[int]
     preamble: list[Message] = field(default_factory=list)  # e.g. the hierarchical memory block
-
-
-# ---------------------------------------------------------------- options
-
-
-@dataclass(frozen=True, slots=True)
-class _Option:
-    kind: type
-    minimum: float | None = None
-    maximum: float | None = None
-    exclusive_minimum: bool = False
-    nullable: bool = False
-
-
-_BUDGET_OPTIONS: dict[str, _Option] = {
-    "budget_percentage": _Option(float, 0.0, 1.0, exclusive_minimum=True),
-    "reserve_tokens": _Option(int, 0),
-    "max_output_tokens": _Option(int, 0, nullable=True),
-    "tool_definition_tokens": _Option(int, 0),
-    "min_messages_to_keep": _Option(int, 0),
-}
-_OPTIONS: dict[str, dict[str, _Option]] = {
-    "token_budget": _BUDGET_OPTIONS,
-    "sliding_window": {"window_size": _Option(int, 1)},
-    "noop": {},
-    "hierarchical": {
-        **_BUDGET_OPTIONS,
-        "compression_threshold": _Option(int, 2),
-        "recent_actions": _Option(int, 0),
-    },
-}
-
-
-def validate_strategy(name: Any, *, field: str = "context_strategy") -> StrategyName:
-    """A strategy name as written by a user: unknown → ValidationFailed naming `field`."""
-    if name not in STRATEGY_NAMES:
-        raise ValidationFailed(
-            f"{field}: unknown strategy {name!r}; choose one of {', '.join(STRATEGY_NAMES)}",
-            field=field,
-        )
-    return cast(StrategyName, name)
-
-
-def validate_options(
-    strategy: str, options: Mapping[str, Any] | None, *, field: str = "context_options"
-) -> dict[str, Any]:
-    """Check `options` for `strategy` up front; returns a clean copy.
-
-    Unknown keys, wrong types and out-of-range values raise ValidationFailed with
-    `field` like `context_options.window_size`.
-    """
-    name = validate_strategy(strategy, field="context_strategy")
-    if options is None:
-        return {}
-    if not isinstance(options, Mapping):
-        raise ValidationFailed("options must be a JSON object", field=field)
-    allowed = _OPTIONS[name]
-    clean: dict[str, Any] = {}
-    for key, value in options.items():
-        where = f"{field}.{key}"
-        spec = allowed.get(key)
-        if spec is None:
-            choices = ", ".join(allowed) or "none"
-            raise ValidationFailed(
-                f"unknown option {key!r} for strategy {name} (allowed: {choices})", field=where
-            )
-        clean[key] = _check_option(value, spec, where)
-    if name == "hierarchical" and "compression_threshold" in clean:
-        recent = clean.get("recent_actions", 5)
-        if recent >= clean["compression_threshold"]:
-            raise ValidationFailed(
-                f"{field}.recent_actions ({recent}) must be below compression_threshold"
-                f" ({clean['compression_threshold']})",
-                field=f"{field}.recent_actions",
-            )
-    return clean
-
-
-def _check_option(value: Any, spec: _Option, where: str) -> Any:
-    if value is None:
-        if spec.nullable:
-            return None
-        raise ValidationFailed(f"{where} must not be null", field=where)
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise ValidationFailed(f"{where} must be a number", field=where)
-    if spec.kind is int:
-        if isinstance(value, float) and not value.is_integer():
-            raise ValidationFailed(f"{where} must be a whole number", field=where)
-        value = int(value)
-    else:
-        value = float(value)
-        if not math.isfinite(value):
-            raise ValidationFailed(f"{where} must be finite", field=where)
-    low, high = spec.minimum, spec.maximum
-    if low is not None and (value <= low if spec.exclusive_minimum else value < low):
-        relation = "above" if spec.exclusive_minimum else "at least"
-        raise ValidationFailed(f"{where} must be {relation} {low:g}", field=where)
-    if high is not None and value > high:
-        raise ValidationFailed(f"{where} must be at most {high:g}", field=where)
-    return value
-
-
-def validate_threshold(value: Any, *, field: str = "context_threshold") -> float:
-    spec = _Option(float, 0.0, 1.0, exclusive_minimum=True)
-    return float(_check_option(value, spec, field))
-
-
-def resolve_strategy(name: str | None) -> StrategyName:
-    """A strategy name met at resolution time: None → default, unknown → noop + warning."""
-    if name is None or name == "":
-        return DEFAULT_STRATEGY
-    if name in STRATEGY_NAMES:
-        return cast(StrategyName, name)
-    log.warning("unknown context strategy %r; falling back to noop", name)
-    return "noop"
-
-
-# ---------------------------------------------------------------- budget
-
-
-@dataclass(frozen=True, slots=True)
-class Budget:
-    context_limit: int
-    max_output_tokens: int  # room kept for the answer
-    tool_definition_tokens: int
-    budget_tokens: int  # what the whole context (system, summary, history) may use
-    hard_limit_tokens: int  # context_limit - max_output - tools: beyond it the API refuses
-
-
-def compute_budget(
-    *,
-    context_limit: int,
-    model_max_output: int,
-    max_output_tokens: int | None = None,
-    tool_definition_tokens: int = 0,
-    budget_percentage: float = DEFAULT_BUDGET_PERCENTAGE,
-    reserve_tokens: int = DEFAULT_RESERVE_TOKENS,
-    max_input_tokens: int | None = None,
-) -> Budget:
-    """SPEC §4: (context_limit - max_output_tokens - tool_definition_tokens)
-    * budget_percentage - reserve_tokens, where max_output_tokens is the model's max
-    output capped at a quarter of the window unless given. A model with a separate
-    input limit (gpt-5: 272K of 400K) never gets more than that."""
-    if max_output_tokens is None:
-        max_output_tokens = min(model_max_output, context_limit // 4)
-    room = context_limit - max_output_tokens
-    if max_input_tokens is not None:
-        room = min(room, max_input_tokens)
-    hard = max(0, room - tool_definition_tokens)
-    budget = max(0, int(hard * budget_percentage) - reserve_tokens)
-    return Budget(context_limit, max_output_tokens, tool_definition_tokens, budget, hard)
 
 
 # ---------------------------------------------------------------- anchors
@@ -370,7 +201,7 @@ def hierarchical(
     """The memory block (GOAL / KEY DECISIONS / PREVIOUS ACTIONS / RECENT ACTIONS) as a
     preamble, the newest messages that fit the rest of the budget, then older critical
     messages (decisions, errors, importance > 0.7) while room is left."""
-    from contextq.history.memory import HierarchicalMemory, score_message
+    from contextq.history.memory import HierarchicalMemory
 
     if memory is None:
         memory = HierarchicalMemory.from_messages(
@@ -393,216 +224,40 @@ def hierarchical(
     kept = set(_merge(anchor_units, tail))
     used = sum(token_count(messages[i]) for i in kept)
     tail_start = tail[-1].start if tail else len(messages)
-    i = tail_start - 1
-    while i >= 0:  # older critical messages, newest first, while they fit
-        unit = unit_at(messages, i)
-        i = unit.start - 1
-        if not unit.members or unit.members[0] in kept:
-            continue
-        if max(score_message(messages[j]) for j in unit.members) <= CRITICAL_IMPORTANCE:
-            continue
-        cost = _cost(messages, unit)
-        if used + cost <= room:
-            kept.update(unit.members)
-            used += cost
-    i = tail_start - 1
-    while i >= 0:  # then the tail grows back into what is left
-        unit = unit_at(messages, i)
-        i = unit.start - 1
-        if not unit.members or unit.members[0] in kept:
-            continue
-        cost = _cost(messages, unit)
-        if used + cost > room:
-            break
-        kept.update(unit.members)
-        used += cost
+    used = _fill_back(messages, kept, tail_start, room=room, used=used, critical_only=True)
+    _fill_back(messages, kept, tail_start, room=room, used=used, critical_only=False)
     return Selection(sorted(kept), preamble)
 
 
-# ---------------------------------------------------------------- filter_history
-
-
-@dataclass(slots=True)
-class FilterResult:
-    """The history to send, with the facts of SPEC §2's context answer."""
-
-    messages: list[Message]  # kept history: a subsequence of the input
-    preamble: list[Message]  # generated messages to put before it (hierarchical memory)
-    strategy: str  # strategy applied (after fallback)
-    requested_strategy: str | None
-    filtered: bool  # a strategy ran (threshold reached or forced)
-    original_count: int
-    kept_count: int
-    removed_ids: list[str]
-    original_tokens: int  # history tokens before
-    kept_tokens: int  # history + preamble tokens after
-    budget: Budget
-    usage_before: float  # (fixed + history) ÷ context_limit
-    usage_after: float
-    duration_ms: float
-    error: str | None = None  # set when filtering failed and everything was sent (fail-open)
-    warnings: list[str] = field(default_factory=list)
-
-
-StrategyFn = Callable[..., Selection]
-STRATEGIES: dict[str, StrategyFn] = {
-    "token_budget": token_budget,
-    "sliding_window": sliding_window,
-    "noop": noop,
-    "hierarchical": hierarchical,
-}
-
-
-def filter_history(
+def _fill_back(
     messages: Sequence[Message],
+    kept: set[int],
+    before: int,
     *,
-    limits: ModelLimits,
-    settings: Settings,
-    strategy: str | None = None,
-    options: Mapping[str, Any] | None = None,
-    context_threshold: float = DEFAULT_CONTEXT_THRESHOLD,
-    force_filter: bool = False,
-    skip_filter: bool = False,
-    fixed_tokens: int = 0,
-    history_tokens: int | None = None,
-    anchors: Sequence[int] | None = None,
-    memory: HierarchicalMemory | None = None,
-) -> FilterResult:
-    """Apply a strategy to `messages` (oldest first) for the model in `limits`.
+    room: int,
+    used: int,
+    critical_only: bool,
+) -> int:
+    """Add units older than index `before` to `kept`, newest first, while `room` allows:
+    with `critical_only`, every critical unit that fits (decisions, errors, importance >
+    0.7); otherwise units up to the first that does not fit. Returns the tokens used."""
+    from contextq.history.memory import CRITICAL_IMPORTANCE, score_message
 
-    - `strategy`: resolved at call time; unknown → noop with a warning.
-    - `options`: validated (ValidationFailed names the option); for an unknown
-      strategy they are ignored.
-    - `fixed_tokens`: tokens that will go with the history (system prompt, summary);
-      taken off the budget and counted in usage.
-    - `history_tokens`: the stored running total of the whole history, if the caller
-      has it (else summed); it sets usage_before and the threshold trigger, so a caller
-      may pass only a window of the newest messages with the whole history's total.
-    - Filtering runs when `force_filter`, or when usage ≥ `context_threshold` and
-      `ENABLE_AUTO_COMPRESSION` is on; never with `skip_filter`.
-    - Any exception inside a strategy → everything is returned (fail-open) and logged.
-    """
-    started = time.perf_counter()
-    if force_filter and skip_filter:
-        raise ValidationFailed(
-            "force_filter and skip_filter exclude each other", field="skip_filter"
-        )
-    name = resolve_strategy(strategy)
-    warnings: list[str] = []
-    if name != (strategy or DEFAULT_STRATEGY):
-        warnings.append(f"unknown strategy {strategy!r}; used noop")
-        options = None
-    opts = validate_options(name, options, field="options")
-    budget = compute_budget(
-        context_limit=limits.context_window,
-        model_max_output=limits.max_output_tokens,
-        max_output_tokens=opts.get("max_output_tokens"),
-        tool_definition_tokens=opts.get("tool_definition_tokens", 0),
-        budget_percentage=opts.get("budget_percentage", DEFAULT_BUDGET_PERCENTAGE),
-        reserve_tokens=opts.get("reserve_tokens", DEFAULT_RESERVE_TOKENS),
-        max_input_tokens=limits.max_input_tokens,
-    )
-    if history_tokens is None:
-        history_tokens = sum(token_count(m, limits.model) for m in messages)
-    limit = max(1, limits.context_window)
-    usage_before = (fixed_tokens + history_tokens) / limit
-    triggered = force_filter or (
-        settings.ENABLE_AUTO_COMPRESSION and usage_before >= context_threshold
-    )
-    run = triggered and not skip_filter and name != "noop"
-
-    error: str | None = None
-    selection: Selection | None = None
-    if run:
-        try:
-            selection = _run(
-                name,
-                messages,
-                opts,
-                budget,
-                fixed_tokens=fixed_tokens,
-                settings=settings,
-                anchors=anchors,
-                memory=memory,
-            )
-        except Exception as exc:  # fail-open: send everything, say why
-            log.exception("context filtering with %s failed; sending the whole history", name)
-            error = f"{type(exc).__name__}: {exc}"
-            selection = None
-    if selection is None:
-        selection = noop(messages)
-    kept_set = selection.kept
-    kept = [messages[i] for i in kept_set]
-    removed_ids = [] if len(kept) == len(messages) else _removed_ids(messages, kept_set)
-    # summed from what is sent: `history_tokens` may describe more than `messages`
-    # (a caller that read only a window of a long history passes the whole total)
-    kept_tokens = sum(token_count(m) for m in kept)
-    kept_tokens += sum(token_count(m) for m in selection.preamble)
-    return FilterResult(
-        messages=kept,
-        preamble=selection.preamble,
-        strategy=name,
-        requested_strategy=strategy,
-        filtered=run and error is None,
-        original_count=len(messages),
-        kept_count=len(kept),
-        removed_ids=removed_ids,
-        original_tokens=history_tokens,
-        kept_tokens=kept_tokens,
-        budget=budget,
-        usage_before=round(usage_before, 4),
-        usage_after=round((fixed_tokens + kept_tokens) / limit, 4),
-        duration_ms=round((time.perf_counter() - started) * 1000, 3),
-        error=error,
-        warnings=warnings,
-    )
-
-
-def _removed_ids(messages: Sequence[Message], kept: list[int]) -> list[str]:
-    """Ids of the messages between the kept ones (`kept` ascending), gap by gap."""
-    removed: list[str] = []
-    previous = -1
-    for index in [*kept, len(messages)]:
-        if index > previous + 1:
-            removed.extend([m.id for m in messages[previous + 1 : index] if m.id is not None])
-        previous = index
-    return removed
-
-
-def _run(
-    name: StrategyName,
-    messages: Sequence[Message],
-    opts: Mapping[str, Any],
-    budget: Budget,
-    *,
-    fixed_tokens: int,
-    settings: Settings,
-    anchors: Sequence[int] | None,
-    memory: HierarchicalMemory | None,
-) -> Selection:
-    max_pinned = settings.MAX_PINNED_MESSAGES
-    if name == "sliding_window":
-        return sliding_window(
-            messages,
-            window_size=opts.get("window_size", DEFAULT_WINDOW_SIZE),
-            max_pinned=max_pinned,
-            anchors=anchors,
-        )
-    common: dict[str, Any] = {
-        "budget_tokens": max(0, budget.budget_tokens - fixed_tokens),
-        "hard_limit_tokens": max(0, budget.hard_limit_tokens - fixed_tokens),
-        "min_messages_to_keep": opts.get("min_messages_to_keep", settings.MIN_MESSAGES_TO_KEEP),
-        "max_pinned": max_pinned,
-        "anchors": anchors,
-    }
-    if name == "hierarchical":
-        return hierarchical(
-            messages,
-            memory=memory,
-            compression_threshold=opts.get(
-                "compression_threshold", settings.MEMORY_COMPRESSION_THRESHOLD
-            ),
-            recent_actions=opts.get("recent_actions"),
-            **common,
-        )
-    return token_budget(messages, **common)
+    i = before - 1
+    while i >= 0:
+        unit = unit_at(messages, i)
+        i = unit.start - 1
+        if not unit.members or unit.members[0] in kept:
+            continue
+        if critical_only and (
+            max(score_message(messages[j]) for j in unit.members) <= CRITICAL_IMPORTANCE
+        ):
+            continue
+        cost = _cost(messages, unit)
+        if used + cost > room:
+            if critical_only:
+                continue
+            break
+        kept.update(unit.members)
+        used += cost
+    return used

@@ -26,6 +26,7 @@ import httpx
 
 from contextq.errors import SummarizerError
 from contextq.history.extractive import ExtractiveSummarizer
+from contextq.history.message_tokens import token_count
 from contextq.history.summary_format import (
     SECTIONS,
     MemoryFacts,
@@ -33,7 +34,6 @@ from contextq.history.summary_format import (
     goal_lines,
     recurring_lines,
 )
-from contextq.history.tokens import token_count
 from contextq.history.types import Message
 from contextq.settings import Settings
 from contextq.tokens import DEFAULT_ENCODING, count_tokens, get_encoding, truncate_to_tokens

@@ -14,12 +14,14 @@ KINDS: frozenset[str] = frozenset(get_args(Kind))
 
 Content = str | list[dict[str, Any]] | None
 
+MAX_TOOL_CALLS = 128  # per assistant message: the longest tool chain is 1 + this
+
 
 @dataclass(slots=True)
 class Message:
     """One message of a conversation, as stored, plus the fields the engine needs.
 
-    `token_count` is the message's cost as sent (see `history.tokens`); the service
+    `token_count` is the message's cost as sent (see `history.message_tokens`); the service
     computes it once at insert. Strategies use it as is and count only when it is None.
     """
 
@@ -78,6 +80,18 @@ class Message:
             name=data.get("name"),
             **fields,
         )
+
+
+def shape_problem(message: Message) -> tuple[str, str] | None:
+    """(field, reason) when `message` breaks the chat format's pairing rules, else None:
+    a tool result answers a call id; only assistant messages make calls."""
+    if message.role == "tool" and not message.tool_call_id:
+        return "tool_call_id", "a tool message needs the tool_call_id it answers"
+    if message.tool_calls and message.role != "assistant":
+        return "tool_calls", "only assistant messages carry tool_calls"
+    if message.tool_call_id and message.role != "tool":
+        return "tool_call_id", "only tool messages carry a tool_call_id"
+    return None
 
 
 def _openai_call(call: Mapping[str, Any]) -> dict[str, Any]:

@@ -105,17 +105,19 @@ def test_window_read_matches_the_engine_over_the_whole_history(
     message, parsed afresh from the table, must agree."""
     from contextq.history import build_history_context
     from contextq.settings import get_settings
-    from store import history_queries as q
+    from store import message_cache
     from store.db import read_session
+    from store.history_tables import Conversation
 
     cid = _load(app_client, history, model="gpt-4o")
     for params in ({}, {"strategy": "sliding_window", "options": json.dumps({"window_size": 30})}):
         answer = _context(app_client, cid, **params)
-        q.MESSAGE_CACHE.clear()  # the reference is parsed from the table, not the cache
-        q.SEQ_INDEX.clear()
+        message_cache.MESSAGE_CACHE.clear()  # the reference is parsed from the table
+        message_cache.SEQ_INDEX.clear()
         with read_session() as session:
-            conv = session.get(q.Conversation, cid)
-            everything = q.load_context_messages(session, conversation=conv).messages
+            conv = session.get(Conversation, cid)
+            assert conv is not None
+            everything = message_cache.load_context_messages(session, conversation=conv).messages
         expected = build_history_context(
             everything,
             settings=get_settings(),
@@ -204,11 +206,11 @@ def test_conversation_strategy_and_options_are_used(small_window: None, app_clie
 def test_context_after_a_compaction_uses_its_summary(small_window: None, app_client: Any) -> None:
     """The compaction function run directly (the queue path is in tests/integration)."""
     from contextq.settings import get_settings
-    from store.compaction_service import run_compaction
+    from service.history import run_compaction
 
     history = agent_history(1500, pinned=3)
     cid = _load(app_client, history, model="gpt-4o")
-    result = run_compaction(cid, job_id=None, settings=get_settings())
+    result = run_compaction(conversation_id=cid, job_id=None, settings=get_settings())
     assert result["method"] == "summary", result
     compactions = app_client.get(f"/v1/conversations/{cid}/compactions").json()["data"]
     assert len(compactions) == 1 and compactions[0]["id"] == result["compaction_id"]
@@ -267,3 +269,49 @@ def test_pinning_an_old_message_shows_up_in_the_next_context(
     fourth = _context(app_client, cid)
     assert fourth["messages"][-1]["content"] == more[-1]["content"]
     assert fourth["original_message_count"] == len(history) + len(more)
+
+
+def test_conversation_tools_come_off_the_budget_whatever_the_strategy(app_client: Any) -> None:
+    """Tools are sent with every request: their tokens shrink the budget; they are not a
+    strategy option (a sliding_window or noop conversation with tools used to get a 422)."""
+    tools = [
+        {
+            "type": "function",
+            "function": {
+                "name": f"tool_{i}",
+                "description": "Runs a command in the workspace and returns its output.",
+                "parameters": {"type": "object", "properties": {"cmd": {"type": "string"}}},
+            },
+        }
+        for i in range(20)
+    ]
+    history = agent_history(60, pinned=1)
+    plain = _context(app_client, _load(app_client, history, model="gpt-4o"))
+    for strategy in ("token_budget", "sliding_window", "noop"):
+        cid = _load(app_client, history, model="gpt-4o", context_strategy=strategy, tools=tools)
+        answer = _context(app_client, cid, force_filter="true")
+        assert answer["strategy"] == strategy
+        assert answer["budget_tokens"] < plain["budget_tokens"]
+        check_openai_invariants(answer["messages"], history, system_prompt=SYSTEM)
+
+
+def test_a_failing_strategy_sends_the_whole_history_not_the_window(
+    small_window: None, app_client: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Fail-open (SPEC §4): the read planned a window of the newest messages; when the
+    strategy raises, everything is read and sent, and the error is reported."""
+    from contextq.history import filtering
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("boom")
+
+    history = agent_history(800, pinned=1)
+    cid = _load(app_client, history, model="gpt-4o")
+    planned = _context(app_client, cid)
+    assert planned["filtered"] is True and planned["removed_message_ids"]
+    monkeypatch.setattr(filtering, "token_budget", broken)
+    answer = _context(app_client, cid)
+    assert answer["error"] == "RuntimeError: boom" and answer["filtered"] is False
+    assert answer["removed_message_ids"] == []
+    assert len(answer["messages"]) == len(history) + 1
+    check_openai_invariants(answer["messages"], history, system_prompt=SYSTEM)

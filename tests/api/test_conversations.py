@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from contextq.history.tokens import count_message_tokens
+from contextq.history.message_tokens import count_message_tokens
 
 
 def _conv(client: Any, **body: Any) -> dict[str, Any]:
@@ -325,15 +325,36 @@ def test_insert_survives_a_broker_outage(app_client: Any, make_stack: Any) -> No
     assert app_client.get(f"/v1/conversations/{cid}").json()["message_count"] == 3
 
 
+def _queued(redis_url: str, queue: str) -> list[tuple[str, list[Any]]]:
+    """(task name, args) of the messages waiting in a queue of the real broker."""
+    import base64
+    import json
+
+    import redis
+
+    client = redis.Redis.from_url(redis_url)
+    try:
+        raw = client.lrange(queue, 0, -1)
+    finally:
+        client.close()
+    out = []
+    for item in reversed(raw):  # kombu LPUSHes: oldest last
+        message = json.loads(item)
+        args = json.loads(base64.b64decode(message["body"]))[0]
+        out.append((message["headers"]["task"], args))
+    return out
+
+
 def test_sweep_picks_conversations_past_their_threshold_once(
     app_client: Any, make_stack: Any
 ) -> None:
-    """The sweep as a plain function (the queue path is in tests/integration)."""
+    """The sweep as a plain function, publishing to the real broker (no worker here; the
+    queue path is in tests/integration)."""
     from contextq.settings import get_settings
-    from store.compaction_service import sweep
+    from service.history import sweep_compactions
     from tests.api.history_data import agent_history
 
-    make_stack(HISTORY_COMPACTION_MAX_TOKENS="1000000", MAX_CONTEXT_TOKENS="20000")
+    stack = make_stack(HISTORY_COMPACTION_MAX_TOKENS="1000000", MAX_CONTEXT_TOKENS="20000")
     due = _conv(app_client, model="gpt-4o", context_threshold=0.1)["id"]  # due at 2 000
     calm = _conv(app_client, model="gpt-4o", context_threshold=0.9)["id"]  # due at 18 000
     for cid in (due, calm):
@@ -341,10 +362,11 @@ def test_sweep_picks_conversations_past_their_threshold_once(
             f"/v1/conversations/{cid}/messages", json={"messages": agent_history(150, pinned=0)}
         )
         assert r.status_code == 201 and "compaction_job_id" not in r.json()
-    sent: list[tuple[str, str]] = []
-    result = sweep(settings=get_settings(), enqueue=lambda c, j: sent.append((c, j)))
-    assert result["enqueued"] == [due] and [c for c, _ in sent] == [due]
-    job = app_client.get(f"/v1/jobs/{sent[0][1]}").json()
+    result = sweep_compactions(settings=get_settings())
+    sent = _queued(stack.redis_url, "history")
+    assert result["enqueued"] == [due] and [args[0] for _, args in sent] == [due]
+    assert sent[0][0] == "contextq.compact_conversation"
+    job = app_client.get(f"/v1/jobs/{sent[0][1][1]}").json()
     assert job["status"] == "queued" and job["kind"] == "compact_conversation"
-    again = sweep(settings=get_settings(), enqueue=lambda c, j: sent.append((c, j)))
-    assert again["enqueued"] == [] and len(sent) == 1  # its job is still queued
+    again = sweep_compactions(settings=get_settings())
+    assert again["enqueued"] == [] and len(_queued(stack.redis_url, "history")) == 1  # still queued

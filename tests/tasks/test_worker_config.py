@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import sys
-import types
-
 import pytest
 
 from contextq.settings import Settings
@@ -51,12 +48,12 @@ def test_beat_schedule_has_the_sweep_with_expires() -> None:
     assert entry["options"]["queue"] == "files" and 0 < entry["options"]["expires"] <= 7
 
 
-def test_beat_schedule_merges_history_entries(monkeypatch: pytest.MonkeyPatch) -> None:
-    fake = types.ModuleType("worker.schedule_history")
-    fake.history_beat_schedule = lambda s: {"sweep-compactions": {"task": "x", "schedule": 1}}  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "worker.schedule_history", fake)
-    sched = beat_schedule(_settings())
+def test_beat_schedule_has_the_compaction_sweep_with_expires() -> None:
+    sched = beat_schedule(_settings(COMPACTION_SWEEP_INTERVAL_S=11))
     assert set(sched) == {"recover-files", "sweep-compactions"}
+    entry = sched["sweep-compactions"]
+    assert entry["task"] == names.SWEEP_COMPACTIONS and entry["schedule"] == 11
+    assert entry["options"]["queue"] == "history" and 0 < entry["options"]["expires"] <= 11
 
 
 def test_address_space_limit() -> None:

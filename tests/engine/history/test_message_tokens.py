@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from contextq.history import Message, count_message_tokens
-from contextq.history.tokens import MESSAGE_OVERHEAD_TOKENS, token_count
+from contextq.history.message_tokens import MESSAGE_OVERHEAD_TOKENS, token_count
 from contextq.tokens import count_tokens
 
 

@@ -23,7 +23,7 @@ from contextq.history import (
     validate_strategy,
     validate_threshold,
 )
-from contextq.history import strategies as strategies_module
+from contextq.history import filtering as filtering_module
 from contextq.settings import Settings
 from tests.engine.history.builders import agent_history, assistant, call, counted, result, user
 
@@ -300,7 +300,7 @@ def test_exception_inside_filtering_fails_open(
     def broken(*args: object, **kwargs: object) -> None:
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(strategies_module, "token_budget", broken)
+    monkeypatch.setattr(filtering_module, "token_budget", broken)
     msgs = big_history()
     with caplog.at_level(logging.ERROR, logger="contextq.history"):
         res = filter_history(msgs, limits=LIMITS, settings=Settings(), force_filter=True)
@@ -324,8 +324,8 @@ def test_exception_inside_filtering_fails_open(
         ("sliding_window", {"window_size": 0}, "context_options.window_size"),
         ("sliding_window", {"window_size": 2.5}, "context_options.window_size"),
         ("noop", {"window_size": 3}, "context_options.window_size"),
-        ("hierarchical", {"compression_threshold": 1}, "context_options.compression_threshold"),
-        ("hierarchical", {"compression_threshold": 4}, "context_options.recent_actions"),
+        ("hierarchical", {"compression_threshold": 0}, "context_options.compression_threshold"),
+        ("hierarchical", {"compression_threshold": 1.5}, "context_options.compression_threshold"),
         ("nonsense", {}, "context_strategy"),
     ],
 )

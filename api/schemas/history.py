@@ -1,7 +1,9 @@
 """Request and response models of the history routes (SPEC §2).
 
-The ladder: `ConversationBase` → `ConversationCreate` / `ConversationUpdate` →
-`store.history_tables.Conversation` (the table) → `ConversationPublic`.
+One ladder per resource: `XBase` (the fields a client writes) → `XCreate` / `XUpdate`
+(the request bodies) → the table (`store.history_tables`) → `XPublic` (the base plus
+what the service adds), built from a row with `model_validate(row, from_attributes=True)`
+or from an inserted row's dict.
 """
 
 from __future__ import annotations
@@ -11,8 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-Role = Literal["system", "user", "assistant", "tool"]
-Kind = Literal["user_prompt", "reasoning", "tool_call", "decision", "error", "observation"]
+from contextq.history.types import MAX_TOOL_CALLS, Kind, Role
 
 MAX_TEXT_FIELD = 200
 
@@ -21,6 +22,15 @@ def _no_nul(value: str | None) -> str | None:
     if value is not None and "\x00" in value:
         raise ValueError("must not contain NUL characters")
     return value
+
+
+class _Public(BaseModel):
+    """Responses are built from our own rows: extra attributes are ignored."""
+
+    model_config = ConfigDict(extra="ignore", from_attributes=True)
+
+
+# ---------------------------------------------------------------- conversations
 
 
 class ConversationBase(BaseModel):
@@ -49,19 +59,10 @@ class ConversationUpdate(ConversationBase):
     replace_system_prompt: bool | None = None  # type: ignore[assignment]
 
 
-class ConversationPublic(BaseModel):
+class ConversationPublic(ConversationBase, _Public):
+    model_config = ConfigDict(extra="ignore", from_attributes=True)
+
     id: str
-    title: str | None
-    model: str | None
-    system_prompt: str | None
-    custom_agent_prompt: str | None
-    replace_system_prompt: bool
-    context_strategy: str | None
-    context_options: dict[str, Any] | None
-    context_threshold: float | None
-    reminders: list[Any] | None
-    project_id: str | None
-    tools: list[Any] | None
     message_count: int
     total_tokens: int
     last_seq: int
@@ -70,6 +71,9 @@ class ConversationPublic(BaseModel):
     tokens_since_compaction: int
     created_at: datetime
     updated_at: datetime
+
+
+# ---------------------------------------------------------------- messages
 
 
 class ToolFunction(BaseModel):
@@ -87,12 +91,11 @@ class ToolCall(BaseModel):
     _nul = field_validator("id")(_no_nul)
 
 
-class MessageIn(BaseModel):
+class MessageBase(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     role: Role
     content: str | list[dict[str, Any]] | None = None
-    tool_calls: list[ToolCall] | None = Field(default=None, max_length=128)
     tool_call_id: str | None = Field(default=None, max_length=MAX_TEXT_FIELD)
     name: str | None = Field(default=None, max_length=MAX_TEXT_FIELD)
     pinned: bool = False
@@ -102,35 +105,47 @@ class MessageIn(BaseModel):
     _nul = field_validator("tool_call_id", "name")(_no_nul)
 
 
+class MessageCreate(MessageBase):
+    tool_calls: list[ToolCall] | None = Field(default=None, max_length=MAX_TOOL_CALLS)
+
+
 class MessageBatch(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    messages: list[MessageIn] = Field(min_length=1)
+    messages: list[MessageCreate] = Field(min_length=1)
 
 
-class MessagePublic(BaseModel):
-    id: str
-    seq: int
-    role: str
-    content: Any
-    tool_calls: list[dict[str, Any]] | None
-    tool_call_id: str | None
-    name: str | None
-    pinned: bool
-    kind: str | None
-    importance: float | None
-    token_count: int
-    file_ids: list[str]
-    created_at: datetime
-
-
-class MessagePatch(BaseModel):
+class MessagePin(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     pinned: bool
 
 
-class CompactionPublic(BaseModel):
+class MessagePublic(MessageBase, _Public):
+    model_config = ConfigDict(extra="ignore", from_attributes=True)
+
+    id: str
+    seq: int
+    tool_calls: list[dict[str, Any]] | None = None  # as stored
+    importance: float | None
+    token_count: int
+    created_at: datetime
+
+    @field_validator("file_ids", mode="before")
+    @classmethod
+    def _none_is_empty(cls, value: Any) -> Any:
+        return [] if value is None else value
+
+
+class MessageList(BaseModel):
+    data: list[MessagePublic]
+    next_cursor: str | None
+
+
+# ---------------------------------------------------------------- compactions and jobs
+
+
+class CompactionPublic(_Public):
     id: str
     conversation_id: str
     method: str
@@ -146,7 +161,12 @@ class CompactionPublic(BaseModel):
     created_at: datetime
 
 
-class JobPublic(BaseModel):
+class CompactionList(BaseModel):
+    data: list[CompactionPublic]
+    next_cursor: str | None
+
+
+class JobPublic(_Public):
     id: str
     kind: str
     status: str
@@ -160,6 +180,9 @@ class JobPublic(BaseModel):
 
 class JobAccepted(BaseModel):
     job_id: str
+
+
+# ---------------------------------------------------------------- memory
 
 
 class GoalIn(BaseModel):

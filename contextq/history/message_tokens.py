@@ -1,9 +1,12 @@
-"""Token cost of a message: its JSON serialisation as the API sends it, plus overhead."""
+"""Token cost of a chat message: its JSON serialisation as the API sends it, plus overhead.
+
+(`contextq.tokens` counts plain text; this module counts whole messages with it.)
+"""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from contextq.history.types import Message
@@ -36,7 +39,3 @@ def token_count(message: Message, model: str | None = None) -> int:
     if message.token_count is None:
         message.token_count = count_message_tokens(message, model)
     return message.token_count
-
-
-def total_tokens(messages: Iterable[Message], model: str | None = None) -> int:
-    return sum(token_count(m, model) for m in messages)

@@ -1,0 +1,104 @@
+"""Routes: a conversation's messages (SPEC §2): append one or a batch, list, pin."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Body, HTTPException, Query, Response
+from pydantic import ValidationError
+
+from api.deps import OwnerDep, SettingsDep, read, write
+from api.responses import json_response
+from api.schemas.history import MessageBatch, MessageCreate, MessageList, MessagePin, MessagePublic
+from service import history
+
+router = APIRouter(tags=["messages"])
+
+
+def _parse(payload: Any) -> tuple[list[dict[str, Any]], bool]:
+    """One message or {"messages": [...]}: (the validated messages as dicts, was_batch)."""
+    if not isinstance(payload, dict):
+        raise HTTPException(422, 'send one message object or {"messages": [...]}')
+    batch = "messages" in payload
+    if batch and isinstance(payload["messages"], list):
+        history.check_batch_size(len(payload["messages"]))  # before validating them all
+    try:
+        parsed = (
+            MessageBatch.model_validate(payload).messages
+            if batch
+            else [MessageCreate.model_validate(payload)]
+        )
+    except ValidationError as exc:
+        detail = [
+            {"loc": ["body", *e["loc"]], "msg": e["msg"], "type": e["type"]}
+            for e in exc.errors(include_url=False)[:20]
+        ]
+        raise HTTPException(422, detail) from None
+    return [m.model_dump(exclude_none=True) for m in parsed], batch
+
+
+@router.post("/conversations/{conversation_id}/messages", status_code=201)
+async def append_messages(
+    conversation_id: str,
+    owner_id: OwnerDep,
+    settings: SettingsDep,
+    payload: Any = Body(...),  # noqa: B008
+) -> Response:
+    """One message, or `{"messages": [...]}` (up to 10 000 in one transaction)."""
+    messages, batch = _parse(payload)
+    appended = await write(
+        history.append_messages,
+        settings=settings,
+        owner_id=owner_id,
+        conversation_id=conversation_id,
+        messages=messages,
+        batch=batch,
+    )
+    public = [MessagePublic.model_validate(row) for row in appended.rows]
+    if not batch:
+        return json_response(public[0], 201)
+    body: dict[str, Any] = {"data": public, "next_cursor": None}
+    if appended.compaction_job_id is not None:
+        body["compaction_job_id"] = appended.compaction_job_id
+    return json_response(body, 201)
+
+
+@router.get("/conversations/{conversation_id}/messages", response_model=MessageList)
+async def list_messages(
+    conversation_id: str,
+    owner_id: OwnerDep,
+    limit: int = Query(100, ge=1, le=history.MAX_PAGE),
+    cursor: str | None = Query(None, max_length=20),
+) -> Response:
+    """The original history in seq order, never altered by filtering or compaction."""
+    page = await read(
+        history.list_messages,
+        owner_id=owner_id,
+        conversation_id=conversation_id,
+        cursor=cursor,
+        limit=limit,
+    )
+    data = [MessagePublic.model_validate(row) for row in page.rows]
+    return json_response(MessageList(data=data, next_cursor=page.next_cursor))
+
+
+@router.patch(
+    "/conversations/{conversation_id}/messages/{message_id}", response_model=MessagePublic
+)
+async def pin_message(
+    conversation_id: str,
+    message_id: str,
+    body: MessagePin,
+    owner_id: OwnerDep,
+    settings: SettingsDep,
+) -> Response:
+    """Pin or unpin a message (the only change a stored message gets)."""
+    row = await write(
+        history.pin_message,
+        settings=settings,
+        owner_id=owner_id,
+        conversation_id=conversation_id,
+        message_id=message_id,
+        pinned=body.pinned,
+    )
+    return json_response(MessagePublic.model_validate(row))

@@ -1,0 +1,309 @@
+"""Whether and how a strategy runs over a history (SPEC §4), decided once.
+
+`plan_filter(...)` resolves everything a filtering needs before any message is read:
+the strategy (unknown → noop with a warning), its validated options, the budget, the
+strategy's arguments and the trigger (usage ≥ threshold with `ENABLE_AUTO_COMPRESSION`,
+or `force_filter`; never with `skip_filter`). `apply_filter(messages, plan)` runs it
+and fails open (everything, logged) if a strategy raises. `filter_history(...)` does
+both for a caller holding the whole history.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any
+
+from contextq.errors import ValidationFailed
+from contextq.history.budget import Budget, compute_budget
+from contextq.history.message_tokens import token_count
+from contextq.history.options import (
+    DEFAULT_BUDGET_PERCENTAGE,
+    DEFAULT_CONTEXT_THRESHOLD,
+    DEFAULT_RESERVE_TOKENS,
+    DEFAULT_STRATEGY,
+    DEFAULT_WINDOW_SIZE,
+    StrategyName,
+    resolve_strategy,
+    validate_options,
+)
+from contextq.history.strategies import (
+    Selection,
+    hierarchical,
+    noop,
+    sliding_window,
+    token_budget,
+)
+from contextq.history.types import Message
+
+if TYPE_CHECKING:
+    from contextq.catalog import ModelLimits
+    from contextq.history.memory import HierarchicalMemory
+    from contextq.settings import Settings
+
+log = logging.getLogger("contextq.history")
+
+
+@dataclass(frozen=True, slots=True)
+class FilterPlan:
+    """A filtering decided up front: what runs, with which arguments, and when."""
+
+    limits: ModelLimits
+    strategy: StrategyName  # after fallback
+    arguments: Mapping[str, Any]  # the strategy's keyword arguments (anchors/memory aside)
+    budget: Budget
+    fixed_tokens: int  # tokens that go with the history (system prompt, summary)
+    history_tokens: int | None  # stored total of the history; None: summed when applied
+    threshold: float
+    forced: bool
+    skipped: bool
+    automatic: bool  # ENABLE_AUTO_COMPRESSION
+    warnings: tuple[str, ...] = ()
+
+    def usage(self, history_tokens: int) -> float:
+        """(fixed + history tokens) ÷ context_limit."""
+        return (self.fixed_tokens + history_tokens) / max(1, self.limits.context_window)
+
+    def runs_at(self, history_tokens: int) -> bool:
+        """Whether the strategy runs over a history of `history_tokens` tokens."""
+        if self.skipped or self.strategy == "noop":
+            return False
+        return self.forced or (self.automatic and self.usage(history_tokens) >= self.threshold)
+
+    @property
+    def runs(self) -> bool | None:
+        """Whether the strategy will run: known from the stored total, or None when it
+        depends on what is loaded (after a compaction, its covered pinned messages)."""
+        if self.skipped or self.strategy == "noop":
+            return False
+        if self.forced:
+            return True
+        if self.history_tokens is None:
+            return None if self.automatic else False
+        return self.runs_at(self.history_tokens)
+
+    def whole_history(self) -> FilterPlan:
+        """The fail-open plan: the same budget and figures, nothing filtered."""
+        return replace(self, strategy="noop", arguments=MappingProxyType({}), skipped=True)
+
+
+def plan_filter(
+    *,
+    limits: ModelLimits,
+    settings: Settings,
+    strategy: str | None = None,
+    options: Mapping[str, Any] | None = None,
+    context_threshold: float | None = None,
+    force_filter: bool = False,
+    skip_filter: bool = False,
+    fixed_tokens: int = 0,
+    history_tokens: int | None = None,
+    tool_definition_tokens: int = 0,
+) -> FilterPlan:
+    """Resolve the strategy and options, the budget and the trigger.
+
+    - `strategy`: unknown → noop with a warning, and `options` are ignored;
+      otherwise `options` are validated (ValidationFailed names `options.<key>`).
+    - `fixed_tokens`: tokens that go with the history; taken off the budget and
+      counted in usage. `tool_definition_tokens`: the tools sent with the request
+      (an explicit `tool_definition_tokens` option wins).
+    - `history_tokens`: the stored running total of the whole history, if the caller
+      has it (then only a window of its newest messages need be applied).
+    """
+    if force_filter and skip_filter:
+        raise ValidationFailed(
+            "force_filter and skip_filter exclude each other", field="skip_filter"
+        )
+    name = resolve_strategy(strategy)
+    warnings: tuple[str, ...] = ()
+    if name != (strategy or DEFAULT_STRATEGY):
+        warnings = (f"unknown strategy {strategy!r}; used noop",)
+        options = None
+    opts = validate_options(name, options, field="options")
+    budget = compute_budget(
+        context_limit=limits.context_window,
+        model_max_output=limits.max_output_tokens,
+        max_output_tokens=opts.get("max_output_tokens"),
+        tool_definition_tokens=opts.get("tool_definition_tokens", tool_definition_tokens),
+        budget_percentage=opts.get("budget_percentage", DEFAULT_BUDGET_PERCENTAGE),
+        reserve_tokens=opts.get("reserve_tokens", DEFAULT_RESERVE_TOKENS),
+        max_input_tokens=limits.max_input_tokens,
+    )
+    return FilterPlan(
+        limits=limits,
+        strategy=name,
+        arguments=MappingProxyType(_arguments(name, opts, budget, fixed_tokens, settings)),
+        budget=budget,
+        fixed_tokens=fixed_tokens,
+        history_tokens=history_tokens,
+        threshold=DEFAULT_CONTEXT_THRESHOLD if context_threshold is None else context_threshold,
+        forced=force_filter,
+        skipped=skip_filter,
+        automatic=settings.ENABLE_AUTO_COMPRESSION,
+        warnings=warnings,
+    )
+
+
+def _arguments(
+    name: StrategyName,
+    opts: Mapping[str, Any],
+    budget: Budget,
+    fixed_tokens: int,
+    settings: Settings,
+) -> dict[str, Any]:
+    """The keyword arguments of strategy `name`, defaults filled in from settings."""
+    max_pinned = settings.MAX_PINNED_MESSAGES
+    if name == "noop":
+        return {}
+    if name == "sliding_window":
+        return {
+            "window_size": opts.get("window_size", DEFAULT_WINDOW_SIZE),
+            "max_pinned": max_pinned,
+        }
+    arguments: dict[str, Any] = {
+        "budget_tokens": max(0, budget.budget_tokens - fixed_tokens),
+        "hard_limit_tokens": max(0, budget.hard_limit_tokens - fixed_tokens),
+        "min_messages_to_keep": opts.get("min_messages_to_keep", settings.MIN_MESSAGES_TO_KEEP),
+        "max_pinned": max_pinned,
+    }
+    if name == "hierarchical":
+        arguments["compression_threshold"] = opts.get(
+            "compression_threshold", settings.MEMORY_COMPRESSION_THRESHOLD
+        )
+        arguments["recent_actions"] = opts.get("recent_actions")
+    return arguments
+
+
+@dataclass(slots=True)
+class FilterResult:
+    """The history to send, with the facts of SPEC §2's context answer."""
+
+    messages: list[Message]  # kept history: a subsequence of the input
+    preamble: list[Message]  # generated messages to put before it (hierarchical memory)
+    strategy: str  # strategy applied (after fallback)
+    filtered: bool  # a strategy ran (threshold reached or forced)
+    original_count: int
+    kept_count: int
+    removed_ids: list[str]
+    original_tokens: int  # history tokens before
+    kept_tokens: int  # history + preamble tokens after
+    budget: Budget
+    usage_before: float  # (fixed + history) ÷ context_limit
+    usage_after: float
+    duration_ms: float
+    error: str | None = None  # set when filtering failed and everything was sent (fail-open)
+    warnings: list[str] = field(default_factory=list)
+
+
+def apply_filter(
+    messages: Sequence[Message],
+    plan: FilterPlan,
+    *,
+    anchors: Sequence[int] | None = None,
+    memory: HierarchicalMemory | None = None,
+) -> FilterResult:
+    """Run `plan` over `messages` (oldest first). `anchors`: indices of the system and
+    pinned messages, if the caller has them. Any exception inside a strategy → the
+    whole of `messages` is returned (fail-open) with `error` set, and logged."""
+    started = time.perf_counter()
+    history_tokens = plan.history_tokens
+    if history_tokens is None:
+        history_tokens = sum(token_count(m, plan.limits.model) for m in messages)
+    run = plan.runs_at(history_tokens)
+    error: str | None = None
+    selection: Selection | None = None
+    if run:
+        try:
+            selection = _select(plan, messages, anchors=anchors, memory=memory)
+        except Exception as exc:  # fail-open: send everything, say why
+            log.exception(
+                "context filtering with %s failed; sending the whole history", plan.strategy
+            )
+            error = f"{type(exc).__name__}: {exc}"
+    if selection is None:
+        selection = noop(messages)
+    kept = [messages[i] for i in selection.kept]
+    removed_ids = [] if len(kept) == len(messages) else _removed_ids(messages, selection.kept)
+    # summed from what is sent: `history_tokens` may describe more than `messages`
+    # (a caller that read only a window of a long history passes the whole total)
+    kept_tokens = sum(token_count(m) for m in kept)
+    kept_tokens += sum(token_count(m) for m in selection.preamble)
+    return FilterResult(
+        messages=kept,
+        preamble=selection.preamble,
+        strategy=plan.strategy,
+        filtered=run and error is None,
+        original_count=len(messages),
+        kept_count=len(kept),
+        removed_ids=removed_ids,
+        original_tokens=history_tokens,
+        kept_tokens=kept_tokens,
+        budget=plan.budget,
+        usage_before=round(plan.usage(history_tokens), 4),
+        usage_after=round(plan.usage(kept_tokens), 4),
+        duration_ms=round((time.perf_counter() - started) * 1000, 3),
+        error=error,
+        warnings=list(plan.warnings),
+    )
+
+
+def filter_history(
+    messages: Sequence[Message],
+    *,
+    limits: ModelLimits,
+    settings: Settings,
+    strategy: str | None = None,
+    options: Mapping[str, Any] | None = None,
+    context_threshold: float = DEFAULT_CONTEXT_THRESHOLD,
+    force_filter: bool = False,
+    skip_filter: bool = False,
+    fixed_tokens: int = 0,
+    history_tokens: int | None = None,
+    anchors: Sequence[int] | None = None,
+    memory: HierarchicalMemory | None = None,
+) -> FilterResult:
+    """`plan_filter` then `apply_filter`: a strategy over `messages` for `limits`' model
+    (see both for the arguments)."""
+    plan = plan_filter(
+        limits=limits,
+        settings=settings,
+        strategy=strategy,
+        options=options,
+        context_threshold=context_threshold,
+        force_filter=force_filter,
+        skip_filter=skip_filter,
+        fixed_tokens=fixed_tokens,
+        history_tokens=history_tokens,
+    )
+    return apply_filter(messages, plan, anchors=anchors, memory=memory)
+
+
+def _removed_ids(messages: Sequence[Message], kept: list[int]) -> list[str]:
+    """Ids of the messages between the kept ones (`kept` ascending), gap by gap."""
+    removed: list[str] = []
+    previous = -1
+    for index in [*kept, len(messages)]:
+        if index > previous + 1:
+            removed.extend([m.id for m in messages[previous + 1 : index] if m.id is not None])
+        previous = index
+    return removed
+
+
+def _select(
+    plan: FilterPlan,
+    messages: Sequence[Message],
+    *,
+    anchors: Sequence[int] | None,
+    memory: HierarchicalMemory | None,
+) -> Selection:
+    arguments = plan.arguments
+    if plan.strategy == "sliding_window":
+        return sliding_window(messages, anchors=anchors, **arguments)
+    if plan.strategy == "hierarchical":
+        return hierarchical(messages, anchors=anchors, memory=memory, **arguments)
+    if plan.strategy == "token_budget":
+        return token_budget(messages, anchors=anchors, **arguments)
+    return noop(messages)

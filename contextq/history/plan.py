@@ -1,0 +1,179 @@
+"""The plan of a context read, computed once from what is stored about a conversation.
+
+`plan_read(...)` takes the conversation's stored facts (its system prompt, newest
+compaction, running token total and its own strategy choice) and a request's
+parameters, and decides everything before a single message is read:
+
+- the model's limits, the strategy and its validated options, the budget, the tokens
+  that go with the history (system prompt, compaction summary) and the trigger
+  (`ReadPlan.filter`, a `FilterPlan`);
+- what to load (`ReadPlan.load`): everything; only the messages after the newest
+  compaction (with the covered system and pinned ones: they stay verbatim); or, when
+  `token_budget` or `sliding_window` is going to filter a long history, only a window
+  of its newest messages (`ReadPlan.window`), so a read's cost grows with what can be
+  kept, not with the history length.
+
+The service loads what the plan says and hands the messages to
+`contextq.history.context.assemble_history` with the SAME plan: no rule of it is
+derived twice.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Literal
+
+from contextq.catalog import resolve_model
+from contextq.errors import ValidationFailed
+from contextq.history.filtering import FilterPlan, plan_filter
+from contextq.history.message_tokens import token_count
+from contextq.history.types import Message
+from contextq.settings import Settings
+from contextq.tokens import count_tokens
+
+Format = Literal["openai", "anthropic"]
+Load = Literal["all", "window", "after_compaction"]
+SUMMARY_ROLE: Literal["user"] = "user"
+CHAIN_MARGIN = 64  # messages read before a window so that a tool chain at its edge is whole
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionView:
+    """The newest finished compaction, as the context needs it."""
+
+    summary: str
+    through_seq: int
+    id: str | None = None
+    method: str = "summary"
+
+
+def summary_message(compaction: CompactionView) -> Message:
+    """The compaction summary as sent: a user turn in `<conversation_summary>` tags (see
+    `contextq.history.context` for why it is not a system message)."""
+    text = (
+        "Summary of the earlier part of this conversation (older messages were compacted):\n"
+        f"<conversation_summary>\n{compaction.summary}\n</conversation_summary>"
+    )
+    return Message(role=SUMMARY_ROLE, content=text, seq=compaction.through_seq)
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryWindow:
+    """Read only the newest messages of a long history: at least `keep_newest` of them
+    and, for `token_budget`, every message whose running total (`cum_tokens`) passes
+    `past_tokens` (the older ones cannot fit the budget), plus `margin` before them."""
+
+    keep_newest: int
+    past_tokens: int | None = None
+    margin: int = CHAIN_MARGIN
+
+    def start(self, *, last_seq: int, first_seq_past: int | None = None) -> int | None:
+        """The first seq to read, or None to read everything. `first_seq_past`: the
+        first seq whose running total passes `past_tokens` (found through an index)."""
+        first = last_seq - self.keep_newest
+        if self.past_tokens is not None:
+            if first_seq_past is None:
+                return None
+            first = min(first_seq_past, first)
+        start = first - self.margin
+        return start if start > 1 else None
+
+
+@dataclass(frozen=True, slots=True)
+class ReadPlan:
+    """What a context read loads and how the engine assembles it."""
+
+    filter: FilterPlan
+    format: Format
+    head: tuple[Message, ...]  # the system prompt, as the first message
+    summary: tuple[Message, ...]  # the compaction summary, if any
+    compaction: CompactionView | None
+    window: HistoryWindow | None  # only the newest messages are needed
+
+    @property
+    def load(self) -> Load:
+        if self.compaction is not None:
+            return "after_compaction"
+        return "all" if self.window is None else "window"
+
+    def fail_open(self) -> ReadPlan:
+        """The plan when filtering failed: the whole history, unfiltered (fail-open
+        means everything, not the window)."""
+        return replace(self, filter=self.filter.whole_history(), window=None)
+
+
+def plan_read(
+    *,
+    settings: Settings,
+    model: str | None = None,
+    system_prompt: str | None = None,
+    compaction: CompactionView | None = None,
+    history_tokens: int | None = None,
+    strategy: str | None = None,
+    options: Mapping[str, Any] | None = None,
+    default_strategy: str | None = None,
+    default_options: Mapping[str, Any] | None = None,
+    context_threshold: float | None = None,
+    force_filter: bool = False,
+    skip_filter: bool = False,
+    format: str = "openai",
+    tools: Sequence[Mapping[str, Any]] | None = None,
+) -> ReadPlan:
+    """Plan a context read (see the module docstring).
+
+    A request's `strategy` and `options` override the conversation's
+    (`default_strategy`, `default_options`: its options apply only when the request
+    names neither). `history_tokens`: the stored running total of the history (used
+    without a compaction). `tools`: definitions sent with the request; their tokens
+    come off the budget. Raises ValidationFailed for bad options or format.
+    """
+    if format not in ("openai", "anthropic"):
+        raise ValidationFailed("format must be openai or anthropic", field="format")
+    if options is None and strategy is None:
+        options = default_options
+    limits = resolve_model(model, settings)
+    head = (Message(role="system", content=system_prompt),) if system_prompt else ()
+    summary = (summary_message(compaction),) if compaction is not None else ()
+    tool_tokens = 0
+    if tools:
+        serialised = json.dumps(list(tools), ensure_ascii=False, separators=(",", ":"))
+        tool_tokens = count_tokens(serialised, limits.encoding)
+    plan = plan_filter(
+        limits=limits,
+        settings=settings,
+        strategy=strategy if strategy is not None else default_strategy,
+        options=options,
+        context_threshold=context_threshold,
+        force_filter=force_filter,
+        skip_filter=skip_filter,
+        fixed_tokens=sum(token_count(m, limits.model) for m in head + summary),
+        history_tokens=history_tokens if compaction is None else None,
+        tool_definition_tokens=tool_tokens,
+    )
+    return ReadPlan(
+        filter=plan,
+        format="anthropic" if format == "anthropic" else "openai",
+        head=head,
+        summary=summary,
+        compaction=compaction,
+        window=_window(plan) if compaction is None else None,
+    )
+
+
+def _window(plan: FilterPlan) -> HistoryWindow | None:
+    """The window a filtering strategy needs, or None when everything must be read."""
+    if plan.runs is not True or plan.history_tokens is None:
+        return None
+    arguments = plan.arguments
+    if plan.strategy == "sliding_window":
+        return HistoryWindow(keep_newest=int(arguments["window_size"]))
+    if plan.strategy != "token_budget":
+        return None  # hierarchical reaches back for older critical messages
+    # the strategy keeps the newest units within the budget, and the newest
+    # `min_messages_to_keep` messages even past it (up to the hard limit)
+    past = plan.history_tokens - plan.budget.budget_tokens
+    if past <= 0:
+        return None
+    return HistoryWindow(keep_newest=int(arguments["min_messages_to_keep"]), past_tokens=past)

@@ -1,0 +1,84 @@
+"""Conversations: create, read, update, delete (SPEC §2 "Conversations and messages").
+
+Another owner's conversation is `NotFound`, exactly as a missing one is. A strategy
+name, its options and the threshold are checked where they are written (422 naming
+the field); the context read falls back for a bad name met later.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from sqlmodel import Session
+
+from contextq.errors import NotFound, ValidationFailed
+from contextq.history import validate_options, validate_strategy, validate_threshold
+from contextq.history.options import DEFAULT_STRATEGY
+from store import history_queries as q
+from store.history_tables import Conversation
+
+NOT_FOUND = "conversation not found"
+
+
+def owned_conversation(
+    session: Session, *, owner_id: str, conversation_id: str, for_update: bool = False
+) -> Conversation:
+    """The owner's conversation (locked with `for_update`), else NotFound."""
+    conversation = q.get_conversation(
+        session, owner_id=owner_id, conversation_id=conversation_id, for_update=for_update
+    )
+    if conversation is None:
+        raise NotFound(NOT_FOUND)
+    return conversation
+
+
+def _checked(data: Mapping[str, Any], current: Conversation | None = None) -> dict[str, Any]:
+    """`data` with its strategy, options and threshold validated (ValidationFailed names
+    the field); options are checked against the strategy they will run with."""
+    out = dict(data)
+    strategy = out.get("context_strategy", current.context_strategy if current else None)
+    options = out.get("context_options", current.context_options if current else None)
+    if strategy is not None:
+        validate_strategy(strategy, field="context_strategy")
+    if ("context_strategy" in out or "context_options" in out) and options is not None:
+        out["context_options"] = validate_options(
+            strategy or DEFAULT_STRATEGY, options, field="context_options"
+        )
+    if out.get("context_threshold") is not None:
+        out["context_threshold"] = validate_threshold(out["context_threshold"])
+    return out
+
+
+def create_conversation(
+    *, session: Session, owner_id: str, data: Mapping[str, Any]
+) -> Conversation:
+    return q.create_conversation(session, owner_id=owner_id, data=_checked(data))
+
+
+def get_conversation(*, session: Session, owner_id: str, conversation_id: str) -> Conversation:
+    return owned_conversation(session, owner_id=owner_id, conversation_id=conversation_id)
+
+
+def update_conversation(
+    *, session: Session, owner_id: str, conversation_id: str, data: Mapping[str, Any]
+) -> Conversation:
+    """Change the fields in `data` (only those the caller set)."""
+    if "replace_system_prompt" in data and data["replace_system_prompt"] is None:
+        raise ValidationFailed(
+            "replace_system_prompt must be true or false", field="replace_system_prompt"
+        )
+    conversation = owned_conversation(
+        session, owner_id=owner_id, conversation_id=conversation_id, for_update=True
+    )
+    return q.update_conversation(
+        session, conversation=conversation, data=_checked(data, conversation)
+    )
+
+
+def delete_conversation(*, session: Session, owner_id: str, conversation_id: str) -> None:
+    """Delete it with its messages, compactions and memory."""
+    conversation = owned_conversation(
+        session, owner_id=owner_id, conversation_id=conversation_id, for_update=True
+    )
+    q.delete_conversation(session, conversation=conversation)

@@ -1,0 +1,172 @@
+"""Messages: append, list the original history, pin (SPEC §2 "Conversations and messages").
+
+An append is one transaction: the messages are checked (chat-format pairing, size,
+pin limit), each gets its token count (its JSON as the API sends it, for the
+conversation's model) and importance once, they feed the hierarchical memory, and
+the conversation's totals move. An append that takes the uncompacted tokens over
+HISTORY_COMPACTION_MAX_TOKENS also gets a compaction job, enqueued after the commit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlmodel import Session
+
+from contextq.errors import InputTooLarge, NotFound, ValidationFailed
+from contextq.history import Message, count_message_tokens
+from contextq.history.memory import score_message
+from contextq.history.message_tokens import serialise
+from contextq.history.types import shape_problem
+from contextq.settings import Settings
+from service.history.compaction import crossed_on_append, enqueue_compaction
+from service.history.conversations import owned_conversation
+from service.history.memory import observe_messages
+from store import history_queries as q
+from store.history_tables import Conversation, StoredMessage
+from store.tables import new_id, utcnow
+
+MAX_BATCH_MESSAGES = 10_000
+MAX_MESSAGE_CHARS = 1_000_000  # of the message's JSON serialisation (≈ 1 MB)
+MAX_PAGE = 1000
+
+
+@dataclass(frozen=True, slots=True)
+class Appended:
+    rows: list[dict[str, Any]]  # the stored messages, in seq order
+    compaction_job_id: str | None  # set when this append triggered a compaction
+
+
+@dataclass(frozen=True, slots=True)
+class MessagePage:
+    rows: list[StoredMessage]
+    next_cursor: str | None
+
+
+def check_batch_size(count: int) -> None:
+    """A batch holds at most MAX_BATCH_MESSAGES messages (InputTooLarge)."""
+    if count > MAX_BATCH_MESSAGES:
+        raise InputTooLarge(
+            f"a batch holds at most {MAX_BATCH_MESSAGES} messages, got {count}; "
+            "send the history in several requests"
+        )
+
+
+def append_messages(
+    *,
+    session: Session,
+    settings: Settings,
+    owner_id: str,
+    conversation_id: str,
+    messages: Sequence[Mapping[str, Any]],
+    batch: bool = True,
+) -> Appended:
+    """Append `messages` (dicts in the OpenAI shape, plus `pinned`, `kind`, `file_ids`).
+
+    Raises NotFound, ValidationFailed (pairing, too many pinned; the field is named
+    `messages[i].<name>` when `batch`, else `<name>`), InputTooLarge (a message or the
+    batch too big)."""
+    check_batch_size(len(messages))
+    conversation = owned_conversation(
+        session, owner_id=owner_id, conversation_id=conversation_id, for_update=True
+    )
+    _check_pin_room(conversation, sum(1 for m in messages if m.get("pinned")), settings)
+    parsed = [
+        _prepare(data, f"messages[{i}]." if batch else "", conversation.model)
+        for i, data in enumerate(messages)
+    ]
+    now = utcnow()
+    if parsed:
+        observe_messages(session, conversation_id=conversation.id, messages=parsed, now=now)
+    before = conversation.tokens_since_compaction
+    rows = q.append_messages(session, conversation=conversation, messages=parsed, now=now)
+    job_id = None
+    if crossed_on_append(before, conversation.tokens_since_compaction, settings):
+        job_id = enqueue_compaction(
+            session, settings=settings, owner_id=owner_id, conversation_id=conversation.id
+        )
+    return Appended(rows, job_id)
+
+
+def _check_pin_room(conversation: Conversation, more: int, settings: Settings) -> None:
+    """At most MAX_PINNED_MESSAGES pinned messages per conversation (ValidationFailed)."""
+    if more and conversation.pinned_count + more > settings.MAX_PINNED_MESSAGES:
+        raise ValidationFailed(
+            f"at most {settings.MAX_PINNED_MESSAGES} messages can be pinned per conversation "
+            f"({conversation.pinned_count} already, {more} more asked); unpin some first",
+            field="pinned",
+        )
+
+
+def _prepare(data: Mapping[str, Any], where: str, model: str | None) -> Message:
+    """An engine message with its id, token count and importance, checked."""
+    message = Message.from_openai(
+        data,
+        id=new_id(),
+        pinned=bool(data.get("pinned")),
+        kind=data.get("kind"),
+        file_ids=list(data.get("file_ids") or []),
+    )
+    problem = shape_problem(message)
+    if problem is not None:
+        field, reason = problem
+        raise ValidationFailed(reason, field=where + field)
+    wire = message.to_openai()
+    if len(serialise(wire)) > MAX_MESSAGE_CHARS:
+        raise InputTooLarge(
+            f"{where.rstrip('.') or 'the message'} is over {MAX_MESSAGE_CHARS} characters "
+            "as JSON; upload large content as a file instead"
+        )
+    message.token_count = count_message_tokens(wire, model)
+    message.importance = round(float(score_message(message)), 4)
+    return message
+
+
+def list_messages(
+    *,
+    session: Session,
+    owner_id: str,
+    conversation_id: str,
+    cursor: str | None = None,
+    limit: int = 100,
+) -> MessagePage:
+    """A page of the original history in seq order, never altered by filtering or
+    compaction; `cursor` is a page's `next_cursor`."""
+    owned_conversation(session, owner_id=owner_id, conversation_id=conversation_id)
+    after = 0
+    if cursor:
+        if not cursor.isdigit():
+            raise ValidationFailed(
+                "cursor must be a next_cursor value from this list", field="cursor"
+            )
+        after = int(cursor)
+    rows, next_seq = q.list_messages(
+        session,
+        conversation_id=conversation_id,
+        after_seq=after,
+        limit=max(1, min(limit, MAX_PAGE)),
+    )
+    return MessagePage(rows, None if next_seq is None else str(next_seq))
+
+
+def pin_message(
+    *,
+    session: Session,
+    settings: Settings,
+    owner_id: str,
+    conversation_id: str,
+    message_id: str,
+    pinned: bool,
+) -> StoredMessage:
+    """Pin or unpin a message (the only change a stored message gets)."""
+    conversation = owned_conversation(
+        session, owner_id=owner_id, conversation_id=conversation_id, for_update=True
+    )
+    message = q.get_message(session, conversation_id=conversation_id, message_id=message_id)
+    if message is None:
+        raise NotFound("message not found")
+    if pinned and not message.pinned:
+        _check_pin_room(conversation, 1, settings)
+    return q.set_pinned(session, conversation=conversation, message=message, pinned=pinned)
