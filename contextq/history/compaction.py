@@ -183,14 +183,42 @@ def compact(
         inputs, summarizer, settings, room=room, encoding=encoding, facts=facts
     )
     truncated = summarizer is None or fallback_reason is not None
-    name = "truncation" if summarizer is None or truncated else summarizer.name
     retention = check_retention(summary, facts)
     summary, repaired = repair(summary, retention)
     if count_tokens(summary, encoding) > room:
         summary = _make_room(summary, inputs, retention, room, encoding, truncated=truncated)
+    folded = inputs[0] if previous_summary else None  # what this run read, SPEC §5
+    return _outcome(
+        plan,
+        summary,
+        folded=folded,
+        encoding=encoding,
+        summarizer="truncation" if truncated else str(getattr(summarizer, "name", "")),
+        truncated=truncated,
+        chunks=chunks,
+        started=started,
+        fallback_reason=fallback_reason,
+        retention=retention,
+        repaired=repaired,
+    )
+
+
+def _outcome(
+    plan: CompactionPlan,
+    summary: str,
+    *,
+    folded: Message | None,
+    encoding: str,
+    summarizer: str,
+    truncated: bool,
+    chunks: int,
+    started: float,
+    fallback_reason: str | None,
+    retention: Retention,
+    repaired: list[str],
+) -> CompactionOutcome:
     summary_tokens = count_tokens(summary, encoding)
     verbatim_tokens = sum(token_count(m) for m in plan.verbatim)
-    folded = inputs[0] if previous_summary else None  # what this run read, SPEC §5
     return CompactionOutcome(
         method="truncation" if truncated else "summary",
         summary=summary,
@@ -202,7 +230,7 @@ def compact(
         summary_tokens=summary_tokens,
         summarized_message_count=len(plan.to_summarize),
         verbatim_ids=[str(m.id) for m in plan.verbatim if m.id is not None],
-        summarizer=name,
+        summarizer=summarizer,
         chunks=chunks,
         duration_ms=round((time.perf_counter() - started) * 1000, 3),
         fallback_reason=fallback_reason,
