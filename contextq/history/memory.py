@@ -160,21 +160,25 @@ class HierarchicalMemory:
             created_at=when,
             metadata=meta,
         )
+        self._record(action, meta, content)
+        return action
+
+    def _record(self, action: Action, meta: Mapping[str, Any], content: str) -> None:
+        """Count a new action, keep it in working memory, note a decision, compress."""
         self.next_id += 1
         self.total_actions += 1
-        self.iterations += action_type in ITERATION_KINDS
+        self.iterations += action.kind in ITERATION_KINDS
         self.working.append(action)
-        if action_type == "decision" and content.strip():
+        if action.kind == "decision" and content.strip():
             impact = meta.get("impact")
             self.add_decision(
                 content,
                 str(meta.get("rationale", "")),
                 impact if isinstance(impact, str) else None,
-                created_at=when,
+                created_at=action.created_at,
             )
         if len(self.working) > self.options.compression_limit:
             self._compress()
-        return action
 
     def track_error_pattern(self, error: str, *, seen_at: str | None = None) -> dict[str, Any]:
         """Count `error` under its normalised pattern; the third occurrence raises an alert.
