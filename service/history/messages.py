@@ -24,6 +24,7 @@ from contextq.settings import Settings
 from service.history.compaction import crossed_on_append, enqueue_compaction
 from service.history.conversations import owned_conversation
 from service.history.memory import observe_messages
+from service.workspaces.tool_results import offload_after_commit
 from store import history_queries as q
 from store.history_tables import Conversation, StoredMessage
 from store.tables import new_id, utcnow
@@ -82,6 +83,14 @@ def append_messages(
         observe_messages(session, conversation_id=conversation.id, messages=parsed, now=now)
     before = conversation.tokens_since_compaction
     rows = q.append_messages(session, conversation=conversation, messages=parsed, now=now)
+    # large tool results also go to the workspace, once this transaction has committed
+    offload_after_commit(
+        session,
+        settings=settings,
+        owner_id=owner_id,
+        conversation_id=conversation.id,
+        messages=parsed,
+    )
     job_id = None
     if crossed_on_append(before, conversation.tokens_since_compaction, settings):
         job_id = enqueue_compaction(
