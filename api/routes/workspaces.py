@@ -14,6 +14,7 @@ from typing import Annotated, Any, BinaryIO, Literal
 
 from fastapi import APIRouter, HTTPException, Query, Request, Response
 from fastapi.responses import StreamingResponse
+from starlette.convertors import Convertor, register_url_convertor
 from starlette.requests import ClientDisconnect
 
 from api.deps import OwnerDep, SettingsDep, read, write
@@ -29,6 +30,22 @@ from service import workspaces
 from store.blobs import get_blob_store
 
 router = APIRouter(tags=["workspaces"])
+
+
+class WorkspacePathConvertor(Convertor[str]):
+    """Like Starlette's `path`, but a line break matches too: a path holding one reaches
+    the path check (422 with the reason) instead of missing every route (404)."""
+
+    regex = r"[\s\S]*"
+
+    def convert(self, value: str) -> str:
+        return value
+
+    def to_string(self, value: str) -> str:
+        return value
+
+
+register_url_convertor("workspace_path", WorkspacePathConvertor())
 
 BASE = "/conversations/{conversation_id}/workspace"
 READ_CHUNK = 256 * 1024
@@ -53,7 +70,7 @@ def _too_large(exc: BodyTooLarge) -> HTTPException:
 
 
 @router.put(
-    BASE + "/{path:path}",
+    BASE + "/{path:workspace_path}",
     status_code=201,
     response_model=WorkspaceEntryPublic,
     openapi_extra=PUT_OPENAPI,
@@ -136,7 +153,7 @@ def _chunks(fh: BinaryIO) -> Iterator[bytes]:
 
 
 @router.get(
-    BASE + "/{path:path}",
+    BASE + "/{path:workspace_path}",
     responses={
         200: {
             "content": {"application/octet-stream": {}, "application/json": {}},
@@ -201,7 +218,7 @@ def _processed(result: workspaces.ProcessedView) -> WorkspaceProcessedView:
     )
 
 
-@router.delete(BASE + "/{path:path}", status_code=204, responses=PATH_ERRORS)
+@router.delete(BASE + "/{path:workspace_path}", status_code=204, responses=PATH_ERRORS)
 async def delete_workspace_file(
     conversation_id: str, path: str, owner_id: OwnerDep, settings: SettingsDep
 ) -> Response:

@@ -170,7 +170,8 @@ def encode_cursor(path: str) -> str:
 
 def decode_cursor(cursor: str) -> str:
     try:
-        return base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode("utf-8")
+        padded = cursor + "=" * (-len(cursor) % 4)
+        return base64.b64decode(padded, altchars=b"-_", validate=True).decode("utf-8")
     except (binascii.Error, UnicodeDecodeError, ValueError):
         raise ValidationFailed(
             "invalid cursor: pass next_cursor from the previous page", field="cursor"

@@ -22,9 +22,7 @@ def settings(tmp_path: Path) -> Settings:
     return Settings(DATA_DIR=tmp_path / "data")
 
 
-def portion(
-    tmp_path: Path, name: str, data: bytes, settings: Settings, **kw: object
-) -> Portion:
+def portion(tmp_path: Path, name: str, data: bytes, settings: Settings, **kw: object) -> Portion:
     path = tmp_path / name
     path.write_bytes(data)
     return read_portion(path, detect(path, name), settings=settings, **kw)  # type: ignore[arg-type]
