@@ -20,6 +20,11 @@ from tests.support.db import all_rows, get_row
 from tests.support.workspaces import new_conversation, put_file, ws_url
 
 
+BOTH_BACKENDS = pytest.mark.parametrize(
+    "stack", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)], indirect=True
+)
+
+
 def workspace_dir(owner_id: str, conversation_id: str) -> Path:
     return get_settings().workspaces_dir / owner_id / conversation_id
 
@@ -38,6 +43,7 @@ def snapshot(root: Path, skip: Path) -> dict[str, tuple[int, int]]:
     return out
 
 
+@BOTH_BACKENDS
 def test_put_list_get_delete(app_client: Any, owner: Any) -> None:
     conv = new_conversation(app_client)
     data = b"id,name\n1,a\n2,b\n"
@@ -73,6 +79,7 @@ def test_put_list_get_delete(app_client: Any, owner: Any) -> None:
     assert app_client.get(ws_url(conv)).json()["data"] == []
 
 
+@BOTH_BACKENDS
 def test_replacing_a_file_replaces_its_file_row(app_client: Any, owner: Any) -> None:
     conv = new_conversation(app_client)
     first = put_file(app_client, conv, "notes.txt", b"first version\n")
@@ -91,6 +98,7 @@ def test_an_empty_file_is_a_file(app_client: Any) -> None:
     assert app_client.get(ws_url(conv, "empty.txt")).content == b""
 
 
+@BOTH_BACKENDS
 def test_list_by_prefix_and_pages(app_client: Any) -> None:
     conv = new_conversation(app_client)
     paths = ["a/1.txt", "a/2.txt", "a/sub/3.txt", "ab.txt", "b/4.txt", "A/5.txt"]
@@ -251,6 +259,7 @@ def test_over_the_upload_limit_is_413_and_nothing_stays(app_client: Any, owner: 
     assert put_file(app_client, conv, "ok.bin", b"z" * 1000)["size_bytes"] == 1000
 
 
+@BOTH_BACKENDS
 @pytest.mark.stack_env(MAX_STORAGE_BYTES_PER_OWNER="1000")
 def test_storage_quota_counts_uploads_and_workspace_files(app_client: Any, owner: Any) -> None:
     conv = new_conversation(app_client)
@@ -273,6 +282,7 @@ def test_storage_quota_counts_uploads_and_workspace_files(app_client: Any, owner
     assert app_client.get(ws_url(conv, "a.bin")).content == b"A" * 600
 
 
+@BOTH_BACKENDS
 def test_deleting_the_file_row_keeps_the_workspace_file(app_client: Any) -> None:
     conv = new_conversation(app_client)
     entry = put_file(app_client, conv, "keep.txt", b"keep me\n")
@@ -303,6 +313,7 @@ def test_a_missing_file_on_disk_is_410(app_client: Any, owner: Any) -> None:
     assert app_client.delete(ws_url(conv, "gone.txt")).status_code == 204
 
 
+@BOTH_BACKENDS
 def test_deleting_the_conversation_removes_its_workspace(app_client: Any, owner: Any) -> None:
     conv = new_conversation(app_client)
     other = new_conversation(app_client)
