@@ -103,9 +103,8 @@ class Settings(BaseSettings):
     # (it must stay above the hard limit, or a running task is delivered twice)
     BROKER_VISIBILITY_TIMEOUT_S: int | None = Field(None, ge=1)
 
-    # operations (SPEC §11)
-    # bytes of one owner's uploads and workspace files; unset: no limit (over: 429, nothing
-    # is stored)
+    # bytes of one owner's uploads and workspace files together (SPEC §11); a workspace write
+    # that would go over answers 429 and stores nothing; unset: no limit
     MAX_STORAGE_BYTES_PER_OWNER: int | None = Field(None, ge=1)
 
     # workspaces (SPEC §9): a tool message over this many tokens is also written to

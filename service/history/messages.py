@@ -5,6 +5,8 @@ pin limit), each gets its token count (its JSON as the API sends it, for the
 conversation's model) and importance once, they feed the hierarchical memory, and
 the conversation's totals move. An append that takes the uncompacted tokens over
 HISTORY_COMPACTION_MAX_TOKENS also gets a compaction job, enqueued after the commit.
+A tool message over TOOL_RESULT_OFFLOAD_TOKENS is also written to the conversation's
+workspace once the append commits (`service.workspaces.tool_results`).
 """
 
 from __future__ import annotations
