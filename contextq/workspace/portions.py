@@ -1,8 +1,9 @@
 """Later portions of a workspace file (SPEC §9 `?view=processed&offset=&limit=`).
 
 The processed view of a file is cut for the context; an agent reads the rest in
-portions: lines of text, code and structured files, data rows of tables (the header row
-always shown above them), pages of documents. `offset` counts from 0. The readers are
+portions: lines of text, code and structured files (a JSON document is indented by 2
+first: a tool's compact JSON is one line), data rows of tables (the header row always
+shown above them), pages of documents. `offset` counts from 0. The readers are
 the file engine's own — encoding sniffing and incremental decoding (`files.text`), the
 CSV dialect sniffer and bounded line reader (`files.csv_read`), the streaming XLSX
 reader (`files.xlsx_stream`), the cached document conversion with its page boundaries
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 from collections.abc import Generator, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -92,7 +94,26 @@ def read_portion(
         if info.file_type in ("xlsx", "xlsm"):
             return _workbook_portion(path, offset, count, settings, sheet)
         return _csv_portion(path, info.file_type, offset, count, settings)
+    if info.file_type == "json":
+        indented = _indented_json(path, settings)
+        if indented is not None:
+            return _line_portion(indented, offset, count, settings.MAX_TOTAL_OUTPUT, len(indented))
     return _line_portion(_text_lines(path), offset, count, settings.MAX_TOTAL_OUTPUT)
+
+
+def _indented_json(path: Path, settings: Settings) -> list[str] | None:
+    """The lines of a JSON document indented by 2 (a tool's compact JSON is one line, no
+    use to read in portions); None when it is too big to parse whole or is not JSON."""
+    if path.stat().st_size > settings.MAX_JSON_PARSE_BYTES:
+        return None
+    from contextq.files.text import read_sample, sniff_encoding
+
+    try:
+        with path.open("r", encoding=sniff_encoding(read_sample(path)), errors="strict") as fh:
+            data = json.load(fh)
+    except (ValueError, UnicodeError, RecursionError):
+        return None
+    return json.dumps(data, indent=2, ensure_ascii=False).split("\n")
 
 
 def _checked_limit(limit: int | None, unit: Unit, settings: Settings) -> int:
@@ -123,7 +144,11 @@ def _text_lines(path: Path) -> Iterator[str]:
         yield pending.removesuffix("\r")
 
 
-def _line_portion(lines: Iterable[str], offset: int, limit: int, max_chars: int) -> Portion:
+def _line_portion(
+    lines: Iterable[str], offset: int, limit: int, max_chars: int, known_total: int | None = None
+) -> Portion:
+    """Lines `offset` … `offset + limit - 1`; the total when the read reached the end (or
+    `known_total`, for lines already in memory)."""
     taken: list[str] = []
     used = 0
     truncated = False
@@ -132,11 +157,13 @@ def _line_portion(lines: Iterable[str], offset: int, limit: int, max_chars: int)
         if index < offset:
             continue
         if len(taken) >= limit:
-            return Portion("lines", offset, "\n".join(taken), len(taken), index, None, truncated)
+            text = "\n".join(taken)
+            return Portion("lines", offset, text, len(taken), index, known_total, truncated)
         shown = line
         if used + len(line) > max_chars:
             if taken:
-                return Portion("lines", offset, "\n".join(taken), len(taken), index, None, True)
+                text = "\n".join(taken)
+                return Portion("lines", offset, text, len(taken), index, known_total, True)
             shown, truncated = line[:max_chars] + " …[line cut]", True
         taken.append(shown)
         used += len(shown) + 1
@@ -293,7 +320,7 @@ def _document_portion(
     if not offsets:
         count = _checked_limit(limit, "lines", settings)
         lines = converted.markdown.split("\n")
-        return _line_portion(lines, offset, count, settings.MAX_TOTAL_OUTPUT)
+        return _line_portion(lines, offset, count, settings.MAX_TOTAL_OUTPUT, len(lines))
     count = _checked_limit(limit, "pages", settings)
     ends = [*offsets[1:], len(converted.markdown)]
     pages = [converted.markdown[a:b].strip("\n") for a, b in zip(offsets, ends, strict=True)]

@@ -108,9 +108,21 @@ def test_a_huge_line_is_cut_and_said_so(tmp_path: Path) -> None:
 
 
 def test_structured_files_read_by_lines(tmp_path: Path, settings: Settings) -> None:
-    data = json.dumps({f"k{i}": i for i in range(50)}, indent=1).encode()
-    got = portion(tmp_path, "d.json", data, settings, offset=1, limit=2)
-    assert got.text == ' "k0": 0,\n "k1": 1,'
+    data = b"a: 1\nb:\n  - x\n  - y\n"
+    got = portion(tmp_path, "d.yaml", data, settings, offset=1, limit=2)
+    assert (got.unit, got.text, got.next_offset) == ("lines", "b:\n  - x", 3)
+
+
+def test_compact_json_reads_by_lines_of_its_indented_form(
+    tmp_path: Path, settings: Settings
+) -> None:
+    data = json.dumps({"rows": [{"id": i, "name": f"n{i}"} for i in range(1000)]}).encode()
+    assert data.count(b"\n") == 0
+    got = portion(tmp_path, "r.json", data, settings, offset=2, limit=4)
+    assert got.text.splitlines() == ["    {", '      "id": 0,', '      "name": "n0"', "    },"]
+    assert (got.next_offset, got.total) == (6, 4 * 1000 + 4)
+    broken = portion(tmp_path, "b.json", b'{"a": 1,\n"b": ', settings, offset=1, limit=1)
+    assert broken.text == '"b": '  # not JSON after all: its own lines
 
 
 def test_an_encoding_other_than_utf8(tmp_path: Path, settings: Settings) -> None:
