@@ -19,7 +19,6 @@ from tests.support.api import in_process_client
 from tests.support.db import all_rows, get_row
 from tests.support.workspaces import new_conversation, put_file, ws_url
 
-
 BOTH_BACKENDS = pytest.mark.parametrize(
     "stack", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)], indirect=True
 )
