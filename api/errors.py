@@ -17,6 +17,7 @@ from contextq.errors import (
     InputTooLarge,
     InvalidInput,
     NotFound,
+    QuotaExceeded,
     UnsupportedFileType,
     ValidationFailed,
 )
@@ -32,6 +33,7 @@ STATUS_FOR: list[tuple[type[ContextqError], int]] = [
     (UnsupportedFileType, 415),
     (HostileInput, 422),
     (InvalidInput, 422),
+    (QuotaExceeded, 429),
     (ContextqError, 400),
 ]
 

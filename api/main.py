@@ -13,7 +13,16 @@ from starlette.types import ASGIApp
 
 from api import errors
 from api.middleware import RequestContextMiddleware, RouteTemplates
-from api.routes import context, conversations, files, health, jobs, memory, messages
+from api.routes import (
+    context,
+    conversations,
+    files,
+    health,
+    jobs,
+    memory,
+    messages,
+    workspaces,
+)
 from contextq import __version__
 from contextq.logs import configure_logging
 from contextq.settings import get_settings
@@ -66,7 +75,7 @@ def create_app() -> FastAPI:
     )
     errors.install(app)
     app.include_router(health.router)
-    for module in (files, conversations, messages, memory, context, jobs):
+    for module in (files, conversations, messages, memory, context, jobs, workspaces):
         app.include_router(module.router, prefix="/v1")
     return app
 

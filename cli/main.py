@@ -14,6 +14,7 @@ from typing import Annotated, NoReturn
 
 import typer
 
+from cli.workspace import workspace_app
 from contextq.settings import get_settings
 
 app = typer.Typer(
@@ -25,6 +26,7 @@ app = typer.Typer(
 )
 keys_app = typer.Typer(help="API keys.", no_args_is_help=True)
 app.add_typer(keys_app, name="keys")
+app.add_typer(workspace_app, name="workspace")
 
 PASSTHROUGH = {"allow_extra_args": True, "ignore_unknown_options": True}
 

@@ -103,6 +103,14 @@ class Settings(BaseSettings):
     # (it must stay above the hard limit, or a running task is delivered twice)
     BROKER_VISIBILITY_TIMEOUT_S: int | None = Field(None, ge=1)
 
+    # bytes of one owner's uploads and workspace files together (SPEC §11); a workspace write
+    # that would go over answers 429 and stores nothing; unset: no limit
+    MAX_STORAGE_BYTES_PER_OWNER: int | None = Field(None, ge=1)
+
+    # workspaces (SPEC §9): a tool message over this many tokens is also written to
+    # /workspace/tool-results/<message_id>.<ext> as a workspace file
+    TOOL_RESULT_OFFLOAD_TOKENS: int = Field(2000, ge=1)
+
     # logs of the API, worker and beat (SPEC §11): level, and `text` or `json` (one object a line)
     LOG_LEVEL: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] = "INFO"
     LOG_FORMAT: Literal["text", "json"] = "text"
@@ -191,6 +199,12 @@ class Settings(BaseSettings):
     @property
     def blob_dir(self) -> Path:
         return self.data_dir / "blobs"
+
+    @property
+    def workspaces_dir(self) -> Path:
+        """`DATA_DIR/workspaces`: one directory per owner and conversation (a sandbox
+        mounts `<owner>/<conversation>` at /workspace), and `_private-data` beside them."""
+        return self.data_dir / "workspaces"
 
     @property
     def broker_visibility_timeout_s(self) -> int:

@@ -53,8 +53,16 @@ async def update_conversation(
 
 
 @router.delete("/conversations/{conversation_id}", status_code=204)
-async def delete_conversation(conversation_id: str, owner_id: OwnerDep) -> Response:
-    await write(history.delete_conversation, owner_id=owner_id, conversation_id=conversation_id)
+async def delete_conversation(
+    conversation_id: str, owner_id: OwnerDep, settings: SettingsDep
+) -> Response:
+    """Delete the conversation with its messages, compactions, memory and workspace."""
+    await write(
+        history.delete_conversation,
+        settings=settings,
+        owner_id=owner_id,
+        conversation_id=conversation_id,
+    )
     return Response(status_code=204)
 
 

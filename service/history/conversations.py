@@ -15,6 +15,8 @@ from sqlmodel import Session
 from contextq.errors import NotFound, ValidationFailed
 from contextq.history import validate_options, validate_strategy, validate_threshold
 from contextq.history.options import DEFAULT_STRATEGY
+from contextq.settings import Settings
+from service.workspaces.removal import remove_workspace
 from store import history_queries as q
 from store.history_tables import Conversation
 
@@ -76,9 +78,14 @@ def update_conversation(
     )
 
 
-def delete_conversation(*, session: Session, owner_id: str, conversation_id: str) -> None:
-    """Delete it with its messages, compactions and memory."""
+def delete_conversation(
+    *, session: Session, settings: Settings, owner_id: str, conversation_id: str
+) -> None:
+    """Delete it with its messages, compactions, memory and workspace."""
     conversation = owned_conversation(
         session, owner_id=owner_id, conversation_id=conversation_id, for_update=True
+    )
+    remove_workspace(
+        session=session, settings=settings, owner_id=owner_id, conversation_id=conversation.id
     )
     q.delete_conversation(session, conversation=conversation)

@@ -5,6 +5,8 @@ pin limit), each gets its token count (its JSON as the API sends it, for the
 conversation's model) and importance once, they feed the hierarchical memory, and
 the conversation's totals move. An append that takes the uncompacted tokens over
 HISTORY_COMPACTION_MAX_TOKENS also gets a compaction job, enqueued after the commit.
+A tool message over TOOL_RESULT_OFFLOAD_TOKENS is also written to the conversation's
+workspace once the append commits (`service.workspaces.tool_results`).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from contextq.settings import Settings
 from service.history.compaction import crossed_on_append, enqueue_compaction
 from service.history.conversations import owned_conversation
 from service.history.memory import observe_messages
+from service.workspaces.tool_results import offload_after_commit
 from store import history_queries as q
 from store.history_tables import Conversation, StoredMessage
 from store.tables import new_id, utcnow
@@ -82,6 +85,14 @@ def append_messages(
         observe_messages(session, conversation_id=conversation.id, messages=parsed, now=now)
     before = conversation.tokens_since_compaction
     rows = q.append_messages(session, conversation=conversation, messages=parsed, now=now)
+    # large tool results also go to the workspace, once this transaction has committed
+    offload_after_commit(
+        session,
+        settings=settings,
+        owner_id=owner_id,
+        conversation_id=conversation.id,
+        messages=parsed,
+    )
     job_id = None
     if crossed_on_append(before, conversation.tokens_since_compaction, settings):
         job_id = enqueue_compaction(

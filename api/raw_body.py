@@ -1,0 +1,44 @@
+"""A raw request body streamed into several sinks (a blob and a staged workspace file),
+refused with 413 before anything past MAX_UPLOAD_BYTES is read."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from typing import Protocol
+
+
+class Sink(Protocol):
+    def write(self, data: bytes) -> object: ...
+
+
+class BodyTooLarge(Exception):
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"the body is larger than MAX_UPLOAD_BYTES ({limit} bytes)")
+        self.limit = limit
+
+
+def declared_length(content_length: str | None, limit: int) -> int | None:
+    """The Content-Length as sent (None when absent or not a number); BodyTooLarge when
+    it alone is over `limit`."""
+    try:
+        declared = int(content_length) if content_length is not None else None
+    except ValueError:
+        return None
+    if declared is not None and declared > limit:
+        raise BodyTooLarge(limit)
+    return declared
+
+
+async def stream_body(body: AsyncIterator[bytes], sinks: Sequence[Sink], *, limit: int) -> int:
+    """Write every chunk of `body` to each sink; returns the size. BodyTooLarge as soon
+    as the size passes `limit` (the rest of the body is not read)."""
+    size = 0
+    async for chunk in body:
+        if not chunk:
+            continue
+        size += len(chunk)
+        if size > limit:
+            raise BodyTooLarge(limit)
+        for sink in sinks:
+            sink.write(chunk)
+    return size

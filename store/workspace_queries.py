@@ -1,0 +1,81 @@
+"""Queries over `workspace_entries` (keyword-only helpers; no domain rules)."""
+
+from __future__ import annotations
+
+from sqlalchemy import delete, func
+from sqlalchemy import select as sa_select
+from sqlmodel import Session, col, select
+
+from store.tables import File, Owner
+from store.workspace_tables import WorkspaceEntry
+
+E = WorkspaceEntry
+
+
+def get_entry(session: Session, *, conversation_id: str, path: str) -> WorkspaceEntry | None:
+    stmt = select(E).where(col(E.conversation_id) == conversation_id, col(E.path) == path)
+    return session.exec(stmt).first()
+
+
+def file_status(session: Session, *, file_id: str | None) -> str | None:
+    if file_id is None:
+        return None
+    return session.exec(select(File.status).where(col(File.id) == file_id)).first()
+
+
+def list_entries(
+    session: Session, *, conversation_id: str, prefix: str, after: str | None, limit: int
+) -> list[tuple[WorkspaceEntry, str | None]]:
+    """Entries whose path starts with `prefix` (exactly, case included), in path order
+    after `after`, with their File's status (None when it was deleted)."""
+    stmt = (
+        sa_select(E, File.status)
+        .outerjoin(File, col(File.id) == col(E.file_id))
+        .where(col(E.conversation_id) == conversation_id)
+    )
+    if prefix:
+        stmt = stmt.where(func.substr(col(E.path), 1, len(prefix)) == prefix)
+    if after is not None:
+        stmt = stmt.where(col(E.path) > after)
+    stmt = stmt.order_by(col(E.path)).limit(limit)
+    return [(row[0], row[1]) for row in session.execute(stmt)]
+
+
+def has_entries_under(session: Session, *, conversation_id: str, directory: str) -> bool:
+    """Whether any entry lies inside `directory` (a path naming a directory)."""
+    inside = directory + "/"
+    stmt = (
+        select(E.id)
+        .where(
+            col(E.conversation_id) == conversation_id,
+            func.substr(col(E.path), 1, len(inside)) == inside,
+        )
+        .limit(1)
+    )
+    return session.exec(stmt).first() is not None
+
+
+def entries_of_conversation(session: Session, *, conversation_id: str) -> list[WorkspaceEntry]:
+    return list(session.exec(select(E).where(col(E.conversation_id) == conversation_id)).all())
+
+
+def delete_entries(session: Session, *, conversation_id: str) -> None:
+    session.execute(delete(E).where(col(E.conversation_id) == conversation_id))
+
+
+def storage_used(session: Session, *, owner_id: str, lock: bool) -> int:
+    """Bytes of the owner's files (uploads and workspace files, each a File) plus the
+    workspace files whose File was deleted. With `lock`, the owner's row is locked first
+    (PostgreSQL: FOR UPDATE) so two writes of one owner check their quota in turn;
+    SQLite's write transaction (BEGIN IMMEDIATE) already serialises them."""
+    if lock:
+        session.execute(sa_select(Owner.id).where(col(Owner.id) == owner_id).with_for_update())
+    files = session.execute(
+        sa_select(func.coalesce(func.sum(File.size_bytes), 0)).where(col(File.owner_id) == owner_id)
+    ).scalar_one()
+    orphans = session.execute(
+        sa_select(func.coalesce(func.sum(E.size_bytes), 0)).where(
+            col(E.owner_id) == owner_id, col(E.file_id).is_(None)
+        )
+    ).scalar_one()
+    return int(files) + int(orphans)
