@@ -462,3 +462,30 @@ def test_an_unknown_provider_name_is_refused_at_start() -> None:
     with pytest.raises(ValidationError) as err:
         Settings(LLM_PROVIDER="azure")
     assert "azure-openai" in str(err.value)
+
+
+def test_memory_options_reach_the_hierarchical_context(app_client: Any) -> None:
+    """The context build's hierarchical strategy gets the memory with its options."""
+    steps = [
+        {"role": "user" if i % 2 == 0 else "assistant", "content": f"step {i} of the port"}
+        for i in range(6)
+    ]
+    params = {"strategy": "hierarchical", "force_filter": "true"}
+
+    def memory_block(**conversation: Any) -> str:
+        cid = _conv(app_client, **conversation)
+        url = f"{CONVERSATIONS}/{cid}/messages"
+        _ok(app_client.post(url, json={"messages": steps}), 201)
+        answer = _ok(app_client.get(f"{CONVERSATIONS}/{cid}/context", params=params))
+        blocks = [m["content"] for m in answer["messages"] if "RECENT ACTIONS:" in m["content"]]
+        assert len(blocks) == 1, answer["messages"]
+        assert blocks[0] in _ok(app_client.get(_mem(cid, "/context")))["context"]
+        return str(blocks[0])
+
+    assert "PREVIOUS ACTIONS" not in memory_block()  # 6 actions: under 0.7 x 10
+    small = memory_block(memory_options={"max_working_memory": 4, "compression_threshold": 1.0})
+    assert small == (
+        "PREVIOUS ACTIONS: 1 reasoning step; 2 user prompts\n\nRECENT ACTIONS:\n"
+        "- [reasoning] step 3 of the port\n- [user_prompt] step 4 of the port\n"
+        "- [reasoning] step 5 of the port"
+    )

@@ -130,15 +130,12 @@ def test_auto_compression_off_means_no_automatic_compaction_but_compact_works(
     assert conversation["tokens_since_compaction"] > 3000  # the insert crossed the trigger
     assert "compaction_job_id" not in body
     beat_factory()
-    sweeps = wait_until(
-        lambda: (lambda n: n if n >= 3 else None)(
-            len(re.findall(r"sweep_compactions\[.*?\] succeeded.*disabled", worker.log()))
-        ),
-        timeout=60,
-        interval=0.3,
-        what="three sweeps by the beat",
-    )
-    assert sweeps >= 3
+
+    def disabled_sweeps() -> int | None:
+        done = re.findall(r"sweep_compactions\[.*?\] succeeded.*disabled", worker.log())
+        return len(done) if len(done) >= 3 else None
+
+    assert wait_until(disabled_sweeps, timeout=60, interval=0.3, what="three sweeps by the beat")
     assert "ENABLE_AUTO_COMPRESSION=false" in worker.log()
     assert all_rows(Compaction, conversation_id=cid) == []
     assert client.get(f"/v1/conversations/{cid}/compactions").json()["data"] == []
