@@ -9,18 +9,20 @@
   the document to a temp file in the same directory, then an atomic rename (readers see
   the old file or the new one, never half of one); fsync as `BLOB_FSYNC` says.
 - `checkpoint_after_commit(session, …)`: a use case that changed a conversation or its
-  memory calls it; once the transaction commits, the checkpoint is rewritten from what
-  is now committed (re-read under a per-owner file lock, so two commits in a row leave
-  the newer state, whatever order their hooks run in), or removed when the conversation
-  is gone. A rolled-back transaction writes nothing. A failed write is logged, never
+  memory calls it; once the transaction commits, the process's background writer
+  (`service.background_writer`, off the request path; changes to one conversation
+  still waiting coalesce into one write) rewrites the checkpoint from what is then
+  committed (re-read under a per-owner file lock, so the newest state is what stays,
+  whatever order commits and writes happen in), or removes it when the conversation is
+  gone. A rolled-back transaction writes nothing. A failed write is logged, never
   raised: the database is the source of truth and the next change rewrites the file.
+  `flush_checkpoints()` waits for the writes under way.
 """
 
 from __future__ import annotations
 
 import contextlib
 import fcntl
-import json
 import logging
 import os
 import re
@@ -29,12 +31,14 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+import orjson
 from sqlalchemy import event
 from sqlalchemy.orm import Session
 
 from contextq.history import HierarchicalMemory
 from contextq.history.memory import memory_checkpoint
 from contextq.settings import Settings
+from service.background_writer import BackgroundWriter
 from service.history.stored_memory import load_memory
 from store import history_queries as q
 from store.db import read_session
@@ -87,7 +91,7 @@ def write_checkpoint(
     """Write the checkpoint of `conversation` atomically (mode 0600); returns its path."""
     fields = conversation_fields(conversation)
     path = checkpoint_path(settings, owner_id=owner_id, conversation_id=str(fields.get("id")))
-    body = json.dumps(memory_checkpoint(fields, memory), ensure_ascii=False).encode()
+    body = orjson.dumps(memory_checkpoint(fields, memory))
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".checkpoint-", suffix=".tmp")
     try:
@@ -148,16 +152,27 @@ def _owner_lock(owner_dir: Path) -> Iterator[None]:
         os.close(fd)  # releases the lock
 
 
+def _refresh(key: tuple[str, str], settings: Settings) -> None:
+    owner_id, conversation_id = key
+    try:
+        refresh_checkpoint(settings=settings, owner_id=owner_id, conversation_id=conversation_id)
+    except Exception:
+        log.exception("could not write the checkpoint of conversation %s", conversation_id)
+
+
+_writer = BackgroundWriter(_refresh, name="checkpoint-writer")
+
+
+def flush_checkpoints(timeout: float = 5.0) -> bool:
+    """Wait until the checkpoints of committed changes are written (False on timeout)."""
+    return _writer.flush(timeout)
+
+
 @event.listens_for(Session, "after_commit")
 def _write_pending(session: Session) -> None:
     pending = session.info.pop(_PENDING, None)
     for conversation_id, (settings, owner_id) in (pending or {}).items():
-        try:
-            refresh_checkpoint(
-                settings=settings, owner_id=owner_id, conversation_id=conversation_id
-            )
-        except Exception:
-            log.exception("could not write the checkpoint of conversation %s", conversation_id)
+        _writer.submit((owner_id, conversation_id), settings)
 
 
 @event.listens_for(Session, "after_rollback")

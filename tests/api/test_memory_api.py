@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from contextq.tokens import count_tokens
+from service.history.checkpoint import flush_checkpoints
 
 CONVERSATIONS = "/v1/conversations"
 
@@ -339,7 +340,14 @@ def test_reset_forgets_everything_but_the_options(app_client: Any) -> None:
 
 
 def _checkpoint(stack: Any, owner: Any, cid: str) -> Path:
+    """The checkpoint's path, once the background writer has written what was committed."""
+    assert flush_checkpoints()
     return Path(stack.data_dir) / "workspaces" / "_private-data" / owner.owner_id / f"{cid}.json"
+
+
+def _saved(path: Path) -> Any:
+    assert flush_checkpoints()
+    return json.loads(path.read_text())
 
 
 def test_checkpoint_follows_every_change_and_goes_with_the_conversation(
@@ -367,13 +375,13 @@ def test_checkpoint_follows_every_change_and_goes_with_the_conversation(
     ]
     for change in changes:
         assert change().status_code < 300
-        saved = json.loads(path.read_text())
+        saved = _saved(path)
         assert saved["memory"] == _ok(app_client.get(_mem(cid, "/export")))
     _ok(app_client.patch(f"{CONVERSATIONS}/{cid}", json={"title": "renamed"}))
-    assert json.loads(path.read_text())["conversation"]["title"] == "renamed"
+    assert _saved(path)["conversation"]["title"] == "renamed"
     assert list(path.parent.glob(".checkpoint-*")) == []  # no temp file left behind
     assert app_client.delete(f"{CONVERSATIONS}/{cid}").status_code == 204
-    assert not path.exists()
+    assert flush_checkpoints() and not path.exists()
 
 
 def test_a_checkpoint_imports_back(stack: Any, owner: Any, app_client: Any) -> None:
@@ -395,7 +403,7 @@ def test_a_rejected_change_leaves_the_checkpoint_alone(
     before = path.read_bytes()
     r = app_client.post(_mem(cid, "/subtasks/nope/complete"))
     assert r.status_code == 422
-    assert path.read_bytes() == before
+    assert flush_checkpoints() and path.read_bytes() == before
 
 
 def test_memory_routes_answer_404_for_another_owner(app_client: Any, make_owner: Any) -> None:
@@ -489,3 +497,21 @@ def test_memory_options_reach_the_hierarchical_context(app_client: Any) -> None:
         "- [reasoning] step 3 of the port\n- [user_prompt] step 4 of the port\n"
         "- [reasoning] step 5 of the port"
     )
+
+
+def test_concurrent_changes_leave_the_newest_state_in_the_checkpoint(
+    stack: Any, owner: Any, app_client: Any
+) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    cid = _conv(app_client)
+
+    def act(i: int) -> int:
+        body = {"action_type": "observation", "content": f"o{i}", "success": True}
+        return int(app_client.post(_mem(cid, "/actions"), json=body).status_code)
+
+    with ThreadPoolExecutor(8) as pool:
+        assert set(pool.map(act, range(80))) == {201}
+    saved = _saved(_checkpoint(stack, owner, cid))
+    exported = _ok(app_client.get(_mem(cid, "/export")))
+    assert exported["total_actions"] == 80 and saved["memory"] == exported
