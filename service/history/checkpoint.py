@@ -28,6 +28,7 @@ import os
 import re
 import tempfile
 from collections.abc import Iterator, Mapping
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -76,9 +77,14 @@ def checkpoint_path(settings: Settings, *, owner_id: str, conversation_id: str) 
 
 
 def conversation_fields(conversation: Conversation | Mapping[str, Any]) -> dict[str, Any]:
-    """The conversation part of a checkpoint: its own fields (id, title, model, …)."""
+    """The conversation part of a checkpoint: its own fields (id, title, model, …);
+    times in UTC as the API gives them (SQLite hands them back without a zone)."""
     data = dict(conversation) if isinstance(conversation, Mapping) else conversation.model_dump()
-    return {k: v for k, v in data.items() if k not in _NOT_IN_CHECKPOINT}
+    return {
+        k: v.replace(tzinfo=UTC) if isinstance(v, datetime) and v.tzinfo is None else v
+        for k, v in data.items()
+        if k not in _NOT_IN_CHECKPOINT
+    }
 
 
 def write_checkpoint(
@@ -92,7 +98,7 @@ def write_checkpoint(
     fields = conversation_fields(conversation)
     path = checkpoint_path(settings, owner_id=owner_id, conversation_id=str(fields.get("id")))
     body = orjson.dumps(memory_checkpoint(fields, memory))
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    _private_dir(path.parent)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".checkpoint-", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as fh:
@@ -140,10 +146,21 @@ def refresh_checkpoint(*, settings: Settings, owner_id: str, conversation_id: st
         )
 
 
+def _private_dir(owner_dir: Path) -> None:
+    """The owner's directory and `_private-data` above it, both 0700 (nobody else lists
+    owners or conversations)."""
+    if owner_dir.is_dir():
+        return
+    owner_dir.parent.parent.mkdir(parents=True, exist_ok=True)  # DATA_DIR/workspaces
+    for directory in (owner_dir.parent, owner_dir):
+        directory.mkdir(mode=0o700, exist_ok=True)
+        os.chmod(directory, 0o700)  # whatever the umask
+
+
 @contextlib.contextmanager
 def _owner_lock(owner_dir: Path) -> Iterator[None]:
     """An exclusive lock on the owner's private-data directory (all processes)."""
-    owner_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+    _private_dir(owner_dir)
     fd = os.open(owner_dir, os.O_RDONLY)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)

@@ -361,6 +361,8 @@ def test_checkpoint_follows_every_change_and_goes_with_the_conversation(
     assert first["memory"] == _ok(app_client.get(_mem(cid, "/export")))
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+    assert stat.S_IMODE(path.parent.parent.stat().st_mode) == 0o700  # _private-data
+    assert first["conversation"]["created_at"].endswith("+00:00")
     # never under the mountable tree DATA_DIR/workspaces/<owner_id>/
     mountable = Path(stack.data_dir) / "workspaces" / owner.owner_id
     assert not path.resolve().is_relative_to(mountable.resolve())
