@@ -16,6 +16,9 @@ from contextq.tokens import count_tokens
 from service.history.checkpoint import flush_checkpoints
 
 CONVERSATIONS = "/v1/conversations"
+BOTH_BACKENDS = pytest.mark.parametrize(
+    "stack", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)], indirect=True
+)
 
 
 def _conv(client: Any, **body: Any) -> str:
@@ -265,7 +268,8 @@ def _busy_memory(client: Any, cid: str) -> None:
     _ok(client.post(f"{CONVERSATIONS}/{cid}/messages", json={"messages": messages}), 201)
 
 
-def test_export_import_round_trip(app_client: Any) -> None:
+@BOTH_BACKENDS
+def test_export_import_round_trip(stack: Any, app_client: Any) -> None:
     source = _conv(app_client, memory_options={"max_working_memory": 6})
     _busy_memory(app_client, source)
     exported = _ok(app_client.get(_mem(source, "/export")))
@@ -350,6 +354,7 @@ def _saved(path: Path) -> Any:
     return json.loads(path.read_text())
 
 
+@BOTH_BACKENDS
 def test_checkpoint_follows_every_change_and_goes_with_the_conversation(
     stack: Any, owner: Any, app_client: Any
 ) -> None:
@@ -517,3 +522,14 @@ def test_concurrent_changes_leave_the_newest_state_in_the_checkpoint(
     saved = _saved(_checkpoint(stack, owner, cid))
     exported = _ok(app_client.get(_mem(cid, "/export")))
     assert exported["total_actions"] == 80 and saved["memory"] == exported
+
+
+def test_the_phase_weighs_the_importance_of_later_actions(app_client: Any) -> None:
+    cid = _conv(app_client)
+    calm = _action(app_client, cid, "error", "KeyError: 'amount'", success=None)
+    _ok(app_client.put(_mem(cid, "/phase"), json={"phase": "Debugging the importer"}))
+    debugging = _action(app_client, cid, "observation", "row 12 has no amount", success=None)
+    assert (calm["action"]["importance"], debugging["action"]["importance"]) == (0.8, 0.5)
+    _ok(app_client.put(_mem(cid, "/phase"), json={"phase": "planning"}))
+    planning = _action(app_client, cid, "reasoning", "split the reader first", success=None)
+    assert planning["action"]["importance"] == 0.8  # 0.7 + 0.1 while planning
