@@ -57,7 +57,8 @@ MEANING: dict[str, str] = {
     "150 000, `anthropic` 150 000, `google-gemini` 800 000, `gcp-vertexai` 150 000, or a "
     "catalogue id (`google`, `mistral`, `meta`, `qwen`, `deepseek`, `xai`)",
     "MAX_CONTEXT_TOKENS": "caps the context window of every model",
-    "ENABLE_AUTO_COMPRESSION": "compact automatically past the threshold",
+    "ENABLE_AUTO_COMPRESSION": "compact automatically past the threshold (insert trigger and "
+    "beat sweep); `false`: only `POST …/compact` compacts",
     "SUMMARIZER": "`extractive` (offline), `openai` (any OpenAI-compatible endpoint) "
     "or `truncation`",
     "OPENAI_BASE_URL": "endpoint of the `openai` summariser",

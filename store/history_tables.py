@@ -37,6 +37,8 @@ class Conversation(SQLModel, table=True):
     reminders: list[Any] | None = Field(default=None, sa_column=Column(JSON))
     project_id: str | None = Field(default=None, index=True, max_length=64)
     tools: list[Any] | None = Field(default=None, sa_column=Column(JSON))
+    # the hierarchical memory's options (SPEC §2): only those the client set, validated
+    memory_options: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON))
     # running totals, updated in the transaction that inserts messages
     message_count: int = 0
     total_tokens: int = 0
@@ -107,6 +109,10 @@ class Compaction(SQLModel, table=True):
     compacted_tokens: int
     duration_ms: float
     details: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON))
+    # the retention check (SPEC §5): share of the checked items present before repair
+    # (None: a row from before the check), and the items appended
+    retention: float | None = None
+    repaired: list[str] | None = Field(default=None, sa_column=Column(JSON))
     job_id: str | None = Field(default=None, max_length=ID_LEN)
     created_at: datetime = _ts()
 

@@ -26,10 +26,10 @@ router = APIRouter(tags=["conversations"])
 
 @router.post("/conversations", status_code=201, response_model=ConversationPublic)
 async def create_conversation(
-    owner_id: OwnerDep, body: ConversationCreate | None = None
+    owner_id: OwnerDep, settings: SettingsDep, body: ConversationCreate | None = None
 ) -> Response:
     data = (body or ConversationCreate()).model_dump()
-    row = await write(history.create_conversation, owner_id=owner_id, data=data)
+    row = await write(history.create_conversation, settings=settings, owner_id=owner_id, data=data)
     return json_response(ConversationPublic.model_validate(row), 201)
 
 
@@ -41,10 +41,11 @@ async def get_conversation(conversation_id: str, owner_id: OwnerDep) -> Response
 
 @router.patch("/conversations/{conversation_id}", response_model=ConversationPublic)
 async def update_conversation(
-    conversation_id: str, body: ConversationUpdate, owner_id: OwnerDep
+    conversation_id: str, body: ConversationUpdate, owner_id: OwnerDep, settings: SettingsDep
 ) -> Response:
     row = await write(
         history.update_conversation,
+        settings=settings,
         owner_id=owner_id,
         conversation_id=conversation_id,
         data=body.model_dump(exclude_unset=True),
@@ -56,7 +57,7 @@ async def update_conversation(
 async def delete_conversation(
     conversation_id: str, owner_id: OwnerDep, settings: SettingsDep
 ) -> Response:
-    """Delete the conversation with its messages, compactions, memory and workspace."""
+    """Delete the conversation with its messages, compactions, memory, checkpoint and workspace."""
     await write(
         history.delete_conversation,
         settings=settings,

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from contextq.history.types import MAX_TOOL_CALLS, Kind, Role
 
 MAX_TEXT_FIELD = 200
+Impact = Literal["high", "medium", "low"]
 
 
 def _no_nul(value: str | None) -> str | None:
@@ -47,6 +48,9 @@ class ConversationBase(BaseModel):
     reminders: list[Any] | None = Field(default=None, max_length=100)
     project_id: str | None = Field(default=None, max_length=64)
     tools: list[dict[str, Any]] | None = Field(default=None, max_length=500)
+    # the hierarchical memory's options (seed 001): max_working_memory, max_context_tokens,
+    # compression_threshold (a ratio); validated by the service (422 naming the option)
+    memory_options: dict[str, Any] | None = None
 
     _nul = field_validator("title", "model", "project_id", "context_strategy")(_no_nul)
 
@@ -156,6 +160,8 @@ class CompactionPublic(_Public):
     original_tokens: int
     compacted_tokens: int
     duration_ms: float
+    retention: float | None  # share of the checked items present before repair
+    repaired: list[str] | None  # the items appended ("goal: …", "decision: …")
     details: dict[str, Any] | None
     job_id: str | None
     created_at: datetime
@@ -203,4 +209,34 @@ class DecisionIn(BaseModel):
 
     decision: str = Field(min_length=1, max_length=10_000)
     rationale: str = Field(default="", max_length=10_000)
-    impact: str = Field(default="", max_length=10_000)
+    impact: Impact = "medium"
+
+    @field_validator("impact", mode="before")
+    @classmethod
+    def _impact_any_case(cls, value: Any) -> Any:
+        return value.strip().lower() if isinstance(value, str) else value
+
+
+class ActionIn(BaseModel):
+    """Seed 001's `add_action(action_type, content, success, metadata)`."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    action_type: Kind
+    content: str = Field(default="", max_length=100_000)
+    success: bool | None = True
+    metadata: dict[str, Any] | None = None
+
+
+class ErrorIn(BaseModel):
+    """Seed 001's `track_error_pattern(error)`."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    error: str = Field(min_length=1, max_length=100_000)
+
+
+class MemoryContext(BaseModel):
+    """Seed 001's `get_context_for_agent()`."""
+
+    context: str

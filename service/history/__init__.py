@@ -5,7 +5,11 @@ context", "Compaction and jobs"; §4, §5), one home each.
 - `messages`       append_messages, list_messages, pin_message
 - `context`        build_context: plan (engine) → load → assemble (engine) → report
 - `compaction`     request_compaction, run_compaction, sweep_compactions, list_compactions
-- `memory`         the hierarchical memory: snapshot, goal, phase, decisions, subtasks
+- `memory`         the hierarchical memory (seed 001 over HTTP): snapshot, agent context,
+                   stats, goal, phase, decisions, subtasks, actions, errors, reset,
+                   export/import
+- `stored_memory`  a memory loaded with the options in force, saved
+- `checkpoint`     the private-data checkpoint (SPEC §9), rewritten after each change
 """
 
 from service.history.compaction import (
@@ -22,11 +26,18 @@ from service.history.conversations import (
     update_conversation,
 )
 from service.history.memory import (
+    add_action,
     add_decision,
     complete_subtask,
+    export_memory,
     get_memory,
+    import_memory,
+    memory_context,
+    memory_stats,
+    reset_memory,
     set_goal,
     set_phase,
+    track_error,
 )
 from service.history.messages import (
     MAX_BATCH_MESSAGES,
@@ -44,6 +55,7 @@ __all__ = [
     "MAX_PAGE",
     "Appended",
     "MessagePage",
+    "add_action",
     "add_decision",
     "append_messages",
     "build_context",
@@ -51,15 +63,21 @@ __all__ = [
     "complete_subtask",
     "create_conversation",
     "delete_conversation",
+    "export_memory",
     "get_conversation",
     "get_memory",
+    "import_memory",
     "list_compactions",
     "list_messages",
+    "memory_context",
+    "memory_stats",
     "pin_message",
     "request_compaction",
+    "reset_memory",
     "run_compaction",
     "set_goal",
     "set_phase",
     "sweep_compactions",
+    "track_error",
     "update_conversation",
 ]

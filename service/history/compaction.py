@@ -11,6 +11,12 @@
   summariser works.
 - `sweep_compactions`: every conversation past its threshold since its last
   compaction gets a job, committed before anything is enqueued.
+
+The compaction is given the conversation's memory: its goal, subtasks, phase, decisions
+and error patterns are written into the summary verbatim, and checked before it is
+accepted (`retention` and `repaired` on the row). `ENABLE_AUTO_COMPRESSION=false` turns
+off both automatic triggers (the insert trigger and the sweep); `POST …/compact` still
+compacts.
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ from contextq.history.options import DEFAULT_CONTEXT_THRESHOLD
 from contextq.settings import Settings
 from service import enqueue, jobs
 from service.history.conversations import owned_conversation
+from service.history.stored_memory import load_memory
 from store import history_queries as q
 from store.db import session_scope
 from store.history_tables import Compaction, Conversation
@@ -65,7 +72,9 @@ def compaction_target(conversation: Conversation, settings: Settings) -> int:
 
 def crossed_on_append(tokens_before: int, tokens_after: int, settings: Settings) -> bool:
     """An append that takes the uncompacted tokens over HISTORY_COMPACTION_MAX_TOKENS
-    triggers a compaction (once: at the crossing)."""
+    triggers a compaction (once: at the crossing), unless ENABLE_AUTO_COMPRESSION is off."""
+    if not settings.ENABLE_AUTO_COMPRESSION:
+        return False
     return tokens_before < settings.HISTORY_COMPACTION_MAX_TOKENS <= tokens_after
 
 
@@ -153,12 +162,16 @@ def _compact(conversation_id: str, *, job_id: str | None, settings: Settings) ->
         )
         target = compaction_target(conversation, settings)
         encoding = resolve_model(conversation.model, settings).encoding
+        memory = load_memory(
+            session, conversation_id=conversation_id, settings=settings, conversation=conversation
+        )
     if not messages:
         return {"skipped": "nothing new since the last compaction"}
     outcome = compact(
         messages,
         get_summarizer(settings),
         settings,
+        memory=memory,
         previous_summary=previous.summary if previous else None,
         target_tokens=target,
         encoding=encoding,
@@ -178,7 +191,8 @@ def _compact(conversation_id: str, *, job_id: str | None, settings: Settings) ->
             return {"skipped": "a newer compaction exists"}
         q.add_compaction(session, compaction=row)
     log.info(
-        "compacted conversation %s through #%d: %d messages, %d → %d tokens (%s) in %.0fms",
+        "compacted conversation %s through #%d: %d messages, %d → %d tokens (%s) in %.0fms;"
+        " retention %.2f of %d checked items%s",
         conversation_id,
         outcome.through_seq,
         outcome.original_message_count,
@@ -186,6 +200,9 @@ def _compact(conversation_id: str, *, job_id: str | None, settings: Settings) ->
         outcome.compacted_tokens,
         outcome.method,
         outcome.duration_ms,
+        outcome.retention,
+        outcome.checked_items,
+        f", repaired: {'; '.join(outcome.repaired)}" if outcome.repaired else "",
     )
     return {
         "compaction_id": row.id,
@@ -194,6 +211,8 @@ def _compact(conversation_id: str, *, job_id: str | None, settings: Settings) ->
         "original_tokens": outcome.original_tokens,
         "compacted_tokens": outcome.compacted_tokens,
         "fallback_reason": outcome.fallback_reason,
+        "retention": outcome.retention,
+        "repaired": outcome.repaired,
     }
 
 
@@ -210,6 +229,8 @@ def _compaction_row(
         original_tokens=outcome.original_tokens,
         compacted_tokens=outcome.compacted_tokens,
         duration_ms=outcome.duration_ms,
+        retention=outcome.retention,
+        repaired=list(outcome.repaired),
         details={
             "summarizer": outcome.summarizer,
             "summary_tokens": outcome.summary_tokens,
@@ -218,6 +239,7 @@ def _compaction_row(
             "chunks": outcome.chunks,
             "fallback_reason": outcome.fallback_reason,
             "warnings": outcome.warnings,
+            "checked_items": outcome.checked_items,
             "previous_compaction_id": previous_id,
         },
         job_id=job_id,
@@ -229,7 +251,10 @@ def sweep_compactions(*, settings: Settings) -> dict[str, Any]:
 
     Skips conversations with a compaction job queued or running (younger than the task
     time limit). Jobs are committed before anything is enqueued; a job whose message
-    cannot be sent is marked failed (the next sweep tries again)."""
+    cannot be sent is marked failed (the next sweep tries again). Does nothing when
+    ENABLE_AUTO_COMPRESSION is off."""
+    if not settings.ENABLE_AUTO_COMPRESSION:
+        return {"enqueued": [], "candidates": 0, "disabled": "ENABLE_AUTO_COMPRESSION=false"}
     floor = min(settings.HISTORY_COMPACTION_MAX_TOKENS, 1024)
     recent = utcnow() - timedelta(seconds=settings.TASK_TIME_LIMIT_S + 60)
     pending: list[tuple[str, str]] = []

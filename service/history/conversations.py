@@ -2,7 +2,9 @@
 
 Another owner's conversation is `NotFound`, exactly as a missing one is. A strategy
 name, its options and the threshold are checked where they are written (422 naming
-the field); the context read falls back for a bad name met later.
+the field); the context read falls back for a bad name met later. `memory_options` are
+checked against the settings' defaults. Every change rewrites the conversation's
+private-data checkpoint once it commits; a deleted conversation's is removed.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ from contextq.errors import NotFound, ValidationFailed
 from contextq.history import validate_options, validate_strategy, validate_threshold
 from contextq.history.options import DEFAULT_STRATEGY
 from contextq.settings import Settings
+from service.history.checkpoint import checkpoint_after_commit
+from service.history.stored_memory import checked_memory_options
 from service.workspaces.removal import remove_workspace
 from store import history_queries as q
 from store.history_tables import Conversation
@@ -35,7 +39,9 @@ def owned_conversation(
     return conversation
 
 
-def _checked(data: Mapping[str, Any], current: Conversation | None = None) -> dict[str, Any]:
+def _checked(
+    data: Mapping[str, Any], settings: Settings, current: Conversation | None = None
+) -> dict[str, Any]:
     """`data` with its strategy, options and threshold validated (ValidationFailed names
     the field); options are checked against the strategy they will run with."""
     out = dict(data)
@@ -49,13 +55,23 @@ def _checked(data: Mapping[str, Any], current: Conversation | None = None) -> di
         )
     if out.get("context_threshold") is not None:
         out["context_threshold"] = validate_threshold(out["context_threshold"])
+    if out.get("memory_options") is not None:
+        out["memory_options"] = checked_memory_options(out["memory_options"], settings)
     return out
 
 
+def _checkpoint(session: Session, settings: Settings, conversation: Conversation) -> None:
+    checkpoint_after_commit(
+        session, settings=settings, owner_id=conversation.owner_id, conversation_id=conversation.id
+    )
+
+
 def create_conversation(
-    *, session: Session, owner_id: str, data: Mapping[str, Any]
+    *, session: Session, settings: Settings, owner_id: str, data: Mapping[str, Any]
 ) -> Conversation:
-    return q.create_conversation(session, owner_id=owner_id, data=_checked(data))
+    conversation = q.create_conversation(session, owner_id=owner_id, data=_checked(data, settings))
+    _checkpoint(session, settings, conversation)
+    return conversation
 
 
 def get_conversation(*, session: Session, owner_id: str, conversation_id: str) -> Conversation:
@@ -63,7 +79,12 @@ def get_conversation(*, session: Session, owner_id: str, conversation_id: str) -
 
 
 def update_conversation(
-    *, session: Session, owner_id: str, conversation_id: str, data: Mapping[str, Any]
+    *,
+    session: Session,
+    settings: Settings,
+    owner_id: str,
+    conversation_id: str,
+    data: Mapping[str, Any],
 ) -> Conversation:
     """Change the fields in `data` (only those the caller set)."""
     if "replace_system_prompt" in data and data["replace_system_prompt"] is None:
@@ -73,19 +94,22 @@ def update_conversation(
     conversation = owned_conversation(
         session, owner_id=owner_id, conversation_id=conversation_id, for_update=True
     )
-    return q.update_conversation(
-        session, conversation=conversation, data=_checked(data, conversation)
+    conversation = q.update_conversation(
+        session, conversation=conversation, data=_checked(data, settings, conversation)
     )
+    _checkpoint(session, settings, conversation)
+    return conversation
 
 
 def delete_conversation(
     *, session: Session, settings: Settings, owner_id: str, conversation_id: str
 ) -> None:
-    """Delete it with its messages, compactions, memory and workspace."""
+    """Delete it with its messages, compactions, memory, checkpoint and workspace."""
     conversation = owned_conversation(
         session, owner_id=owner_id, conversation_id=conversation_id, for_update=True
     )
     remove_workspace(
         session=session, settings=settings, owner_id=owner_id, conversation_id=conversation.id
     )
+    _checkpoint(session, settings, conversation)  # removed once the delete commits
     q.delete_conversation(session, conversation=conversation)

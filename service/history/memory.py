@@ -1,91 +1,265 @@
-"""A conversation's hierarchical memory (SPEC §2 "Compaction and jobs", memory part).
+"""A conversation's hierarchical memory (SPEC §2 "Compaction and jobs", memory part):
+seed 001's ContextManager over HTTP.
 
-The state is the engine's `HierarchicalMemory.to_dict()` in one row per conversation.
-Appended messages feed it in their own transaction (`observe_messages`); the routes
-read a snapshot and write the goal, phase, decisions and subtasks.
+The state is the engine's `HierarchicalMemory.to_dict()` in one row per conversation,
+loaded with the options in force (`stored_memory`). Appended messages feed it in their
+own transaction (`observe_messages`); the routes read it (snapshot, agent context text,
+statistics, export) and change it (goal, phase, decisions, subtasks, actions, errors,
+reset, import). Every change also rewrites the conversation's private-data checkpoint
+once it commits (`checkpoint.checkpoint_after_commit`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlmodel import Session
 
 from contextq.history import HierarchicalMemory, Message
+from contextq.settings import Settings
+from service.history.checkpoint import checkpoint_after_commit
 from service.history.conversations import owned_conversation
+from service.history.stored_memory import load_memory, options_in_force, save_memory
 from store import history_queries as q
+from store.history_tables import Conversation
 
+T = TypeVar("T")
 
-def load_memory(session: Session, *, conversation_id: str) -> HierarchicalMemory:
-    return HierarchicalMemory.from_dict(
-        q.get_memory_state(session, conversation_id=conversation_id)
-    )
+__all__ = [
+    "add_action",
+    "add_decision",
+    "complete_subtask",
+    "export_memory",
+    "get_memory",
+    "import_memory",
+    "load_memory",
+    "memory_context",
+    "memory_stats",
+    "observe_messages",
+    "reset_memory",
+    "set_goal",
+    "set_phase",
+    "track_error",
+]
 
 
 def observe_messages(
-    session: Session, *, conversation_id: str, messages: Sequence[Message], now: datetime
+    session: Session,
+    *,
+    settings: Settings,
+    conversation: Conversation,
+    messages: Sequence[Message],
+    now: datetime,
 ) -> None:
     """Feed new messages to the memory (decisions, errors, actions), same transaction."""
-    memory = load_memory(session, conversation_id=conversation_id)
+    memory = load_memory(
+        session, conversation_id=conversation.id, settings=settings, conversation=conversation
+    )
     for message in messages:
         message.created_at = now
         memory.observe(message)
         message.created_at = None  # as a read from the table gives it (no created_at)
-    q.save_memory_state(session, conversation_id=conversation_id, state=memory.to_dict())
+    _save(session, settings, conversation, memory)
 
 
-def get_memory(*, session: Session, owner_id: str, conversation_id: str) -> dict[str, Any]:
+def _save(
+    session: Session, settings: Settings, conversation: Conversation, memory: HierarchicalMemory
+) -> None:
+    save_memory(session, conversation_id=conversation.id, memory=memory)
+    checkpoint_after_commit(
+        session, settings=settings, owner_id=conversation.owner_id, conversation_id=conversation.id
+    )
+
+
+# ---------------------------------------------------------------- reads
+
+
+def _read(
+    session: Session, settings: Settings, owner_id: str, conversation_id: str
+) -> HierarchicalMemory:
+    conversation = owned_conversation(session, owner_id=owner_id, conversation_id=conversation_id)
+    return load_memory(
+        session, conversation_id=conversation_id, settings=settings, conversation=conversation
+    )
+
+
+def get_memory(
+    *, session: Session, settings: Settings, owner_id: str, conversation_id: str
+) -> dict[str, Any]:
     """The snapshot: goal with subtasks and progress, phase, decisions, error patterns,
     stats."""
-    owned_conversation(session, owner_id=owner_id, conversation_id=conversation_id)
-    return load_memory(session, conversation_id=conversation_id).snapshot()
+    return _read(session, settings, owner_id, conversation_id).snapshot()
+
+
+def memory_context(
+    *, session: Session, settings: Settings, owner_id: str, conversation_id: str
+) -> str:
+    """Seed 001's `get_context_for_agent()`: GOAL / KEY DECISIONS / … / RECENT ACTIONS
+    within the memory's `max_context_tokens`."""
+    return _read(session, settings, owner_id, conversation_id).get_context_for_agent()
+
+
+def memory_stats(
+    *, session: Session, settings: Settings, owner_id: str, conversation_id: str
+) -> dict[str, Any]:
+    """Seed 001's statistics (`total_actions`, …, `token_utilisation`, `error_alerts`)."""
+    return _read(session, settings, owner_id, conversation_id).stats()
+
+
+def export_memory(
+    *, session: Session, settings: Settings, owner_id: str, conversation_id: str
+) -> dict[str, Any]:
+    """Seed 001's `save_state`: the whole memory as a JSON document."""
+    return _read(session, settings, owner_id, conversation_id).export()
+
+
+# ---------------------------------------------------------------- changes
 
 
 def _change(
     session: Session,
+    settings: Settings,
+    owner_id: str,
+    conversation_id: str,
+    change: Callable[[HierarchicalMemory], T],
+) -> T:
+    conversation = owned_conversation(
+        session, owner_id=owner_id, conversation_id=conversation_id, for_update=True
+    )
+    memory = load_memory(
+        session, conversation_id=conversation_id, settings=settings, conversation=conversation
+    )
+    result = change(memory)
+    _save(session, settings, conversation, memory)
+    return result
+
+
+def _change_then_snapshot(
+    session: Session,
+    settings: Settings,
     owner_id: str,
     conversation_id: str,
     change: Callable[[HierarchicalMemory], object],
 ) -> dict[str, Any]:
-    owned_conversation(session, owner_id=owner_id, conversation_id=conversation_id, for_update=True)
-    memory = load_memory(session, conversation_id=conversation_id)
-    change(memory)
-    q.save_memory_state(session, conversation_id=conversation_id, state=memory.to_dict())
-    return memory.snapshot()
+    def run(memory: HierarchicalMemory) -> dict[str, Any]:
+        change(memory)
+        return memory.snapshot()
+
+    return _change(session, settings, owner_id, conversation_id, run)
 
 
 def set_goal(
-    *, session: Session, owner_id: str, conversation_id: str, text: str, subtasks: list[str]
+    *,
+    session: Session,
+    settings: Settings,
+    owner_id: str,
+    conversation_id: str,
+    text: str,
+    subtasks: list[str],
 ) -> dict[str, Any]:
-    return _change(session, owner_id, conversation_id, lambda m: m.set_goal(text, subtasks))
+    return _change_then_snapshot(
+        session, settings, owner_id, conversation_id, lambda m: m.set_goal(text, subtasks)
+    )
 
 
 def set_phase(
-    *, session: Session, owner_id: str, conversation_id: str, phase: str
+    *, session: Session, settings: Settings, owner_id: str, conversation_id: str, phase: str
 ) -> dict[str, Any]:
-    return _change(session, owner_id, conversation_id, lambda m: m.set_phase(phase))
+    return _change_then_snapshot(
+        session, settings, owner_id, conversation_id, lambda m: m.set_phase(phase)
+    )
 
 
 def add_decision(
     *,
     session: Session,
+    settings: Settings,
     owner_id: str,
     conversation_id: str,
     decision: str,
     rationale: str,
     impact: str,
 ) -> dict[str, Any]:
-    return _change(
+    """A decision on the trail; `impact` high, medium or low (ValidationFailed otherwise)."""
+    return _change_then_snapshot(
         session,
+        settings,
         owner_id,
         conversation_id,
-        lambda m: m.add_decision(decision, rationale=rationale, impact=impact),
+        lambda m: m.add_decision(decision, rationale, impact),
     )
 
 
 def complete_subtask(
-    *, session: Session, owner_id: str, conversation_id: str, name: str
+    *, session: Session, settings: Settings, owner_id: str, conversation_id: str, name: str
 ) -> dict[str, Any]:
-    return _change(session, owner_id, conversation_id, lambda m: m.complete_subtask(name))
+    return _change_then_snapshot(
+        session, settings, owner_id, conversation_id, lambda m: m.complete_subtask(name)
+    )
+
+
+def add_action(
+    *,
+    session: Session,
+    settings: Settings,
+    owner_id: str,
+    conversation_id: str,
+    action_type: str,
+    content: str,
+    success: bool | None,
+    metadata: Mapping[str, Any] | None,
+) -> dict[str, Any]:
+    """Seed 001's `add_action`: the action as recorded (id, importance, …) and the
+    statistics after it (a compression shows in `compression_events`)."""
+
+    def record(memory: HierarchicalMemory) -> dict[str, Any]:
+        action = memory.add_action(action_type, content, success, metadata)
+        return {"action": asdict(action), "stats": memory.stats()}
+
+    return _change(session, settings, owner_id, conversation_id, record)
+
+
+def track_error(
+    *, session: Session, settings: Settings, owner_id: str, conversation_id: str, error: str
+) -> dict[str, Any]:
+    """Seed 001's `track_error_pattern`: `{"pattern", "count", "alert", "last_seen"}`
+    (numbers → N, lowercase; `alert` from the third occurrence)."""
+    return _change(
+        session, settings, owner_id, conversation_id, lambda m: m.track_error_pattern(error)
+    )
+
+
+def reset_memory(
+    *, session: Session, settings: Settings, owner_id: str, conversation_id: str
+) -> None:
+    """Forget everything but the options (seed 001's reset)."""
+    _change(session, settings, owner_id, conversation_id, lambda m: m.reset())
+
+
+def import_memory(
+    *,
+    session: Session,
+    settings: Settings,
+    owner_id: str,
+    conversation_id: str,
+    document: Any,
+) -> dict[str, Any]:
+    """Seed 001's `load_state`: replace the memory with an exported one (or the memory of
+    a private-data checkpoint); ValidationFailed names the first bad field. The imported
+    options become the conversation's `memory_options` when they differ from those in
+    force, so the memory is exactly the one exported."""
+    conversation = owned_conversation(
+        session, owner_id=owner_id, conversation_id=conversation_id, for_update=True
+    )
+    imported = HierarchicalMemory.import_state(document)
+    if imported.options != options_in_force(conversation, settings):
+        q.update_conversation(
+            session,
+            conversation=conversation,
+            data={"memory_options": imported.options.to_dict()},
+        )
+    _save(session, settings, conversation, imported)
+    return imported.snapshot()

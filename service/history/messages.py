@@ -82,7 +82,9 @@ def append_messages(
     ]
     now = utcnow()
     if parsed:
-        observe_messages(session, conversation_id=conversation.id, messages=parsed, now=now)
+        observe_messages(
+            session, settings=settings, conversation=conversation, messages=parsed, now=now
+        )
     before = conversation.tokens_since_compaction
     rows = q.append_messages(session, conversation=conversation, messages=parsed, now=now)
     # large tool results also go to the workspace, once this transaction has committed

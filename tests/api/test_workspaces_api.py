@@ -193,9 +193,12 @@ def test_a_percent_encoded_traversal_reaches_the_server_decoded_and_is_refused(
 
 
 def test_private_data_is_out_of_reach(app_client: Any, owner: Any) -> None:
+    from service.history.checkpoint import flush_checkpoints
+
     conv = new_conversation(app_client)
+    flush_checkpoints()  # the conversation's own checkpoint is written after its commit
     private = get_settings().workspaces_dir / "_private-data" / owner.owner_id
-    private.mkdir(parents=True)
+    private.mkdir(parents=True, exist_ok=True)
     (private / f"{conv}.json").write_text('{"memory": "private"}')
     for path in (
         f"../../_private-data/{owner.owner_id}/{conv}.json",
@@ -205,6 +208,7 @@ def test_private_data_is_out_of_reach(app_client: Any, owner: Any) -> None:
         for method in ("GET", "PUT", "DELETE"):
             resp = app_client.request(method, ws_url(conv, path), content=b"x")
             assert resp.status_code == 422, (path, method, resp.text)
+    flush_checkpoints()
     assert (private / f"{conv}.json").read_text() == '{"memory": "private"}'
 
 

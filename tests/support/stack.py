@@ -86,9 +86,13 @@ class StackEnv:
 
 
 def reset_process_state() -> None:
-    """Forget cached settings, the engine and the producer (after env changes)."""
+    """Forget cached settings, the engine and the producer (after env changes), once the
+    checkpoints of the changes made so far are written (with the engine they were made in)."""
     from contextq.settings import get_settings
+    from service.history.checkpoint import flush_checkpoints
     from store import db
+
+    flush_checkpoints()
 
     get_settings.cache_clear()
     db.reset_engine()
