@@ -49,3 +49,13 @@ class Gone(ContextqError):
 
 class SummarizerError(ContextqError):
     """A summariser could not produce a summary. Never stored as one (DESIGN habit 10)."""
+
+
+class QuotaExceeded(ContextqError):
+    """An owner's quota (files, storage, request rate) would be exceeded; the message
+    names the limit. `retry_after_s` is set when waiting helps (the request rate)."""
+
+    def __init__(self, message: str, *, limit: str, retry_after_s: int | None = None) -> None:
+        super().__init__(message)
+        self.limit = limit
+        self.retry_after_s = retry_after_s

@@ -23,7 +23,9 @@ _engine: Engine | None = None
 _engine_url: str | None = None
 _lock = threading.Lock()
 
-SQLITE_BUSY_TIMEOUT_MS = 30_000
+# migrations and tools wait this long for a lock; the API, worker and beat wait
+# DATABASE_LOCK_TIMEOUT_S (the API then answers 503 with Retry-After)
+DEFAULT_LOCK_TIMEOUT_S = 30.0
 
 
 def normalise_url(url: str) -> str:
@@ -33,27 +35,38 @@ def normalise_url(url: str) -> str:
     return url
 
 
-def make_engine(url: str) -> Engine:
+def make_engine(url: str, *, lock_timeout_s: float = DEFAULT_LOCK_TIMEOUT_S) -> Engine:
+    """SQLite: a write waits `lock_timeout_s` for the lock ("database is locked" after).
+    PostgreSQL: connecting gives up after `lock_timeout_s`, and so does waiting for a
+    pooled connection. Either way the error surfaces as an OperationalError / TimeoutError
+    that the API answers with 503 (`api/errors.py`)."""
     url = normalise_url(url)
     if url.startswith("sqlite"):
         path = url.split("///", 1)[-1]
         if path and path != ":memory:":
             Path(path).parent.mkdir(parents=True, exist_ok=True)
         engine = create_engine(
-            url, connect_args={"check_same_thread": False, "timeout": SQLITE_BUSY_TIMEOUT_MS / 1000}
+            url, connect_args={"check_same_thread": False, "timeout": lock_timeout_s}
         )
-        _install_sqlite_pragmas(engine)
+        _install_sqlite_pragmas(engine, busy_timeout_ms=int(lock_timeout_s * 1000))
         return engine
-    return create_engine(url, pool_pre_ping=True, pool_size=5, max_overflow=10)
+    return create_engine(
+        url,
+        pool_pre_ping=True,
+        pool_size=5,
+        max_overflow=10,
+        pool_timeout=lock_timeout_s,
+        connect_args={"connect_timeout": max(1, round(lock_timeout_s))},
+    )
 
 
-def _install_sqlite_pragmas(engine: Engine) -> None:
+def _install_sqlite_pragmas(engine: Engine, *, busy_timeout_ms: int) -> None:
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_conn: Any, _record: Any) -> None:
         dbapi_conn.isolation_level = None  # we emit BEGIN ourselves (pysqlite recipe)
         cur = dbapi_conn.cursor()
         cur.execute("PRAGMA journal_mode=WAL")
-        cur.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
+        cur.execute(f"PRAGMA busy_timeout={busy_timeout_ms}")
         cur.execute("PRAGMA synchronous=NORMAL")
         cur.execute("PRAGMA foreign_keys=ON")
         cur.close()
@@ -64,14 +77,28 @@ def _install_sqlite_pragmas(engine: Engine) -> None:
         conn.exec_driver_sql(f"BEGIN {mode}")
 
 
+_lock_timeout: dict[str, float | None] = {"s": None}
+
+
+def set_lock_timeout(seconds: float) -> None:
+    """Wait at most `seconds` for the database in this process (the API calls it with
+    DATABASE_LOCK_TIMEOUT_S: a request answers 503 instead of hanging; the worker and
+    beat keep the default and wait out a longer lock). Takes effect on the next engine."""
+    if seconds != _lock_timeout["s"]:
+        _lock_timeout["s"] = seconds
+        reset_engine()
+
+
 def get_engine(settings: Settings | None = None) -> Engine:
     global _engine, _engine_url
-    url = (settings or get_settings()).database_url
+    settings = settings or get_settings()
+    url = settings.database_url
     with _lock:
         if _engine is None or _engine_url != url:
             if _engine is not None:
                 _engine.dispose()
-            _engine, _engine_url = make_engine(url), url
+            timeout = _lock_timeout["s"] or DEFAULT_LOCK_TIMEOUT_S
+            _engine, _engine_url = make_engine(url, lock_timeout_s=timeout), url
         return _engine
 
 

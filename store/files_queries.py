@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Connection, Row, Table, and_, insert, or_, update
+from sqlalchemy import Connection, Row, Table, and_, func, insert, or_, update
 from sqlalchemy import select as sa_select
 from sqlmodel import Session, col, select
 
@@ -329,3 +329,11 @@ def aware(ts: datetime | None) -> datetime | None:
     if ts is None or ts.tzinfo is not None:
         return ts
     return ts.replace(tzinfo=UTC)
+
+
+def count_by_status(session: Session | Connection) -> dict[str, int]:
+    """{status: rows}: one GROUP BY over the `status` index (for GET /metrics)."""
+    rows = _conn(session).execute(
+        sa_select(C.status, func.count()).select_from(FILES).group_by(C.status)
+    )
+    return {str(status): int(n) for status, n in rows}

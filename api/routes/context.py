@@ -16,6 +16,7 @@ from api.deps import OwnerDep, ReadSessionDep, SettingsDep
 from api.routes.conversations import json_response
 from contextq.errors import ValidationFailed
 from store import history_queries as q
+from store.metrics import observe_context_build
 
 router = APIRouter(tags=["context"])
 
@@ -79,4 +80,5 @@ def get_context(
         output_format=format,
         tools_used=_tools_used(tools_used),
     )
+    observe_context_build(answer)
     return json_response(answer)
