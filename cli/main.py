@@ -14,6 +14,7 @@ from typing import Annotated, NoReturn
 
 import typer
 
+from cli.keys import keys_app
 from contextq.settings import get_settings
 
 app = typer.Typer(
@@ -23,7 +24,6 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-keys_app = typer.Typer(help="API keys.", no_args_is_help=True)
 app.add_typer(keys_app, name="keys")
 
 PASSTHROUGH = {"allow_extra_args": True, "ignore_unknown_options": True}
@@ -176,21 +176,6 @@ def context(  # noqa: PLR0917  (typer maps parameters to options)
         _out(json.dumps(ctx, indent=2))
     else:
         print_context_report(ctx)
-
-
-@keys_app.command("create")
-def keys_create(
-    owner: Annotated[str, typer.Option(help="Owner name (created if new).")] = "default",
-) -> None:
-    """Create an API key and print it alone on stdout (shown once; only its hash is stored)."""
-    from store.db import migrate, session_scope
-    from store.keys import create_key
-
-    settings = get_settings()
-    migrate(settings)
-    with session_scope() as session:
-        key = create_key(session, owner_name=owner)
-    _out(key)
 
 
 # -- each part alone (docker-compose runs these) ----------------------------------------

@@ -26,7 +26,7 @@ from cli.launcher.probes import api_ready, connect_host, flower_ready, redis_rea
 from cli.launcher.processes import LaunchError, ProcessTable, data_dir_lock, tail
 from cli.launcher.supervision import Supervisor
 from contextq.logs import make_formatter
-from contextq.secret_files import FLOWER_PASSWORD_FILE
+from contextq.secret_files import BROKER_URL_FILE, FLOWER_PASSWORD_FILE, write_secret
 from contextq.settings import Settings
 
 # stop order: the API, beat and Flower first, then the worker (warm shutdown), the broker last
@@ -135,6 +135,7 @@ class Stack:
         self.table.spawn("valkey", broker.argv, stop_order=STOP_BROKER, cwd=broker.directory)
         self.redis_url = broker.url
         self._wait("valkey", lambda: redis_ready(self.redis_url), timeout=20.0)
+        write_secret(self.settings.data_dir / BROKER_URL_FILE, self.redis_url)
 
     def wait_ready(self) -> None:
         o = self.options
@@ -199,6 +200,8 @@ class Stack:
         self.ports.release_all()
         if self.table is not None:
             self.table.stop()
+        if self.broker is not None:
+            (self.settings.data_dir / BROKER_URL_FILE).unlink(missing_ok=True)
 
 
 def up_reporter(
