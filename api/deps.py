@@ -27,7 +27,6 @@ from store.keys import (
     lookup_key,
     note_used,
 )
-from store.metrics import QUOTA_REFUSALS
 from store.redis_clients import async_redis_client
 from store.tables import utcnow
 
@@ -151,7 +150,6 @@ async def _check_rate(settings: Settings, key_hash: str) -> None:
         log.warning("rate limit not checked (broker unavailable): %s", exc)
         return
     if wait_s is not None:
-        QUOTA_REFUSALS.labels("RATE_LIMIT_PER_MINUTE").inc()
         raise QuotaExceeded(
             f"RATE_LIMIT_PER_MINUTE exceeded: this key may make {per_minute} requests a "
             f"minute; retry in {wait_s} s",

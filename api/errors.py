@@ -30,6 +30,7 @@ from contextq.errors import (
     UnsupportedFileType,
     ValidationFailed,
 )
+from store.metrics import QUOTA_REFUSALS
 
 log = logging.getLogger("contextq.api")
 
@@ -75,8 +76,10 @@ def install(app: FastAPI) -> None:
         if isinstance(exc, ValidationFailed) and exc.field:
             detail = [{"loc": ["body", exc.field], "msg": str(exc), "type": "value_error"}]
         headers = None
-        if isinstance(exc, QuotaExceeded) and exc.retry_after_s is not None:
-            headers = {"Retry-After": str(exc.retry_after_s)}
+        if isinstance(exc, QuotaExceeded):
+            QUOTA_REFUSALS.labels(exc.limit).inc()
+            if exc.retry_after_s is not None:
+                headers = {"Retry-After": str(exc.retry_after_s)}
         return JSONResponse({"detail": detail}, status_code=status_for(exc), headers=headers)
 
     async def _unavailable(req: Request, exc: Exception) -> JSONResponse:

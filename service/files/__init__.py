@@ -13,11 +13,13 @@ from service.files.recovery import SweepReport, recover_backoff_s, recover_files
 from service.files.uploads import (
     FileArtefact,
     accept_upload,
+    check_upload_quota,
     delete_file,
     file_content,
     get_file,
     is_final,
     list_files,
+    quotas_enabled,
 )
 
 __all__ = [
@@ -26,6 +28,7 @@ __all__ = [
     "Outcome",
     "SweepReport",
     "accept_upload",
+    "check_upload_quota",
     "claim_file",
     "delete_file",
     "file_content",
@@ -34,6 +37,7 @@ __all__ = [
     "is_final",
     "list_files",
     "process_file",
+    "quotas_enabled",
     "recover_backoff_s",
     "recover_files",
     "worker_identity",

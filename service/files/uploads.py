@@ -21,7 +21,7 @@ from pathlib import Path
 from sqlalchemy import delete, event
 from sqlmodel import Session, col
 
-from contextq.errors import Conflict, Gone, NotFound, ValidationFailed
+from contextq.errors import Conflict, Gone, NotFound, QuotaExceeded, ValidationFailed
 from contextq.settings import Settings
 from service import enqueue
 from service.files.processing import TEXT_MEDIA_TYPE
@@ -51,6 +51,39 @@ def _tag(name: str, raw: str | None) -> str | None:
     return value
 
 
+def quotas_enabled(settings: Settings) -> bool:
+    return bool(settings.MAX_FILES_PER_OWNER or settings.MAX_STORAGE_BYTES_PER_OWNER)
+
+
+def _enforce_quotas(
+    session: Session, settings: Settings, *, owner_id: str, new_bytes: int, lock: bool
+) -> None:
+    """QuotaExceeded when one more file of `new_bytes` would put the owner over
+    MAX_FILES_PER_OWNER or MAX_STORAGE_BYTES_PER_OWNER."""
+    files, used = q.owner_usage(session, owner_id=owner_id, lock=lock)
+    max_files, max_bytes = settings.MAX_FILES_PER_OWNER, settings.MAX_STORAGE_BYTES_PER_OWNER
+    if max_files and files + 1 > max_files:
+        raise QuotaExceeded(
+            f"MAX_FILES_PER_OWNER reached: this owner has {files} files (the limit is "
+            f"{max_files}); delete files to upload more",
+            limit="MAX_FILES_PER_OWNER",
+        )
+    if max_bytes and used + new_bytes > max_bytes:
+        raise QuotaExceeded(
+            f"MAX_STORAGE_BYTES_PER_OWNER would be exceeded: {used} of {max_bytes} bytes are "
+            f"used and this upload is {new_bytes} bytes; delete files to free space",
+            limit="MAX_STORAGE_BYTES_PER_OWNER",
+        )
+
+
+def check_upload_quota(
+    *, session: Session, settings: Settings, owner_id: str, file_bytes_at_least: int = 0
+) -> None:
+    """Before the body is read: refuse at once an upload that cannot fit (the count is
+    full, or the declared size alone goes over). `accept_upload` checks again, exactly."""
+    _enforce_quotas(session, settings, owner_id=owner_id, new_bytes=file_bytes_at_least, lock=False)
+
+
 def accept_upload(
     *,
     session: Session,
@@ -63,10 +96,14 @@ def accept_upload(
 ) -> File:
     """Commit the received blob, insert its row as `uploaded` and send `process_file`
     after the commit. `filename` is the display name, already sanitised by the receiver;
-    the caller aborts `blob` if this raises (a no-op once committed)."""
+    the caller aborts `blob` if this raises (a no-op once committed): an upload over a
+    quota is refused before its blob leaves the temp directory, so nothing is stored."""
     conversation_id = _tag("conversation_id", conversation_id)
     project_id = _tag("project_id", project_id)
-    sha256, size = blob.commit()  # fsync + rename, before the transaction takes the lock
+    if quotas_enabled(settings):  # exact, under the owner's lock; the blob is still a temp
+        _enforce_quotas(session, settings, owner_id=owner_id, new_bytes=blob.size, lock=True)
+    # fsync + rename; without quotas before the transaction takes the lock
+    sha256, size = blob.commit()
     now = utcnow()
     row = File(
         owner_id=owner_id,
