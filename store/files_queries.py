@@ -352,3 +352,15 @@ def owner_usage(session: Session, *, owner_id: str, lock: bool = False) -> tuple
         )
     ).one()
     return int(count), int(total)
+
+
+def referenced_blobs(session: Session, *, shas: Sequence[str]) -> set[str]:
+    """Which of `shas` a row still points at (an upload, an artefact, a cached conversion).
+    Every table that stores a blob's sha256 belongs here and in `blob_referenced`."""
+    if not shas:
+        return set()
+    found: set[str] = set()
+    for column in (File.sha256, File.content_sha256, ConversionCacheEntry.markdown_sha256):
+        rows = session.execute(sa_select(column).where(col(column).in_(list(shas))).distinct())
+        found.update(str(r[0]) for r in rows)
+    return found

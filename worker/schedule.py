@@ -1,4 +1,5 @@
-"""Beat schedule: the files recovery sweep, plus the history service's entries.
+"""Beat schedule: the files recovery sweep, the storage sweep, plus the history service's
+entries.
 
 Run exactly one beat. Each entry carries `expires`, so a backlog of sweeps
 never piles up; the sweep itself takes every row with a conditional update,
@@ -21,6 +22,14 @@ def beat_schedule(settings: Settings) -> dict[str, Any]:
             "task": names.RECOVER_FILES,
             "schedule": interval,
             "options": {"queue": names.QUEUE_FILES, "expires": max(1.0, interval * 0.9)},
+        },
+        "sweep-blobs": {
+            "task": names.SWEEP_BLOBS,
+            "schedule": settings.BLOB_SWEEP_INTERVAL_S,
+            "options": {
+                "queue": names.QUEUE_FILES,
+                "expires": max(1.0, settings.BLOB_SWEEP_INTERVAL_S * 0.9),
+            },
         },
     }
     try:

@@ -213,15 +213,13 @@ def delete_file(*, session: Session, settings: Settings, owner_id: str, file_id:
 
 
 def _remove_blobs(shas: list[str], settings: Settings) -> None:
-    """Best effort, after the commit: the row is gone; a stray blob is harmless."""
+    """Best effort, after the commit: the row is gone; a stray blob is harmless (the
+    storage sweep takes it later). A blob pinned by an upload in the last minute is
+    kept (`BlobStore.delete_if_unused`)."""
     try:
         blobs = get_blob_store(settings)
+        cutoff = time.time() - BLOB_DELETE_GRACE_S
         for sha in shas:
-            path = blobs.path(sha)
-            try:
-                if time.time() - path.stat().st_mtime > BLOB_DELETE_GRACE_S:
-                    path.unlink(missing_ok=True)
-            except FileNotFoundError:
-                pass
+            blobs.delete_if_unused(sha, older_than=cutoff)
     except Exception:
         log.exception("blob clean-up after delete failed")
