@@ -24,6 +24,7 @@ pin to its commit, which the API's database timeout bounds to a few seconds.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import logging
 import time
@@ -73,9 +74,8 @@ def sweep_blobs(*, settings: Settings, now: float | None = None) -> BlobSweepRep
         for sha in batch:
             if sha in referenced:
                 continue
-            if blobs.delete_if_unused(
-                sha, older_than=cutoff, unreferenced=lambda s=sha: _still_unreferenced(s)
-            ):
+            check = functools.partial(_still_unreferenced, sha)
+            if blobs.delete_if_unused(sha, older_than=cutoff, unreferenced=check):
                 report.deleted += 1
     if report.deleted or report.temps_deleted:
         BLOBS_DELETED.labels("blob").inc(report.deleted)

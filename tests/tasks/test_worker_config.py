@@ -56,7 +56,13 @@ def test_beat_schedule_merges_history_entries(monkeypatch: pytest.MonkeyPatch) -
     fake.history_beat_schedule = lambda s: {"sweep-compactions": {"task": "x", "schedule": 1}}  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "worker.schedule_history", fake)
     sched = beat_schedule(_settings())
-    assert set(sched) == {"recover-files", "sweep-compactions"}
+    assert set(sched) == {"recover-files", "sweep-blobs", "sweep-compactions"}
+
+
+def test_beat_schedule_has_the_storage_sweep() -> None:
+    entry = beat_schedule(_settings(BLOB_SWEEP_INTERVAL_S=90))["sweep-blobs"]
+    assert entry["task"] == names.SWEEP_BLOBS and entry["schedule"] == 90
+    assert entry["options"]["queue"] == "files" and 0 < entry["options"]["expires"] <= 90
 
 
 def test_address_space_limit() -> None:
