@@ -12,7 +12,6 @@ from __future__ import annotations
 import logging
 
 import redis.exceptions
-import sqlalchemy.exc
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
@@ -30,6 +29,7 @@ from contextq.errors import (
     UnsupportedFileType,
     ValidationFailed,
 )
+from store.db import UNAVAILABLE_ERRORS
 from store.metrics import QUOTA_REFUSALS
 
 log = logging.getLogger("contextq.api")
@@ -50,12 +50,7 @@ STATUS_FOR: list[tuple[type[ContextqError], int]] = [
 # seconds a client is told to wait when the database or the broker is unavailable
 RETRY_AFTER_S = 5
 # the database: locked past DATABASE_LOCK_TIMEOUT_S, unreachable, or no pooled connection
-DATABASE_UNAVAILABLE: tuple[type[Exception], ...] = (
-    sqlalchemy.exc.OperationalError,
-    sqlalchemy.exc.InterfaceError,
-    sqlalchemy.exc.DisconnectionError,
-    sqlalchemy.exc.TimeoutError,
-)
+DATABASE_UNAVAILABLE = UNAVAILABLE_ERRORS
 BROKER_UNAVAILABLE: tuple[type[Exception], ...] = (
     redis.exceptions.ConnectionError,
     redis.exceptions.TimeoutError,

@@ -17,7 +17,7 @@ from sqlalchemy import text
 from contextq.settings import Settings
 from store import broker_state, metrics
 from store import files_queries as q
-from store.db import get_engine, read_session
+from store.db import read_engine, read_session
 from store.redis_clients import redis_client
 from store.tables import FileStatus
 from worker import names
@@ -49,7 +49,7 @@ class Health:
 
 def _database() -> str:
     try:
-        with get_engine().connect() as conn:
+        with read_engine().connect() as conn:  # a deferred BEGIN: never the write lock
             conn.execute(text("SELECT 1"))
         return "ok"
     except Exception as exc:

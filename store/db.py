@@ -8,16 +8,50 @@ processes (Celery prefork children) must call `dispose_after_fork()`.
 
 from __future__ import annotations
 
+import logging
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
+import sqlalchemy.exc
 from sqlalchemy import Engine, create_engine, event
 from sqlmodel import Session
 
 from contextq.settings import Settings, get_settings
+
+log = logging.getLogger("contextq.db")
+T = TypeVar("T")
+
+# the database is locked past the timeout, unreachable, or has no pooled connection free:
+# the driver's operational errors. The API answers them 503 (`api/errors.py`); the worker
+# waits them out (`retry_unavailable`).
+UNAVAILABLE_ERRORS: tuple[type[Exception], ...] = (
+    sqlalchemy.exc.OperationalError,
+    sqlalchemy.exc.InterfaceError,
+    sqlalchemy.exc.DisconnectionError,
+    sqlalchemy.exc.TimeoutError,
+)
+
+
+def retry_unavailable(fn: Callable[[], T], *, budget_s: float, what: str) -> T:
+    """`fn()`, called again (backoff 0.5 s doubling to 5 s) while the database is
+    unavailable, for up to `budget_s`; then the last error is raised. `fn` must be one
+    transaction that is safe to run again (a conditional update, a claim)."""
+    deadline = time.monotonic() + budget_s
+    delay = 0.5
+    while True:
+        try:
+            return fn()
+        except UNAVAILABLE_ERRORS as exc:
+            if time.monotonic() + delay > deadline:
+                raise
+            log.warning("%s: database unavailable (%s); again in %.1fs", what, exc, delay)
+            time.sleep(delay)
+            delay = min(delay * 2, 5.0)
+
 
 _engine: Engine | None = None
 _engine_url: str | None = None

@@ -14,6 +14,7 @@ from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
 from api.deps import SettingsDep
+from api.errors import RETRY_AFTER_S
 from service import ops
 
 router = APIRouter(tags=["health"])
@@ -41,4 +42,7 @@ STARTED_AT = time.time()  # a fresh API process gives the workers the grace peri
 )
 async def healthz(settings: SettingsDep) -> JSONResponse:
     report = await run_in_threadpool(ops.health, settings=settings, started_at=STARTED_AT)
-    return JSONResponse(report.as_dict(), status_code=200 if report.ok else 503)
+    if report.ok:
+        return JSONResponse(report.as_dict())
+    headers = {"Retry-After": str(RETRY_AFTER_S)}
+    return JSONResponse(report.as_dict(), status_code=503, headers=headers)
