@@ -78,12 +78,15 @@ def _log_level_env(loglevel: str | None) -> dict[str, str]:
 
 
 @app.command()
-def up(
+def up(  # noqa: PLR0917  (typer maps parameters to options)
     host: Annotated[str, typer.Option(help="API bind address.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="API port.")] = 8000,
     flower_port: Annotated[int, typer.Option(help="Flower port (bound to 127.0.0.1).")] = 5555,
     concurrency: Annotated[
         int | None, typer.Option(help="Worker processes (default: number of cores).")
+    ] = None,
+    api_workers: Annotated[
+        int | None, typer.Option(help="API processes (default: number of cores).")
     ] = None,
     timeout: Annotated[float, typer.Option(help="Seconds to wait for every part.")] = 120.0,
 ) -> None:
@@ -99,6 +102,7 @@ def up(
         port=port,
         flower_port=flower_port,
         concurrency=concurrency or _cores(),
+        api_workers=api_workers or _cores(),
         timeout_s=timeout,
     )
     raise typer.Exit(run_up(get_settings(), options, say=_say, out=_out))
@@ -196,11 +200,16 @@ def api(
     ctx: typer.Context,
     host: Annotated[str, typer.Option(help="Bind address.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port.")] = 8000,
+    workers: Annotated[
+        int | None,
+        typer.Option(help="API processes (default: API_WORKERS, else the number of cores)."),
+    ] = None,
 ) -> None:
     """The HTTP API (uvicorn). Extra arguments go to uvicorn."""
     from cli.launcher.argv import api_argv
 
-    _exec(api_argv(host, port, list(ctx.args)))
+    count = workers or get_settings().API_WORKERS or _cores()
+    _exec(api_argv(host, port, list(ctx.args), workers=count))
 
 
 @app.command(context_settings=PASSTHROUGH)
