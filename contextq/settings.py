@@ -107,7 +107,8 @@ class Settings(BaseSettings):
     # connect) before it answers 503 with Retry-After; the worker and beat wait 30 s
     DATABASE_LOCK_TIMEOUT_S: float = Field(5.0, gt=0, le=300)
 
-    # operations (SPEC §11)
+    # --- operations (SPEC §11) ---
+
     # uvicorn processes of `contextq api` (compose); unset: the number of cores
     API_WORKERS: int | None = Field(None, ge=1, le=64)
     # bearer token GET /metrics needs from anywhere but loopback; unset: loopback only

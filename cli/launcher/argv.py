@@ -32,6 +32,10 @@ def api_argv(
         "--timeout-graceful-shutdown",
         "5",
         "--no-access-log",  # the API writes its own access line (route, duration, request id)
+        # longer than clients keep an idle connection (httpx: 5 s): a server closing a kept
+        # connection just as the client reuses it makes that request fail (seen under load)
+        "--timeout-keep-alive",
+        "30",
         *(["--workers", str(workers)] if workers > 1 else []),
         *(extra or []),
     ]
