@@ -1,9 +1,17 @@
-"""The one place engine errors map to HTTP status; every error is `{"detail": ...}`."""
+"""The one place errors map to HTTP status; every error is `{"detail": ...}`.
+
+- engine errors (`contextq.errors`) → 4xx; a quota → 429 (with Retry-After for the rate);
+- the database or the broker unreachable, locked or timing out (the driver's operational
+  errors, whichever route or dependency raised them) → 503 with Retry-After: an
+  infrastructure fault, never a 500 (SPEC §11);
+- anything else unexpected → 503, logged with its traceback.
+"""
 
 from __future__ import annotations
 
 import logging
 
+import redis.exceptions
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
@@ -21,6 +29,8 @@ from contextq.errors import (
     UnsupportedFileType,
     ValidationFailed,
 )
+from store.db import UNAVAILABLE_ERRORS
+from store.metrics import QUOTA_REFUSALS
 
 log = logging.getLogger("contextq.api")
 
@@ -37,6 +47,15 @@ STATUS_FOR: list[tuple[type[ContextqError], int]] = [
     (ContextqError, 400),
 ]
 
+# seconds a client is told to wait when the database or the broker is unavailable
+RETRY_AFTER_S = 5
+# the database: locked past DATABASE_LOCK_TIMEOUT_S, unreachable, or no pooled connection
+DATABASE_UNAVAILABLE = UNAVAILABLE_ERRORS
+BROKER_UNAVAILABLE: tuple[type[Exception], ...] = (
+    redis.exceptions.ConnectionError,
+    redis.exceptions.TimeoutError,
+)
+
 
 def status_for(exc: ContextqError) -> int:
     for kind, status in STATUS_FOR:
@@ -51,7 +70,24 @@ def install(app: FastAPI) -> None:
         detail: object = str(exc)
         if isinstance(exc, ValidationFailed) and exc.field:
             detail = [{"loc": ["body", exc.field], "msg": str(exc), "type": "value_error"}]
-        return JSONResponse({"detail": detail}, status_code=status_for(exc))
+        headers = None
+        if isinstance(exc, QuotaExceeded):
+            QUOTA_REFUSALS.labels(exc.limit).inc()
+            if exc.retry_after_s is not None:
+                headers = {"Retry-After": str(exc.retry_after_s)}
+        return JSONResponse({"detail": detail}, status_code=status_for(exc), headers=headers)
+
+    async def _unavailable(req: Request, exc: Exception) -> JSONResponse:
+        what = "database" if isinstance(exc, DATABASE_UNAVAILABLE) else "broker"
+        log.warning("%s unavailable on %s %s: %s", what, req.method, req.url.path, str(exc)[:300])
+        return JSONResponse(
+            {"detail": f"the {what} is unavailable right now; retry in {RETRY_AFTER_S} s"},
+            status_code=503,
+            headers={"Retry-After": str(RETRY_AFTER_S)},
+        )
+
+    for kind in (*DATABASE_UNAVAILABLE, *BROKER_UNAVAILABLE):
+        app.add_exception_handler(kind, _unavailable)
 
     @app.exception_handler(RequestValidationError)
     async def _validation(_req: Request, exc: RequestValidationError) -> JSONResponse:

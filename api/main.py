@@ -21,12 +21,15 @@ from api.routes import (
     jobs,
     memory,
     messages,
+    metrics,
     workspaces,
 )
 from contextq import __version__
 from contextq.logs import configure_logging
 from contextq.settings import get_settings
 from contextq.startup import log_context_management
+from store import metrics as store_metrics
+from store.db import set_lock_timeout
 
 log = logging.getLogger("contextq.api")
 
@@ -66,6 +69,10 @@ class ContextqAPI(FastAPI):
 
 
 def create_app() -> FastAPI:
+    settings = get_settings()
+    # before any request is counted: every API process counts into DATA_DIR/metrics
+    store_metrics.setup_multiprocess(settings)
+    set_lock_timeout(settings.DATABASE_LOCK_TIMEOUT_S)  # a locked database: 503, not a hang
     app = ContextqAPI(
         title="contextq",
         version=__version__,
@@ -75,6 +82,7 @@ def create_app() -> FastAPI:
     )
     errors.install(app)
     app.include_router(health.router)
+    app.include_router(metrics.router)
     for module in (files, conversations, messages, memory, context, jobs, workspaces):
         app.include_router(module.router, prefix="/v1")
     return app

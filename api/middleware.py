@@ -7,7 +7,8 @@
   meanwhile (threadpool work included) carries it;
 - writes one access line per request on `contextq.api.access`: method, route template
   (`/v1/files/{file_id}`, never the raw path: ids and user input stay out of the
-  pattern), status, duration, request id.
+  pattern), status, duration, request id;
+- counts the request in `contextq_http_request_duration_seconds` (same labels).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from starlette.datastructures import MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from contextq.logs import REQUEST_ID
+from store.metrics import observe_request
 
 HEADER = "X-Request-ID"
 _HEADER_KEY = HEADER.lower().encode("latin-1")
@@ -101,8 +103,10 @@ class RequestContextMiddleware:
         try:
             await self.app(scope, receive, send_with_id)
         finally:
-            duration_ms = (time.perf_counter() - started) * 1000
+            seconds = time.perf_counter() - started
+            duration_ms = seconds * 1000
             method, route = scope.get("method", "-"), self.route_template(scope)
+            observe_request(method, route, status, seconds)
             access_log.info(
                 "%s %s %d %.1fms",
                 method,

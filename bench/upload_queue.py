@@ -2,7 +2,8 @@
 
 Starts its own stack on this machine (the same launcher as `contextq up`): an
 embedded Valkey, a real `celery worker` (prefork, --concurrency 2) and the
-real API under uvicorn, with a temporary DATA_DIR and SQLite. Then measures
+real API under uvicorn (`--api-workers`, default the number of cores, as `up`),
+with a temporary DATA_DIR and SQLite. Then measures
 
   (a) a Celery no-op task (`contextq.noop`): round-trip latency p50/p95, and
       throughput (send N, wait for every result);
@@ -52,7 +53,7 @@ def ms(seconds: float) -> str:
     return f"{seconds * 1000:.1f} ms"
 
 
-def start_stack(data_dir: Path, concurrency: int) -> Any:
+def start_stack(data_dir: Path, concurrency: int, api_workers: int) -> Any:
     os.environ["DATA_DIR"] = str(data_dir)
     for var in ("REDIS_URL", "DATABASE_URL"):
         os.environ.pop(var, None)
@@ -63,7 +64,11 @@ def start_stack(data_dir: Path, concurrency: int) -> Any:
 
     get_settings.cache_clear()
     options = UpOptions(
-        port=pick_free_ports(1)[0], concurrency=concurrency, timeout_s=120, parts=("api", "worker")
+        port=pick_free_ports(1)[0],
+        concurrency=concurrency,
+        api_workers=api_workers,
+        timeout_s=120,
+        parts=("api", "worker"),
     )
     stack = Stack(get_settings(), options, say=lambda m: print(m, file=sys.stderr))
     t0 = time.perf_counter()
@@ -76,7 +81,7 @@ def start_stack(data_dir: Path, concurrency: int) -> Any:
         raise
     print(
         f"stack ready in {time.perf_counter() - t0:.1f}s "
-        f"(API {stack.api_url}, worker --concurrency {concurrency})",
+        f"(API {stack.api_url} x{api_workers} processes, worker --concurrency {concurrency})",
         file=sys.stderr,
     )
     return stack
@@ -223,6 +228,9 @@ def bench_upload(
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--concurrency", type=int, default=2)
+    parser.add_argument(
+        "--api-workers", type=int, default=os.cpu_count() or 1, help="API processes (up's default)"
+    )
     parser.add_argument("--noop-latency", type=int, default=300)
     parser.add_argument("--noop-throughput", type=int, default=2000)
     parser.add_argument("--http", type=int, default=300)
@@ -245,10 +253,11 @@ def main() -> int:
             setattr(args, name, max(20, getattr(args, name) // 5))
 
     data_dir = Path(tempfile.mkdtemp(prefix="contextq-bench-"))
-    stack = start_stack(data_dir, args.concurrency)
+    stack = start_stack(data_dir, args.concurrency, args.api_workers)
     figures: dict[str, Any] = {
         "cpu_count": os.cpu_count(),
         "worker_concurrency": args.concurrency,
+        "api_workers": args.api_workers,
         "loadavg_at_start": os.getloadavg(),
     }
     try:

@@ -14,6 +14,7 @@ from typing import Annotated, NoReturn
 
 import typer
 
+from cli.keys import keys_app
 from cli.workspace import workspace_app
 from contextq.settings import get_settings
 
@@ -24,7 +25,6 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-keys_app = typer.Typer(help="API keys.", no_args_is_help=True)
 app.add_typer(keys_app, name="keys")
 app.add_typer(workspace_app, name="workspace")
 
@@ -80,12 +80,15 @@ def _log_level_env(loglevel: str | None) -> dict[str, str]:
 
 
 @app.command()
-def up(
+def up(  # noqa: PLR0917  (typer maps parameters to options)
     host: Annotated[str, typer.Option(help="API bind address.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="API port.")] = 8000,
     flower_port: Annotated[int, typer.Option(help="Flower port (bound to 127.0.0.1).")] = 5555,
     concurrency: Annotated[
         int | None, typer.Option(help="Worker processes (default: number of cores).")
+    ] = None,
+    api_workers: Annotated[
+        int | None, typer.Option(help="API processes (default: number of cores).")
     ] = None,
     timeout: Annotated[float, typer.Option(help="Seconds to wait for every part.")] = 120.0,
 ) -> None:
@@ -101,6 +104,7 @@ def up(
         port=port,
         flower_port=flower_port,
         concurrency=concurrency or _cores(),
+        api_workers=api_workers or _cores(),
         timeout_s=timeout,
     )
     raise typer.Exit(run_up(get_settings(), options, say=_say, out=_out))
@@ -180,21 +184,6 @@ def context(  # noqa: PLR0917  (typer maps parameters to options)
         print_context_report(ctx)
 
 
-@keys_app.command("create")
-def keys_create(
-    owner: Annotated[str, typer.Option(help="Owner name (created if new).")] = "default",
-) -> None:
-    """Create an API key and print it alone on stdout (shown once; only its hash is stored)."""
-    from store.db import migrate, session_scope
-    from store.keys import create_key
-
-    settings = get_settings()
-    migrate(settings)
-    with session_scope() as session:
-        key = create_key(session, owner_name=owner)
-    _out(key)
-
-
 # -- each part alone (docker-compose runs these) ----------------------------------------
 
 
@@ -213,11 +202,16 @@ def api(
     ctx: typer.Context,
     host: Annotated[str, typer.Option(help="Bind address.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port.")] = 8000,
+    workers: Annotated[
+        int | None,
+        typer.Option(help="API processes (default: API_WORKERS, else the number of cores)."),
+    ] = None,
 ) -> None:
     """The HTTP API (uvicorn). Extra arguments go to uvicorn."""
     from cli.launcher.argv import api_argv
 
-    _exec(api_argv(host, port, list(ctx.args)))
+    count = workers or get_settings().API_WORKERS or _cores()
+    _exec(api_argv(host, port, list(ctx.args), workers=count))
 
 
 @app.command(context_settings=PASSTHROUGH)

@@ -13,6 +13,9 @@ from pathlib import Path
 DEV_KEY_FILE = "dev-api-key"
 FLOWER_PASSWORD_FILE = "flower-password"  # noqa: S105  (a file name, not a secret)
 VALKEY_PASSWORD_FILE = "valkey-password"  # noqa: S105
+# the embedded broker's URL while `contextq up` runs (its port is picked at each start), so
+# `contextq keys revoke` can reach it without REDIS_URL
+BROKER_URL_FILE = "broker-url"
 
 
 def write_secret(path: Path, value: str) -> None:

@@ -103,9 +103,29 @@ class Settings(BaseSettings):
     # (it must stay above the hard limit, or a running task is delivered twice)
     BROKER_VISIBILITY_TIMEOUT_S: int | None = Field(None, ge=1)
 
-    # bytes of one owner's uploads and workspace files together (SPEC §11); a workspace write
-    # that would go over answers 429 and stores nothing; unset: no limit
+    # how long an API request waits for the database (SQLite's write lock, PostgreSQL's
+    # connect) before it answers 503 with Retry-After; the worker and beat wait 30 s
+    DATABASE_LOCK_TIMEOUT_S: float = Field(5.0, gt=0, le=300)
+
+    # --- operations (SPEC §11) ---
+
+    # uvicorn processes of `contextq api` (compose); unset: the number of cores
+    API_WORKERS: int | None = Field(None, ge=1, le=64)
+    # bearer token GET /metrics needs from anywhere but loopback; unset: loopback only
+    METRICS_TOKEN: str | None = Field(None, min_length=16)
+    # /healthz answers 503 once no worker has sent a heartbeat for this long
+    HEALTH_WORKER_GRACE_S: float = Field(60.0, gt=0)
+    # files one owner may keep; unset: no limit (over: 429)
+    MAX_FILES_PER_OWNER: int | None = Field(None, ge=1)
+    # bytes of one owner's uploads and workspace files together; unset: no limit (over: 429,
+    # the upload or workspace write is not stored)
     MAX_STORAGE_BYTES_PER_OWNER: int | None = Field(None, ge=1)
+    # requests per minute per API key, shared by every API process; unset: no limit
+    RATE_LIMIT_PER_MINUTE: int | None = Field(None, ge=1)
+    # how often beat deletes blobs no row references
+    BLOB_SWEEP_INTERVAL_S: float = Field(3600.0, gt=0)
+    # a blob written or reused this recently is never deleted by the sweep
+    BLOB_SWEEP_GRACE_S: float = Field(3600.0, ge=10)
 
     # workspaces (SPEC §9): a tool message over this many tokens is also written to
     # /workspace/tool-results/<message_id>.<ext> as a workspace file

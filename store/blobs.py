@@ -1,13 +1,26 @@
 """Content-addressed blobs on disk: temp file → fsync → rename, named by SHA-256.
 
 Nothing on disk is ever named after user input.
+
+Deleting a blob never races a writer that is about to reference it. A writer that finds
+its bytes already stored *pins* that blob: it takes a shared `flock` on it, checks the
+path still names the inode it opened, refreshes its mtime, and only then commits the row
+that points at it (a writer whose bytes are new renames a fresh temp file into place:
+fresh mtime too). A deleter (`delete_if_unused`) takes the exclusive lock without
+waiting, and under it requires the mtime to be older than its cutoff and, when asked,
+no row to point at the blob, checked right then; only then does it unlink. So either
+the writer pinned first (the mtime is fresh: kept), or the deleter unlinked first (the
+writer sees the inode gone and stores its own copy). The cutoff (a grace of minutes
+to an hour) is far longer than a writer takes from pin to commit.
 """
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import os
 import tempfile
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from contextq.settings import Settings, get_settings
@@ -67,6 +80,86 @@ class BlobStore:
     def delete(self, sha256: str) -> None:
         self.path(sha256).unlink(missing_ok=True)
 
+    def pin(self, sha256: str, size: int) -> bool:
+        """Claim the stored blob of these bytes for a row about to be committed: True
+        (its mtime refreshed, under a shared lock) when it is there whole, else False
+        (the caller stores its own copy)."""
+        path = self.path(sha256)
+        try:
+            fd = os.open(path, os.O_RDONLY)
+        except FileNotFoundError:
+            return False
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH)  # waits while a deleter decides about it
+            held = os.fstat(fd)
+            try:
+                current = os.stat(path).st_ino
+            except FileNotFoundError:
+                return False  # unlinked while we waited
+            if current != held.st_ino or held.st_size != size:
+                return False
+            os.utime(fd)
+            return True
+        finally:
+            os.close(fd)  # releases the lock
+
+    def delete_if_unused(
+        self, sha256: str, *, older_than: float, unreferenced: Callable[[], bool] | None = None
+    ) -> bool:
+        """Unlink the blob when nobody holds it, its mtime is before `older_than` (unix
+        time) and `unreferenced()` (asked under the lock) agrees. True when deleted."""
+        path = self.path(sha256)
+        try:
+            fd = os.open(path, os.O_RDONLY)
+        except FileNotFoundError:
+            return False
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # never waits for a writer
+            if not self._still_old(path, fd, older_than):
+                return False
+            if unreferenced is not None and not unreferenced():
+                return False
+            path.unlink()
+            return True
+        except BlockingIOError:
+            return False  # a writer is pinning it right now
+        finally:
+            os.close(fd)
+
+    @staticmethod
+    def _still_old(path: Path, fd: int, older_than: float) -> bool:
+        """The inode we hold is still the one at `path`, and nobody touched it since."""
+        held = os.fstat(fd)
+        try:
+            current = os.stat(path).st_ino
+        except FileNotFoundError:
+            return False
+        return current == held.st_ino and held.st_mtime < older_than
+
+    def stored(self, *, older_than: float) -> Iterator[str]:
+        """The sha256 of every stored blob whose mtime is before `older_than`."""
+        for top in sorted(self.root.glob("[0-9a-f][0-9a-f]")):
+            for path in top.glob("[0-9a-f][0-9a-f]/*"):
+                try:
+                    if path.stat().st_mtime < older_than and len(path.name) == 64:
+                        yield path.name
+                except FileNotFoundError:
+                    continue
+
+    def remove_abandoned_temps(self, *, older_than: float) -> int:
+        """Temp files nobody wrote to since `older_than` (a process died mid-upload)."""
+        removed = 0
+        if not self.tmp.is_dir():
+            return 0
+        for path in self.tmp.glob("blob-*"):
+            try:
+                if path.stat().st_mtime < older_than:
+                    path.unlink()
+                    removed += 1
+            except FileNotFoundError:
+                continue
+        return removed
+
 
 class BlobWriter:
     """Hashes and writes a blob as it arrives; nothing is held in memory.
@@ -98,16 +191,9 @@ class BlobWriter:
         this hash is already stored (same bytes uploaded before) the temp file is dropped:
         no second fsync."""
         sha = self._digest.hexdigest()
-        final = self._store.path(sha)
-        try:
-            if final.stat().st_size == self.size:
-                # refresh mtime: blob clean-up spares blobs touched in the last minute, so
-                # a delete of another row with these bytes cannot remove it under us
-                os.utime(final)
-                self.abort()
-                return sha, self.size
-        except FileNotFoundError:
-            pass
+        if self._store.pin(sha, self.size):  # stored before: keep it (see the module doc)
+            self.abort()
+            return sha, self.size
         try:
             self._fh.flush()
             if self._store.fsync:

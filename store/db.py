@@ -8,22 +8,58 @@ processes (Celery prefork children) must call `dispose_after_fork()`.
 
 from __future__ import annotations
 
+import logging
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
+import sqlalchemy.exc
 from sqlalchemy import Engine, create_engine, event
 from sqlmodel import Session
 
 from contextq.settings import Settings, get_settings
 
+log = logging.getLogger("contextq.db")
+T = TypeVar("T")
+
+# the database is locked past the timeout, unreachable, or has no pooled connection free:
+# the driver's operational errors. The API answers them 503 (`api/errors.py`); the worker
+# waits them out (`retry_unavailable`).
+UNAVAILABLE_ERRORS: tuple[type[Exception], ...] = (
+    sqlalchemy.exc.OperationalError,
+    sqlalchemy.exc.InterfaceError,
+    sqlalchemy.exc.DisconnectionError,
+    sqlalchemy.exc.TimeoutError,
+)
+
+
+def retry_unavailable(fn: Callable[[], T], *, budget_s: float, what: str) -> T:
+    """`fn()`, called again (backoff 0.5 s doubling to 5 s) while the database is
+    unavailable, for up to `budget_s`; then the last error is raised. `fn` must be one
+    transaction that is safe to run again (a conditional update, a claim)."""
+    deadline = time.monotonic() + budget_s
+    delay = 0.5
+    while True:
+        try:
+            return fn()
+        except UNAVAILABLE_ERRORS as exc:
+            if time.monotonic() + delay > deadline:
+                raise
+            log.warning("%s: database unavailable (%s); again in %.1fs", what, exc, delay)
+            time.sleep(delay)
+            delay = min(delay * 2, 5.0)
+
+
 _engine: Engine | None = None
 _engine_url: str | None = None
 _lock = threading.Lock()
 
-SQLITE_BUSY_TIMEOUT_MS = 30_000
+# migrations and tools wait this long for a lock; the API, worker and beat wait
+# DATABASE_LOCK_TIMEOUT_S (the API then answers 503 with Retry-After)
+DEFAULT_LOCK_TIMEOUT_S = 30.0
 
 
 def normalise_url(url: str) -> str:
@@ -33,27 +69,38 @@ def normalise_url(url: str) -> str:
     return url
 
 
-def make_engine(url: str) -> Engine:
+def make_engine(url: str, *, lock_timeout_s: float = DEFAULT_LOCK_TIMEOUT_S) -> Engine:
+    """SQLite: a write waits `lock_timeout_s` for the lock ("database is locked" after).
+    PostgreSQL: connecting gives up after `lock_timeout_s`, and so does waiting for a
+    pooled connection. Either way the error surfaces as an OperationalError / TimeoutError
+    that the API answers with 503 (`api/errors.py`)."""
     url = normalise_url(url)
     if url.startswith("sqlite"):
         path = url.split("///", 1)[-1]
         if path and path != ":memory:":
             Path(path).parent.mkdir(parents=True, exist_ok=True)
         engine = create_engine(
-            url, connect_args={"check_same_thread": False, "timeout": SQLITE_BUSY_TIMEOUT_MS / 1000}
+            url, connect_args={"check_same_thread": False, "timeout": lock_timeout_s}
         )
-        _install_sqlite_pragmas(engine)
+        _install_sqlite_pragmas(engine, busy_timeout_ms=int(lock_timeout_s * 1000))
         return engine
-    return create_engine(url, pool_pre_ping=True, pool_size=5, max_overflow=10)
+    return create_engine(
+        url,
+        pool_pre_ping=True,
+        pool_size=5,
+        max_overflow=10,
+        pool_timeout=lock_timeout_s,
+        connect_args={"connect_timeout": max(1, round(lock_timeout_s))},
+    )
 
 
-def _install_sqlite_pragmas(engine: Engine) -> None:
+def _install_sqlite_pragmas(engine: Engine, *, busy_timeout_ms: int) -> None:
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_conn: Any, _record: Any) -> None:
         dbapi_conn.isolation_level = None  # we emit BEGIN ourselves (pysqlite recipe)
         cur = dbapi_conn.cursor()
         cur.execute("PRAGMA journal_mode=WAL")
-        cur.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
+        cur.execute(f"PRAGMA busy_timeout={busy_timeout_ms}")
         cur.execute("PRAGMA synchronous=NORMAL")
         cur.execute("PRAGMA foreign_keys=ON")
         cur.close()
@@ -64,14 +111,28 @@ def _install_sqlite_pragmas(engine: Engine) -> None:
         conn.exec_driver_sql(f"BEGIN {mode}")
 
 
+_lock_timeout: dict[str, float | None] = {"s": None}
+
+
+def set_lock_timeout(seconds: float) -> None:
+    """Wait at most `seconds` for the database in this process (the API calls it with
+    DATABASE_LOCK_TIMEOUT_S: a request answers 503 instead of hanging; the worker and
+    beat keep the default and wait out a longer lock). Takes effect on the next engine."""
+    if seconds != _lock_timeout["s"]:
+        _lock_timeout["s"] = seconds
+        reset_engine()
+
+
 def get_engine(settings: Settings | None = None) -> Engine:
     global _engine, _engine_url
-    url = (settings or get_settings()).database_url
+    settings = settings or get_settings()
+    url = settings.database_url
     with _lock:
         if _engine is None or _engine_url != url:
             if _engine is not None:
                 _engine.dispose()
-            _engine, _engine_url = make_engine(url), url
+            timeout = _lock_timeout["s"] or DEFAULT_LOCK_TIMEOUT_S
+            _engine, _engine_url = make_engine(url, lock_timeout_s=timeout), url
         return _engine
 
 

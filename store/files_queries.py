@@ -17,11 +17,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Connection, Row, Table, and_, insert, or_, update
+from sqlalchemy import Connection, Row, Table, and_, func, insert, or_, update
 from sqlalchemy import select as sa_select
 from sqlmodel import Session, col, select
 
-from store.tables import ConversionCacheEntry, File, FileContent, FileStatus, utcnow
+from store.tables import ConversionCacheEntry, File, FileContent, FileStatus, Owner, utcnow
 
 # Core statements: no ORM identity map or session sync per row
 FILES: Table = File.__table__  # type: ignore[attr-defined]
@@ -329,3 +329,38 @@ def aware(ts: datetime | None) -> datetime | None:
     if ts is None or ts.tzinfo is not None:
         return ts
     return ts.replace(tzinfo=UTC)
+
+
+def count_by_status(session: Session | Connection) -> dict[str, int]:
+    """{status: rows}: one GROUP BY over the `status` index (for GET /metrics)."""
+    rows = _conn(session).execute(
+        sa_select(C.status, func.count()).select_from(FILES).group_by(C.status)
+    )
+    return {str(status): int(n) for status, n in rows}
+
+
+def owner_usage(session: Session, *, owner_id: str, lock: bool = False) -> tuple[int, int]:
+    """(files, bytes uploaded) of one owner, from `ix_files_owner_size` alone. With
+    `lock`, the owner's row is locked first (PostgreSQL: FOR UPDATE), so two uploads of
+    one owner check their quota one after the other; SQLite's write transaction
+    (BEGIN IMMEDIATE) already serialises them."""
+    if lock:
+        session.execute(sa_select(Owner.id).where(col(Owner.id) == owner_id).with_for_update())
+    count, total = session.execute(
+        sa_select(func.count(), func.coalesce(func.sum(C.size_bytes), 0)).where(
+            C.owner_id == owner_id
+        )
+    ).one()
+    return int(count), int(total)
+
+
+def referenced_blobs(session: Session, *, shas: Sequence[str]) -> set[str]:
+    """Which of `shas` a row still points at (an upload, an artefact, a cached conversion).
+    Every table that stores a blob's sha256 belongs here and in `blob_referenced`."""
+    if not shas:
+        return set()
+    found: set[str] = set()
+    for column in (File.sha256, File.content_sha256, ConversionCacheEntry.markdown_sha256):
+        rows = session.execute(sa_select(column).where(col(column).in_(list(shas))).distinct())
+        found.update(str(r[0]) for r in rows)
+    return found

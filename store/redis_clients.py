@@ -28,3 +28,23 @@ def redis_client(url: str, *, timeout_s: float) -> Any:
             )
             _clients[key] = client
         return client
+
+
+_async_clients: dict[tuple[str, float, int], Any] = {}
+
+
+def async_redis_client(url: str, *, timeout_s: float) -> Any:
+    """A `redis.asyncio.Redis` for `url` bound to the running event loop (an asyncio
+    client cannot be shared across loops), built once per loop."""
+    import asyncio
+
+    import redis.asyncio as aredis
+
+    key = (url, timeout_s, id(asyncio.get_running_loop()))
+    client = _async_clients.get(key)
+    if client is None:
+        client = aredis.Redis.from_url(
+            url, socket_timeout=timeout_s, socket_connect_timeout=min(timeout_s, 2.0)
+        )
+        _async_clients[key] = client
+    return client

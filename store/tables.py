@@ -45,6 +45,8 @@ class ApiKey(SQLModel, table=True):
     prefix: str = Field(max_length=16)
     created_at: datetime = _ts()
     revoked_at: datetime | None = Field(default=None, sa_type=DateTime(timezone=True))
+    # coarse: written at most once a minute per key (`store.keys.note_used`), never per request
+    last_used_at: datetime | None = Field(default=None, sa_type=DateTime(timezone=True))
 
 
 class FileStatus:
@@ -56,7 +58,11 @@ class FileStatus:
 
 class File(SQLModel, table=True):
     __tablename__ = "files"
-    __table_args__ = (Index("ix_files_status_updated", "status", "updated_at"),)
+    __table_args__ = (
+        Index("ix_files_status_updated", "status", "updated_at"),
+        # the storage quota sums an owner's sizes from the index alone
+        Index("ix_files_owner_size", "owner_id", "size_bytes"),
+    )
 
     id: str = Field(default_factory=new_id, primary_key=True, max_length=32)
     owner_id: str = Field(foreign_key="owners.id", index=True, max_length=32)
@@ -76,7 +82,7 @@ class File(SQLModel, table=True):
     error: str | None = Field(default=None, sa_column=Column(Text))
     # the artefact GET /content serves: a blob for binary artefacts (resized image,
     # subsampled audio); None for text results, whose text is in `file_contents`
-    content_sha256: str | None = Field(default=None, max_length=64)
+    content_sha256: str | None = Field(default=None, max_length=64, index=True)
     content_media_type: str | None = Field(default=None, max_length=255)
     # who holds the `processing` claim: "<host>:<pid>:<process start>"; lets a redelivered
     # message take over at once when that process is dead (same host), else after the lease
@@ -143,7 +149,7 @@ class ConversionCacheEntry(SQLModel, table=True):
     __tablename__ = "conversion_cache"
 
     key: str = Field(primary_key=True, max_length=128)
-    markdown_sha256: str = Field(max_length=64)
+    markdown_sha256: str = Field(max_length=64, index=True)  # the blob sweep looks it up
     size_chars: int = 0
     hits: int = 0
     created_at: datetime = _ts()

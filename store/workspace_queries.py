@@ -6,7 +6,7 @@ from sqlalchemy import delete, func
 from sqlalchemy import select as sa_select
 from sqlmodel import Session, col, select
 
-from store.tables import File, Owner
+from store.tables import File
 from store.workspace_tables import WorkspaceEntry
 
 E = WorkspaceEntry
@@ -63,19 +63,11 @@ def delete_entries(session: Session, *, conversation_id: str) -> None:
     session.execute(delete(E).where(col(E.conversation_id) == conversation_id))
 
 
-def storage_used(session: Session, *, owner_id: str, lock: bool) -> int:
-    """Bytes of the owner's files (uploads and workspace files, each a File) plus the
-    workspace files whose File was deleted. With `lock`, the owner's row is locked first
-    (PostgreSQL: FOR UPDATE) so two writes of one owner check their quota in turn;
-    SQLite's write transaction (BEGIN IMMEDIATE) already serialises them."""
-    if lock:
-        session.execute(sa_select(Owner.id).where(col(Owner.id) == owner_id).with_for_update())
-    files = session.execute(
-        sa_select(func.coalesce(func.sum(File.size_bytes), 0)).where(col(File.owner_id) == owner_id)
-    ).scalar_one()
-    orphans = session.execute(
+def orphaned_bytes(session: Session, *, owner_id: str) -> int:
+    """Bytes of the owner's workspace files whose File was deleted (still on disk)."""
+    total = session.execute(
         sa_select(func.coalesce(func.sum(E.size_bytes), 0)).where(
             col(E.owner_id) == owner_id, col(E.file_id).is_(None)
         )
     ).scalar_one()
-    return int(files) + int(orphans)
+    return int(total)

@@ -1,4 +1,4 @@
-"""The file tasks: each a few lines over `service.files`."""
+"""The file tasks: each a few lines over `service.files` (and the storage sweep)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from celery.exceptions import SoftTimeLimitExceeded
 
 from contextq.settings import get_settings
 from service import files
+from service.blob_sweep import sweep_blobs as run_blob_sweep
 from worker import names
 
 
@@ -24,6 +25,12 @@ def process_file(file_id: str) -> None:
 def recover_files() -> dict[str, Any]:
     """The recovery sweep (beat, every RECOVERY_SWEEP_INTERVAL_S)."""
     return files.recover_files(settings=get_settings()).as_dict()
+
+
+@shared_task(name=names.SWEEP_BLOBS, ignore_result=True)
+def sweep_blobs() -> dict[str, int]:
+    """The storage sweep (beat, every BLOB_SWEEP_INTERVAL_S): unreferenced blobs go."""
+    return run_blob_sweep(settings=get_settings()).as_dict()
 
 
 @shared_task(name=names.NOOP)

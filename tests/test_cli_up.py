@@ -254,7 +254,7 @@ def test_every_part_runs_as_a_child(stack: Up) -> None:
 def test_healthz_and_docs(stack: Up) -> None:
     resp = httpx.get(f"{_api(stack)}/healthz", timeout=10)
     assert resp.status_code == 200
-    assert resp.json() == {"database": "ok", "broker": "ok"}
+    assert resp.json() == {"database": "ok", "broker": "ok", "workers": "ok", "live_workers": 1}
     assert httpx.get(f"{_api(stack)}/docs", timeout=10).status_code == 200
 
 

@@ -195,3 +195,11 @@ def test_console_script_points_at_the_cli_package() -> None:
 def test_launcher_modules_stay_small() -> None:
     for path in sorted((ROOT / "cli").rglob("*.py")):
         assert len(path.read_text().splitlines()) <= 400, path
+
+
+def test_api_argv_runs_several_api_processes_when_asked() -> None:
+    from cli.launcher.argv import api_argv
+
+    several = api_argv("127.0.0.1", 8000, workers=3)
+    assert several[several.index("--workers") + 1] == "3"
+    assert "--workers" not in api_argv("127.0.0.1", 8000, workers=1)

@@ -13,7 +13,7 @@ def create_app() -> Celery:
     app = Celery("contextq")
     app.conf.update(celery_config(settings))
     app.conf.imports = ["tasks.files", "tasks.history"]
-    from worker import schedule, signals  # noqa: F401  (beat schedule, fork hooks)
+    from worker import observe, schedule, signals  # noqa: F401  (metrics, liveness; fork hooks)
 
     app.conf.beat_schedule = schedule.beat_schedule(settings)
     return app

@@ -6,6 +6,7 @@ QUEUES = (QUEUE_FILES, QUEUE_HISTORY)
 
 PROCESS_FILE = "contextq.process_file"
 RECOVER_FILES = "contextq.recover_files"
+SWEEP_BLOBS = "contextq.sweep_blobs"
 COMPACT_CONVERSATION = "contextq.compact_conversation"
 SWEEP_COMPACTIONS = "contextq.sweep_compactions"
 NOOP = "contextq.noop"  # the framework's floor, for bench/upload_queue.py

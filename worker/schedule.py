@@ -1,4 +1,4 @@
-"""Beat schedule: the files recovery sweep and the compaction sweep.
+"""Beat schedule: the files recovery sweep, the storage sweep and the compaction sweep.
 
 Run exactly one beat. Each entry carries `expires`, so a backlog of sweeps never
 piles up (the next run does the same work); each sweep is safe to overlap with
@@ -27,5 +27,13 @@ def beat_schedule(settings: Settings) -> dict[str, Any]:
             "task": names.SWEEP_COMPACTIONS,
             "schedule": compaction,
             "options": {"queue": names.QUEUE_HISTORY, "expires": max(1.0, compaction)},
+        },
+        "sweep-blobs": {
+            "task": names.SWEEP_BLOBS,
+            "schedule": settings.BLOB_SWEEP_INTERVAL_S,
+            "options": {
+                "queue": names.QUEUE_FILES,
+                "expires": max(1.0, settings.BLOB_SWEEP_INTERVAL_S * 0.9),
+            },
         },
     }

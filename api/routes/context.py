@@ -15,6 +15,7 @@ from api.deps import OwnerDep, SettingsDep, read
 from api.responses import json_response
 from contextq.errors import ValidationFailed
 from service import history
+from store.metrics import observe_context_build
 
 router = APIRouter(tags=["context"])
 
@@ -70,4 +71,5 @@ async def get_context(
         output_format=format,
         tools_used=_tools_used(tools_used),
     )
+    observe_context_build(answer)
     return json_response(answer)

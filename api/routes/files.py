@@ -15,9 +15,9 @@ from fastapi.responses import FileResponse
 from starlette.requests import ClientDisconnect
 
 from api.deps import OwnerDep, SettingsDep, read, write
-from api.multipart import UploadError, receive_upload
+from api.multipart import FRAMING_ALLOWANCE, UploadError, receive_upload
 from api.schemas.files import FileList, FilePublic, FileStatusName
-from service import files
+from service import files, quotas
 from store.blobs import get_blob_store
 from store.notify import wait_for_file
 
@@ -45,6 +45,15 @@ UPLOAD_OPENAPI: dict[str, Any] = {
 }
 
 
+def _declared_file_bytes(request: Request) -> int:
+    """The least the file can weigh, from Content-Length less the multipart framing."""
+    try:
+        declared = int(request.headers.get("content-length", "0"))
+    except ValueError:
+        return 0
+    return max(0, declared - FRAMING_ALLOWANCE)
+
+
 def _public(row: Any) -> FilePublic:
     return FilePublic.model_validate(row, from_attributes=True)
 
@@ -54,10 +63,21 @@ def _public(row: Any) -> FilePublic:
     status_code=202,
     response_model=FilePublic,
     openapi_extra=UPLOAD_OPENAPI,
-    responses={413: {"description": "over MAX_UPLOAD_BYTES"}, 422: {"description": "empty"}},
+    responses={
+        413: {"description": "over MAX_UPLOAD_BYTES"},
+        422: {"description": "empty"},
+        429: {"description": "over a quota or the request rate; `detail` names the limit"},
+    },
 )
 async def upload_file(request: Request, owner_id: OwnerDep, settings: SettingsDep) -> FilePublic:
     """Upload one file (multipart field `file`); answers 202 with the File object."""
+    if quotas.enabled(settings):  # refuse before reading a body that cannot fit
+        await read(
+            files.check_upload_quota,
+            settings=settings,
+            owner_id=owner_id,
+            file_bytes_at_least=_declared_file_bytes(request),
+        )
     try:
         received = await receive_upload(
             content_type=request.headers.get("content-type", ""),

@@ -1,48 +1,48 @@
-"""GET /healthz (no auth): 200 when the database and the broker answer, else 503."""
+"""GET /healthz (no auth): the database, the broker and the workers, as the broker sees them.
+
+200 when the database and the broker answer and a worker sent a heartbeat in the last
+few seconds, or, with none live, while the newest heartbeat (or this process's start)
+is within HEALTH_WORKER_GRACE_S; 503 otherwise (SPEC §2, §11).
+"""
 
 from __future__ import annotations
 
-import logging
+import time
 
 from fastapi import APIRouter
 from fastapi.responses import JSONResponse
-from sqlalchemy import text
 from starlette.concurrency import run_in_threadpool
 
-from contextq.settings import get_settings
-from store.db import get_engine
-from store.redis_clients import redis_client
-
-log = logging.getLogger("contextq.api.health")
+from api.deps import SettingsDep
+from api.errors import RETRY_AFTER_S
+from service import ops
 
 router = APIRouter(tags=["health"])
 
-
-def _database() -> str:
-    try:
-        with get_engine().connect() as conn:
-            conn.execute(text("SELECT 1"))
-        return "ok"
-    except Exception as exc:
-        log.warning("healthz: database: %s", exc)
-        return "unavailable"
+STARTED_AT = time.time()  # a fresh API process gives the workers the grace period too
 
 
-def _broker() -> str:
-    url = get_settings().REDIS_URL
-    if not url:
-        return "not configured"
-    try:
-        redis_client(url, timeout_s=1.0).ping()
-        return "ok"
-    except Exception as exc:
-        log.warning("healthz: broker: %s", exc)
-        return "unavailable"
-
-
-@router.get("/healthz", responses={503: {"description": "database or broker unavailable"}})
-async def healthz() -> JSONResponse:
-    database = await run_in_threadpool(_database)
-    broker = await run_in_threadpool(_broker)
-    status = 200 if database == broker == "ok" else 503
-    return JSONResponse({"database": database, "broker": broker}, status_code=status)
+@router.get(
+    "/healthz",
+    responses={
+        200: {
+            "content": {
+                "application/json": {
+                    "example": {
+                        "database": "ok",
+                        "broker": "ok",
+                        "workers": "ok",
+                        "live_workers": 2,
+                    }
+                }
+            }
+        },
+        503: {"description": "database or broker unavailable, or no live worker for too long"},
+    },
+)
+async def healthz(settings: SettingsDep) -> JSONResponse:
+    report = await run_in_threadpool(ops.health, settings=settings, started_at=STARTED_AT)
+    if report.ok:
+        return JSONResponse(report.as_dict())
+    headers = {"Retry-After": str(RETRY_AFTER_S)}
+    return JSONResponse(report.as_dict(), status_code=503, headers=headers)

@@ -15,7 +15,11 @@ QUEUES = "files,history"
 ASGI_APP = "api.asgi:app"  # api.main's app, with logging configured before uvicorn logs
 
 
-def api_argv(host: str, port: int, extra: list[str] | None = None) -> list[str]:
+def api_argv(
+    host: str, port: int, extra: list[str] | None = None, *, workers: int = 1
+) -> list[str]:
+    """uvicorn; with `workers` > 1 its supervisor runs that many API processes on the one
+    socket (each counts into DATA_DIR/metrics, and revocations reach each through Redis)."""
     return [
         sys.executable,
         "-m",
@@ -28,6 +32,11 @@ def api_argv(host: str, port: int, extra: list[str] | None = None) -> list[str]:
         "--timeout-graceful-shutdown",
         "5",
         "--no-access-log",  # the API writes its own access line (route, duration, request id)
+        # longer than clients keep an idle connection (httpx: 5 s): a server closing a kept
+        # connection just as the client reuses it makes that request fail (seen under load)
+        "--timeout-keep-alive",
+        "30",
+        *(["--workers", str(workers)] if workers > 1 else []),
         *(extra or []),
     ]
 

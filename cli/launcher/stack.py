@@ -16,6 +16,7 @@ import socket
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from cli.launcher.argv import api_argv, beat_argv, flower_argv, worker_argv
@@ -26,8 +27,9 @@ from cli.launcher.probes import api_ready, connect_host, flower_ready, redis_rea
 from cli.launcher.processes import LaunchError, ProcessTable, data_dir_lock, tail
 from cli.launcher.supervision import Supervisor
 from contextq.logs import make_formatter
-from contextq.secret_files import FLOWER_PASSWORD_FILE
+from contextq.secret_files import BROKER_URL_FILE, FLOWER_PASSWORD_FILE, write_secret
 from contextq.settings import Settings
+from store import metrics
 
 # stop order: the API, beat and Flower first, then the worker (warm shutdown), the broker last
 STOP_FIRST, STOP_WORKER, STOP_BROKER = 1, 2, 9
@@ -39,6 +41,7 @@ class UpOptions:
     port: int = 8000
     flower_port: int = 5555
     concurrency: int = 0
+    api_workers: int = 1
     timeout_s: float = 120.0
     parts: tuple[str, ...] = ("api", "worker", "beat", "flower")
 
@@ -90,6 +93,10 @@ class Stack:
         env.update(
             {"DATA_DIR": str(data_dir), "DATABASE_URL": s.database_url, "PYTHONUNBUFFERED": "1"}
         )
+        # every part counts into one metrics directory, from zero with this stack
+        metrics_dir = Path(env.get(metrics.ENV_DIR) or metrics.default_dir(s))
+        metrics.wipe(metrics_dir)
+        env[metrics.ENV_DIR] = str(metrics_dir)
         env.setdefault("ORT_DISABLE_TELEMETRY", "1")
         self.table = table = ProcessTable(log_dir=data_dir / "logs", env=env)
         self._start_broker()
@@ -98,7 +105,8 @@ class Stack:
 
         if "api" in o.parts:
             self.ports.release(o.port)
-            table.spawn("api", api_argv(o.host, o.port), stop_order=STOP_FIRST)
+            argv = api_argv(o.host, o.port, workers=o.api_workers)
+            table.spawn("api", argv, stop_order=STOP_FIRST)
         if "worker" in o.parts:
             self.worker_node = f"contextq-up-{os.getpid()}@{socket.gethostname()}"
             # one worker per DATA_DIR: nothing to synchronise with, start faster
@@ -135,6 +143,7 @@ class Stack:
         self.table.spawn("valkey", broker.argv, stop_order=STOP_BROKER, cwd=broker.directory)
         self.redis_url = broker.url
         self._wait("valkey", lambda: redis_ready(self.redis_url), timeout=20.0)
+        write_secret(self.settings.data_dir / BROKER_URL_FILE, self.redis_url)
 
     def wait_ready(self) -> None:
         o = self.options
@@ -199,6 +208,8 @@ class Stack:
         self.ports.release_all()
         if self.table is not None:
             self.table.stop()
+        if self.broker is not None:
+            (self.settings.data_dir / BROKER_URL_FILE).unlink(missing_ok=True)
 
 
 def up_reporter(

@@ -13,6 +13,7 @@ from service.files.recovery import SweepReport, recover_backoff_s, recover_files
 from service.files.uploads import (
     FileArtefact,
     accept_upload,
+    check_upload_quota,
     delete_file,
     file_content,
     get_file,
@@ -26,6 +27,7 @@ __all__ = [
     "Outcome",
     "SweepReport",
     "accept_upload",
+    "check_upload_quota",
     "claim_file",
     "delete_file",
     "file_content",

@@ -3,7 +3,9 @@ blob and writes the result, in short transactions of its own (no transaction is 
 while the engine runs).
 
 The result is written by a conditional update guarded by status + attempt, so a stale
-or duplicate attempt writes nothing. Long polls are told of every final status over
+or duplicate attempt writes nothing; the claim and the write each wait out a database
+that is briefly locked or unreachable (`store.db.retry_unavailable`), so a file accepted
+just before an outage still ends `ready`. Long polls are told of every final status over
 Redis (`store.notify`). One INFO line per processed file (logger `contextq.files`):
 its id, file_type, final status and duration.
 """
@@ -28,7 +30,7 @@ from service.files.claims import (
 )
 from store import files_queries as q
 from store.blobs import BlobStore, get_blob_store
-from store.db import get_engine
+from store.db import get_engine, retry_unavailable
 from store.notify import publish_file_status
 from store.tables import FileStatus
 
@@ -58,24 +60,33 @@ def process_file(
     """Claim, process, store. `time_limit_errors` (Celery's SoftTimeLimitExceeded) end the
     row `failed` saying the time limit was hit. Redelivery of a finished file is a no-op."""
     started = time.perf_counter()
-    with get_engine().begin() as conn:  # Core connection: the lean path
-        claim = claim_file(
-            conn,
-            file_id=file_id,
-            worker_id=worker_identity(),
-            max_attempts=settings.MAX_ATTEMPTS,
-            lease_expired_before=lease_cutoff(settings),
-        )
+    budget_s = settings.TASK_SOFT_TIME_LIMIT_S / 4  # a database that is briefly away
+
+    def claim_it() -> Claim:
+        with get_engine().begin() as conn:  # Core connection: the lean path
+            return claim_file(
+                conn,
+                file_id=file_id,
+                worker_id=worker_identity(),
+                max_attempts=settings.MAX_ATTEMPTS,
+                lease_expired_before=lease_cutoff(settings),
+            )
+
+    claim = retry_unavailable(claim_it, budget_s=budget_s, what=f"claim of file {file_id}")
     if claim.outcome != "claimed":
         if claim.outcome == "exhausted":
             log.error("file %s failed: attempts exhausted", file_id)
             publish_file_status(settings.REDIS_URL, file_id, FileStatus.FAILED)
         return Outcome(claim.outcome)
     values, text = _values_for(claim, settings=settings, time_limit_errors=time_limit_errors)
-    with get_engine().begin() as conn:
-        written = q.write_result(
-            conn, file_id=file_id, attempt=claim.attempt, values=values, text=text
-        )
+
+    def write_it() -> bool:
+        with get_engine().begin() as conn:
+            return q.write_result(
+                conn, file_id=file_id, attempt=claim.attempt, values=values, text=text
+            )
+
+    written = retry_unavailable(write_it, budget_s=budget_s, what=f"result of file {file_id}")
     status = values["status"]
     if written:
         publish_file_status(settings.REDIS_URL, file_id, status)

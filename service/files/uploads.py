@@ -23,7 +23,7 @@ from sqlmodel import Session, col
 
 from contextq.errors import Conflict, Gone, NotFound, ValidationFailed
 from contextq.settings import Settings
-from service import enqueue
+from service import enqueue, quotas
 from service.files.processing import TEXT_MEDIA_TYPE
 from store import files_queries as q
 from store.blobs import BlobWriter, get_blob_store
@@ -51,6 +51,14 @@ def _tag(name: str, raw: str | None) -> str | None:
     return value
 
 
+def check_upload_quota(
+    *, session: Session, settings: Settings, owner_id: str, file_bytes_at_least: int = 0
+) -> None:
+    """Before the body is read: refuse at once an upload that cannot fit (the count is
+    full, or the declared size alone goes over). `accept_upload` checks again, exactly."""
+    quotas.enforce(session, settings, owner_id=owner_id, new_bytes=file_bytes_at_least, lock=False)
+
+
 def accept_upload(
     *,
     session: Session,
@@ -60,13 +68,28 @@ def accept_upload(
     filename: str,
     conversation_id: str | None = None,
     project_id: str | None = None,
+    replacing_bytes: int | None = None,
 ) -> File:
     """Commit the received blob, insert its row as `uploaded` and send `process_file`
     after the commit. `filename` is the display name, already sanitised by the receiver;
-    the caller aborts `blob` if this raises (a no-op once committed)."""
+    the caller aborts `blob` if this raises (a no-op once committed): an upload over a
+    quota is refused before its blob leaves the temp directory, so nothing is stored.
+    `replacing_bytes`: the size of a File this one replaces (deleted by the caller in the
+    same transaction), which the quota check counts as freed."""
     conversation_id = _tag("conversation_id", conversation_id)
     project_id = _tag("project_id", project_id)
-    sha256, size = blob.commit()  # fsync + rename, before the transaction takes the lock
+    replacing = replacing_bytes is not None
+    quotas.enforce(  # exact, under the owner's lock; the blob is still a temp file
+        session,
+        settings,
+        owner_id=owner_id,
+        new_bytes=blob.size,
+        freed_bytes=replacing_bytes or 0,
+        freed_files=int(replacing),
+        lock=True,
+    )
+    # fsync + rename; without quotas before the transaction takes the lock
+    sha256, size = blob.commit()
     now = utcnow()
     row = File(
         owner_id=owner_id,
@@ -176,15 +199,13 @@ def delete_file(*, session: Session, settings: Settings, owner_id: str, file_id:
 
 
 def _remove_blobs(shas: list[str], settings: Settings) -> None:
-    """Best effort, after the commit: the row is gone; a stray blob is harmless."""
+    """Best effort, after the commit: the row is gone; a stray blob is harmless (the
+    storage sweep takes it later). A blob pinned by an upload in the last minute is
+    kept (`BlobStore.delete_if_unused`)."""
     try:
         blobs = get_blob_store(settings)
+        cutoff = time.time() - BLOB_DELETE_GRACE_S
         for sha in shas:
-            path = blobs.path(sha)
-            try:
-                if time.time() - path.stat().st_mtime > BLOB_DELETE_GRACE_S:
-                    path.unlink(missing_ok=True)
-            except FileNotFoundError:
-                pass
+            blobs.delete_if_unused(sha, older_than=cutoff)
     except Exception:
         log.exception("blob clean-up after delete failed")

@@ -25,10 +25,10 @@ from typing import BinaryIO
 
 from sqlmodel import Session
 
-from contextq.errors import Gone, QuotaExceeded, ValidationFailed
+from contextq.errors import Gone, ValidationFailed
 from contextq.settings import Settings
 from contextq.workspace import StagedFile, normalize_path
-from service import files
+from service import files, quotas
 from service.workspaces.locate import missing_entry, owned_conversation, tree_for
 from store import workspace_queries as q
 from store.blobs import BlobWriter
@@ -70,24 +70,6 @@ def _view(entry: WorkspaceEntry, status: str | None) -> EntryView:
     )
 
 
-def check_storage_quota(
-    session: Session, settings: Settings, *, owner_id: str, adding: int, freeing: int, lock: bool
-) -> None:
-    """QuotaExceeded when `adding` bytes (less `freeing`, a file they replace) would put
-    the owner over MAX_STORAGE_BYTES_PER_OWNER (uploads and workspace files together)."""
-    limit = settings.MAX_STORAGE_BYTES_PER_OWNER
-    if not limit:
-        return
-    used = q.storage_used(session, owner_id=owner_id, lock=lock)
-    if used - freeing + adding > limit:
-        raise QuotaExceeded(
-            f"MAX_STORAGE_BYTES_PER_OWNER would be exceeded: {used} of {limit} bytes are used "
-            f"and this write adds {max(adding - freeing, 0)}; delete files or workspace files "
-            "to free space",
-            limit="MAX_STORAGE_BYTES_PER_OWNER",
-        )
-
-
 def prepare_put(
     *,
     session: Session,
@@ -102,9 +84,14 @@ def prepare_put(
     relative = normalize_path(path)
     existing = q.get_entry(session, conversation_id=conversation_id, path=relative)
     if declared_bytes:
-        freeing = existing.size_bytes if existing else 0
-        check_storage_quota(
-            session, settings, owner_id=owner_id, adding=declared_bytes, freeing=freeing, lock=False
+        quotas.enforce(
+            session,
+            settings,
+            owner_id=owner_id,
+            new_bytes=declared_bytes,
+            new_files=0 if existing else 1,
+            freed_bytes=existing.size_bytes if existing else 0,
+            lock=False,
         )
     staged = tree_for(settings, owner_id, conversation_id).stage(relative)
     return PutTicket(relative, staged)
@@ -127,21 +114,14 @@ def put_entry(
         session, owner_id=owner_id, conversation_id=conversation_id, for_update=True
     )
     entry = q.get_entry(session, conversation_id=conversation.id, path=relative)
-    check_storage_quota(
-        session,
-        settings,
-        owner_id=owner_id,
-        adding=blob.size,
-        freeing=entry.size_bytes if entry else 0,
-        lock=True,
-    )
-    row = files.accept_upload(
+    row = files.accept_upload(  # checks the quotas exactly, counting what this replaces
         session=session,
         settings=settings,
         owner_id=owner_id,
         blob=blob,
         filename=relative.rsplit("/", 1)[-1],
         conversation_id=conversation.id,
+        replacing_bytes=entry.size_bytes if entry and entry.file_id else None,
     )
     replaced = entry.file_id if entry else None
     now = utcnow()

@@ -306,7 +306,11 @@ def test_odd_ids_are_404_not_5xx(stack, app_client, file_id) -> None:
 def test_healthz_ok_without_auth(stack) -> None:
     with in_process_client() as c:
         resp = c.get("/healthz")
-    assert (resp.status_code, resp.json()) == (200, {"database": "ok", "broker": "ok"})
+    # no worker yet, but this API process started within HEALTH_WORKER_GRACE_S
+    assert (resp.status_code, resp.json()) == (
+        200,
+        {"database": "ok", "broker": "ok", "workers": "none", "live_workers": 0},
+    )
 
 
 def test_healthz_503_when_the_broker_is_down(stack, make_stack) -> None:
@@ -314,7 +318,12 @@ def test_healthz_503_when_the_broker_is_down(stack, make_stack) -> None:
     with in_process_client() as c:
         resp = c.get("/healthz")
     assert resp.status_code == 503
-    assert resp.json() == {"database": "ok", "broker": "unavailable"}
+    assert resp.json() == {
+        "database": "ok",
+        "broker": "unavailable",
+        "workers": "unknown",
+        "live_workers": None,
+    }
 
 
 def test_upload_still_202_when_the_broker_is_down(stack, make_stack, owner) -> None:

@@ -21,6 +21,7 @@ from pathlib import Path
 from tests.support.procs import free_port
 
 _db_seq = itertools.count(1)
+STOP = ("-m", "fast", "-w", "stop")
 
 
 def find_bin_dir() -> Path | None:
@@ -86,6 +87,13 @@ class PostgresServer:
             capture_output=True,
         )
         self.port = free_port()
+        self._run_server()
+        self.url = f"postgresql+psycopg://postgres@127.0.0.1:{self.port}/postgres"
+        return self
+
+    def _run_server(self) -> None:
+        assert self.bin_dir is not None and self.root is not None
+        data = self.root / "data"
         opts = (
             f"-p {self.port} -k {self.root} -c listen_addresses=127.0.0.1 "
             "-c fsync=off -c synchronous_commit=off -c full_page_writes=off"
@@ -109,8 +117,25 @@ class PostgresServer:
             check=True,
             capture_output=True,
         )
-        self.url = f"postgresql+psycopg://postgres@127.0.0.1:{self.port}/postgres"
-        return self
+
+    @property
+    def owned(self) -> bool:
+        """Started here (not POSTGRES_TEST_URL): a test may stop and start it."""
+        return self._owned and self.root is not None
+
+    def stop_server(self) -> None:
+        """Stop the server, keeping its data (`start_server` brings it back on the same
+        port): for tests of a database that goes away."""
+        assert self.owned and self.bin_dir is not None and self.root is not None
+        subprocess.run(
+            self._as_pg_user([str(self.bin_dir / "pg_ctl"), "-D", str(self.root / "data"), *STOP]),
+            capture_output=True,
+            check=True,
+        )
+
+    def start_server(self) -> None:
+        assert self.owned
+        self._run_server()
 
     def stop(self) -> None:
         if not self._owned or self.root is None:

@@ -57,8 +57,11 @@ class StackEnv:
 
     def subprocess_env(self, extra: Mapping[str, str] | None = None) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
-        # a test-process DATABASE_URL must not leak into a SQLite stack
+        # a test-process DATABASE_URL must not leak into a SQLite stack, nor the metrics
+        # directory an in-process app of an earlier test set up (children count into
+        # their own DATA_DIR/metrics)
         env.pop("DATABASE_URL", None)
+        env.pop("PROMETHEUS_MULTIPROC_DIR", None)
         env.update(self.env)
         env["PYTHONPATH"] = os.pathsep.join(
             [str(PROJECT_ROOT), *([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])]
