@@ -13,7 +13,7 @@ from starlette.types import ASGIApp
 
 from api import errors
 from api.middleware import RequestContextMiddleware, RouteTemplates
-from api.routes import context, conversations, files, health, jobs
+from api.routes import context, conversations, files, health, jobs, projects
 from contextq import __version__
 from contextq.logs import configure_logging
 from contextq.settings import get_settings
@@ -66,7 +66,7 @@ def create_app() -> FastAPI:
     )
     errors.install(app)
     app.include_router(health.router)
-    for module in (files, conversations, context, jobs):
+    for module in (files, conversations, context, jobs, projects):
         app.include_router(module.router, prefix="/v1")
     return app
 
