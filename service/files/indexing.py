@@ -16,7 +16,8 @@ Indexing never fails the file: an error (or the task's soft time limit) is logge
 recorded as `metadata.index = {"status": "failed", "error": …}`; the file stays `ready`.
 `metadata.index` is otherwise `{"status": "indexed", "chunks", "tokens", "complete"}`
 plus `"stopped_at"` ({"page": 212}, {"sheet", "line"}) when MAX_INDEX_TOKENS_PER_FILE cut
-it, or `{"status": "skipped", "reason"}` for files with no text to index.
+it, `{"status": "skipped", "reason"}` for files with no text to index, or
+`{"status": "running", "attempts"}` while an `index_file` task works on it.
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ from store.tables import File, FileStatus
 
 log = logging.getLogger("contextq.files")
 
-INDEXED, SKIPPED, FAILED = "indexed", "skipped", "failed"
+INDEXED, SKIPPED, FAILED, RUNNING = "indexed", "skipped", "failed", "running"
 
 
 @dataclass(frozen=True)
@@ -172,20 +173,44 @@ def _reason(exc: Exception, settings: Settings) -> str:
 def index_file(*, settings: Settings, file_id: str) -> Indexed | None:
     """The `index_file` task: index a ready file of a project that is not yet indexed by
     the current chunker configuration, and record it in `metadata.index`. None when
-    there is nothing to do (gone, not ready, in no project, already indexed)."""
-    options = ChunkerOptions.from_settings(settings)
-    with session_scope(write=False) as s:
-        row = s.get(File, file_id)
-        if row is None or row.status != FileStatus.READY or row.project_id is None:
-            return None
-        current = file_chunk_set(s, file_id=file_id)
-        if current is not None and current.key == chunk_set_key(row.sha256, options):
-            return None
-        target = target_of(row)
-    done = index_content(settings=settings, target=target)
+    there is nothing to do (gone, not ready, in no project, already indexed).
+
+    Each run first records `{"status": "running", "attempts": n}`: a file whose indexing
+    killed the worker MAX_ATTEMPTS times (its message comes back each time) is recorded
+    `failed` instead of being tried again."""
+    target, attempts = _claim_indexing(settings, file_id)
+    if target is None:
+        return None
+    if attempts > settings.MAX_ATTEMPTS:
+        error = (
+            f"indexing stopped the worker {attempts - 1} times (killed or over its memory "
+            "or time limit); the file is not searchable: split it or lower "
+            "MAX_INDEX_TOKENS_PER_FILE"
+        )
+        done = Indexed({"status": FAILED, "error": error}, 0.0)
+        log.error("file %s: %s", file_id, error)
+    else:
+        done = index_content(settings=settings, target=target)
     with session_scope() as s:
         pq.set_index_meta(s, file_id=file_id, index=done.meta)
     return done
+
+
+def _claim_indexing(settings: Settings, file_id: str) -> tuple[IndexTarget | None, int]:
+    """(what to index, this attempt's number), recorded as running; (None, 0) when there
+    is nothing to do."""
+    options = ChunkerOptions.from_settings(settings)
+    with session_scope() as s:
+        row = s.get(File, file_id, with_for_update=True)  # a duplicate message waits here
+        if row is None or row.status != FileStatus.READY or row.project_id is None:
+            return None, 0
+        current = file_chunk_set(s, file_id=file_id)
+        if current is not None and current.key == chunk_set_key(row.sha256, options):
+            return None, 0
+        previous = (row.meta or {}).get("index") or {}
+        attempts = int(previous.get("attempts", 0)) + 1 if previous.get("status") == RUNNING else 1
+        pq.set_index_meta(s, file_id=file_id, index={"status": RUNNING, "attempts": attempts})
+        return target_of(row), attempts
 
 
 def file_project(*, file_id: str) -> str | None:

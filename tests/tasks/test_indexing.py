@@ -72,12 +72,11 @@ def test_a_project_pdf_is_indexed_on_every_page_before_it_is_ready(stack, owner)
     assert index["chunks"] >= 45  # a chunk never spans two pages
     # the processed artefact is cut to MAX_TOKENS_PER_FILE; the index holds the whole text
     assert row.truncation["truncated"] is True
-    assert (
-        FACT
-        not in fs.file_content(
-            session=read_session(), settings=get_settings(), owner_id=owner.owner_id, file_id=row.id
-        ).text
-    )
+    with read_session() as s:
+        artefact = fs.file_content(
+            session=s, settings=get_settings(), owner_id=owner.owner_id, file_id=row.id
+        )
+    assert FACT not in artefact.text
     hits = _search(owner, project_id, FACT_QUESTION)
     assert hits and hits[0].page == FACT_PAGE and FACT in hits[0].text
     assert hits[0].file_id == row.id and hits[0].title == "manual.pdf"
@@ -178,3 +177,28 @@ def test_a_file_with_no_text_is_skipped_with_a_reason(stack, owner) -> None:
     row = _processed(owner, buffer.getvalue(), "red.png", _project(owner))
     assert row.status == "ready"
     assert row.meta["index"] == {"status": "skipped", "reason": "image files have no text to index"}
+
+
+def test_index_file_gives_up_after_its_worker_died_max_attempts_times(stack, owner) -> None:
+    """Each index_file run records itself as running first; a run that finds MAX_ATTEMPTS
+    earlier runs that never finished (their worker was killed; the message came back)
+    records the file as not searchable instead of trying again."""
+    project_id = _project(owner)
+    row = _processed(owner, b"delta epsilon\n" * 40, "notes.txt", None)
+    settings = get_settings()
+    with session_scope() as s:
+        projects.move_file(session=s, settings=settings, owner_id=owner.owner_id,
+                           file_id=row.id, project_id=project_id)  # fmt: skip
+        stored = s.get(File, row.id)
+        died = {"status": "running", "attempts": settings.MAX_ATTEMPTS}
+        stored.meta = {**stored.meta, "index": died}  # what three killed runs leave behind
+    done = fs.index_file(settings=settings, file_id=row.id)
+    assert done is not None and done.meta["status"] == "failed"
+    assert f"stopped the worker {settings.MAX_ATTEMPTS} times" in done.meta["error"]
+    assert get_row(File, row.id).meta["index"] == done.meta
+    assert _chunk_rows() == 0
+    # a run after one that died (attempt 2) still indexes
+    with session_scope() as s:
+        stored = s.get(File, row.id)
+        stored.meta = {**stored.meta, "index": {"status": "running", "attempts": 1}}
+    assert fs.index_file(settings=settings, file_id=row.id).meta["status"] == "indexed"
