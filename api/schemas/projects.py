@@ -5,8 +5,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from api.schemas.files import UtcDatetime
-from service.projects import MAX_INSTRUCTIONS_CHARS, MAX_NAME_CHARS, ProjectView
-from store.search import ChunkHit
+from service.projects import MAX_INSTRUCTIONS_CHARS, MAX_NAME_CHARS, ChunkHit, ProjectView
 
 
 class ProjectCreate(BaseModel):
