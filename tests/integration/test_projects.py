@@ -59,7 +59,7 @@ def _wait_indexed(client: Any, file_id: str, timeout: float = 60.0) -> dict[str,
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         body: dict[str, Any] = client.get(f"/v1/files/{file_id}").json()
-        if "index" in body["metadata"]:
+        if body["metadata"].get("index", {}).get("status", "running") != "running":
             return body
         time.sleep(0.05)
     raise TimeoutError(f"file {file_id} was not indexed within {timeout}s")
