@@ -22,6 +22,7 @@ from api.routes import (
     memory,
     messages,
     metrics,
+    projects,
     workspaces,
 )
 from contextq import __version__
@@ -83,7 +84,7 @@ def create_app() -> FastAPI:
     errors.install(app)
     app.include_router(health.router)
     app.include_router(metrics.router)
-    for module in (files, conversations, messages, memory, context, jobs, workspaces):
+    for module in (files, conversations, messages, memory, context, jobs, workspaces, projects):
         app.include_router(module.router, prefix="/v1")
     return app
 

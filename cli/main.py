@@ -15,6 +15,8 @@ from typing import Annotated, NoReturn
 import typer
 
 from cli.keys import keys_app
+from cli.options import ApiOpt, KeyOpt
+from cli.projects import projects_app
 from cli.workspace import workspace_app
 from contextq.settings import get_settings
 
@@ -27,27 +29,9 @@ app = typer.Typer(
 )
 app.add_typer(keys_app, name="keys")
 app.add_typer(workspace_app, name="workspace")
+app.add_typer(projects_app, name="projects")
 
 PASSTHROUGH = {"allow_extra_args": True, "ignore_unknown_options": True}
-
-ApiOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--api",
-        envvar="CONTEXTQ_API_URL",
-        show_envvar=True,
-        help="API base URL (default: http://127.0.0.1:8000)",
-    ),
-]
-KeyOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--key",
-        envvar="CONTEXTQ_API_KEY",
-        show_envvar=True,
-        help="API key (default: DATA_DIR/dev-api-key saved by `contextq up`)",
-    ),
-]
 
 
 def _say(message: str) -> None:

@@ -91,6 +91,11 @@ def process_file(file_id: str, *, settings: Settings | None = None) -> str:
     return send(names.PROCESS_FILE, args=[file_id], queue=names.QUEUE_FILES, settings=settings)
 
 
+def index_file(file_id: str, *, settings: Settings | None = None) -> str:
+    """`index_file(file_id)` on the `files` queue (a ready file moved into a project)."""
+    return send(names.INDEX_FILE, args=[file_id], queue=names.QUEUE_FILES, settings=settings)
+
+
 def compact_conversation(
     conversation_id: str, job_id: str | None, *, settings: Settings | None = None
 ) -> str:

@@ -1,5 +1,5 @@
 """Celery tasks: each a few lines over a use case of `service/`.
 
-- `tasks.files`    process_file, recover_files, noop (over `service.files`)
+- `tasks.files`    process_file, index_file, recover_files, noop (over `service.files`)
 - `tasks.history`  the history service's tasks
 """

@@ -21,6 +21,12 @@ def process_file(file_id: str) -> None:
     )
 
 
+@shared_task(name=names.INDEX_FILE, ignore_result=True, acks_late=True)
+def index_file(file_id: str) -> None:
+    """Index a ready file moved into a project (a no-op when already indexed)."""
+    files.index_file(settings=get_settings(), file_id=file_id)
+
+
 @shared_task(name=names.RECOVER_FILES, ignore_result=True)
 def recover_files() -> dict[str, Any]:
     """The recovery sweep (beat, every RECOVERY_SWEEP_INTERVAL_S)."""

@@ -58,6 +58,7 @@ def celery_config(settings: Settings) -> dict[str, Any]:
         "task_create_missing_queues": False,
         "task_routes": {
             names.PROCESS_FILE: {"queue": names.QUEUE_FILES},
+            names.INDEX_FILE: {"queue": names.QUEUE_FILES},
             names.RECOVER_FILES: {"queue": names.QUEUE_FILES},
             names.SWEEP_BLOBS: {"queue": names.QUEUE_FILES},
             names.NOOP: {"queue": names.QUEUE_FILES},

@@ -5,6 +5,7 @@ QUEUE_HISTORY = "history"
 QUEUES = (QUEUE_FILES, QUEUE_HISTORY)
 
 PROCESS_FILE = "contextq.process_file"
+INDEX_FILE = "contextq.index_file"  # a ready file moved into a project
 RECOVER_FILES = "contextq.recover_files"
 SWEEP_BLOBS = "contextq.sweep_blobs"
 COMPACT_CONVERSATION = "contextq.compact_conversation"

@@ -17,7 +17,8 @@ from starlette.requests import ClientDisconnect
 from api.deps import OwnerDep, SettingsDep, read, write
 from api.multipart import FRAMING_ALLOWANCE, UploadError, receive_upload
 from api.schemas.files import FileList, FilePublic, FileStatusName
-from service import files, quotas
+from api.schemas.projects import FileUpdate
+from service import files, projects, quotas
 from store.blobs import get_blob_store
 from store.notify import wait_for_file
 
@@ -174,6 +175,22 @@ async def list_files(  # noqa: PLR0917 - FastAPI query parameters
         cursor=cursor,
     )
     return FileList(data=[_public(r) for r in rows], next_cursor=next_cursor)
+
+
+@router.patch("/files/{file_id}", response_model=FilePublic)
+async def update_file(
+    file_id: str, body: FileUpdate, owner_id: OwnerDep, settings: SettingsDep
+) -> FilePublic:
+    """Move the file into one of your projects (`{"project_id": "…"}`) or out (`null`);
+    404 for a missing or foreign project. A ready file moved in is indexed for search."""
+    row = await write(
+        projects.move_file,
+        settings=settings,
+        owner_id=owner_id,
+        file_id=file_id,
+        project_id=body.project_id,
+    )
+    return _public(row)
 
 
 @router.delete("/files/{file_id}", status_code=204)

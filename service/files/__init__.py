@@ -3,11 +3,13 @@
 - `uploads`     accept_upload, get_file, file_content, list_files, delete_file: what the
                 routes of `api/routes/files.py` call, each in one transaction
 - `processing`  process_file: phase two, run by the `process_file` task
+- `indexing`    index_file: a project file's whole text chunked for search (SPEC §8)
 - `recovery`    recover_files: the sweep beat runs
 - `claims`      who may process a file (attempts, lease, holder identity)
 """
 
 from service.files.claims import Claim, claim_file, holder_is_dead, worker_identity
+from service.files.indexing import Indexed, index_file
 from service.files.processing import Outcome, process_file
 from service.files.recovery import SweepReport, recover_backoff_s, recover_files
 from service.files.uploads import (
@@ -15,6 +17,7 @@ from service.files.uploads import (
     accept_upload,
     check_upload_quota,
     delete_file,
+    delete_rows,
     file_content,
     get_file,
     is_final,
@@ -24,15 +27,18 @@ from service.files.uploads import (
 __all__ = [
     "Claim",
     "FileArtefact",
+    "Indexed",
     "Outcome",
     "SweepReport",
     "accept_upload",
     "check_upload_quota",
     "claim_file",
     "delete_file",
+    "delete_rows",
     "file_content",
     "get_file",
     "holder_is_dead",
+    "index_file",
     "is_final",
     "list_files",
     "process_file",

@@ -8,6 +8,11 @@ that is briefly locked or unreachable (`store.db.retry_unavailable`), so a file 
 just before an outage still ends `ready`. Long polls are told of every final status over
 Redis (`store.notify`). One INFO line per processed file (logger `contextq.files`):
 its id, file_type, final status and duration.
+
+A file in a project is indexed for search (`service.files.indexing`) before its result
+is written, so a `ready` project file is searchable; a file moved into a project while it
+was processing is indexed right after (its project is read again once `ready` is
+committed: a move committed later saw `ready` and sent `index_file` itself).
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from contextq.settings import Settings
+from service.files import indexing
 from service.files.claims import (
     LEASE_MARGIN_S,
     Claim,
@@ -49,6 +55,7 @@ class Outcome:
     status: str  # the claim's outcome when it did not claim, else the final row status
     attempt: int = 0
     written: bool = False
+    index_s: float | None = None  # time spent indexing for search, when the file was indexed
 
 
 def process_file(
@@ -79,6 +86,7 @@ def process_file(
             publish_file_status(settings.REDIS_URL, file_id, FileStatus.FAILED)
         return Outcome(claim.outcome)
     values, text = _values_for(claim, settings=settings, time_limit_errors=time_limit_errors)
+    indexed = _index_if_in_project(claim, values, settings=settings)
 
     def write_it() -> bool:
         with get_engine().begin() as conn:
@@ -98,7 +106,36 @@ def process_file(
         (time.perf_counter() - started) * 1000,
         "" if written else f" (attempt {claim.attempt} not written: the row moved on)",
     )
-    return Outcome(status, claim.attempt, written)
+    if written and status == FileStatus.READY and indexed is None:
+        indexed = _index_if_moved_in(file_id, settings=settings)
+    return Outcome(status, claim.attempt, written, None if indexed is None else indexed.duration_s)
+
+
+def _index_if_in_project(
+    claim: Claim, values: dict[str, Any], *, settings: Settings
+) -> indexing.Indexed | None:
+    """Index a processed file of a project before its result is written; the result's
+    metadata records it (`metadata.index`)."""
+    if values["status"] != FileStatus.READY or indexing.file_project(file_id=claim.file_id) is None:
+        return None
+    meta = values.get("meta") or {}
+    target = indexing.IndexTarget(
+        file_id=claim.file_id,
+        sha256=claim.sha256,
+        filename=claim.filename,
+        category=values.get("category", "unsupported"),
+        known_tokens=values.get("token_count") if meta.get("token_count_exact", True) else None,
+    )
+    done = indexing.index_content(settings=settings, target=target)
+    values["meta"] = {**meta, "index": done.meta}
+    return done
+
+
+def _index_if_moved_in(file_id: str, *, settings: Settings) -> indexing.Indexed | None:
+    """A file moved into a project while it was processing: index it now that it is ready."""
+    if indexing.file_project(file_id=file_id) is None:
+        return None
+    return indexing.index_file(settings=settings, file_id=file_id)
 
 
 def _values_for(
@@ -141,7 +178,8 @@ def _test_hooks(settings: Settings, blob_path: Path) -> None:
         time.sleep(settings.TEST_PROCESS_DELAY_S)
 
 
-def _conversion_cache(settings: Settings, blobs: BlobStore) -> Any:
+def conversion_cache(settings: Settings, blobs: BlobStore) -> Any:
+    """The shared conversion cache (documents are converted once per content)."""
     from store.conversion_cache import DbConversionCache
 
     return DbConversionCache(
@@ -176,7 +214,7 @@ def _run_engine(
         blob_path,
         filename,
         settings=settings,
-        cache=_conversion_cache(settings, blobs),
+        cache=conversion_cache(settings, blobs),
         reraise=reraise,
     )
     values: dict[str, Any] = {

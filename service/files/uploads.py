@@ -26,12 +26,15 @@ from contextq.settings import Settings
 from service import enqueue, quotas
 from service.files.processing import TEXT_MEDIA_TYPE
 from store import files_queries as q
+from store import projects_queries as pq
 from store.blobs import BlobWriter, get_blob_store
+from store.chunks_queries import release_file_chunks
 from store.tables import File, FileContent, FileStatus, utcnow
 
 log = logging.getLogger("contextq.files")
 
 NOT_FOUND = "file not found"
+PROJECT_NOT_FOUND = "project not found"  # a missing and another owner's alike
 FINAL_STATUSES = (FileStatus.READY, FileStatus.FAILED)
 TAG_MAX_CHARS = 64
 # a blob written this recently is kept on delete: an upload of the same bytes may be
@@ -78,6 +81,11 @@ def accept_upload(
     same transaction), which the quota check counts as freed."""
     conversation_id = _tag("conversation_id", conversation_id)
     project_id = _tag("project_id", project_id)
+    if (
+        project_id is not None
+        and pq.get_owned(session, owner_id=owner_id, project_id=project_id) is None
+    ):
+        raise NotFound(PROJECT_NOT_FOUND)
     replacing = replacing_bytes is not None
     quotas.enforce(  # exact, under the owner's lock; the blob is still a temp file
         session,
@@ -88,8 +96,7 @@ def accept_upload(
         freed_files=int(replacing),
         lock=True,
     )
-    # fsync + rename; without quotas before the transaction takes the lock
-    sha256, size = blob.commit()
+    sha256, size = blob.commit()  # fsync + rename, before the transaction takes the lock
     now = utcnow()
     row = File(
         owner_id=owner_id,
@@ -184,13 +191,21 @@ def list_files(
 
 
 def delete_file(*, session: Session, settings: Settings, owner_id: str, file_id: str) -> None:
-    """Delete the row and its processed text; once that commits, remove the blobs no row
-    points at any more."""
+    """Delete the row, its processed text and its search chunks (unless another file has
+    the same bytes); once that commits, remove the blobs no row points at any more."""
     row = get_file(session=session, owner_id=owner_id, file_id=file_id)
-    shas = {s for s in (row.sha256, row.content_sha256) if s}
-    session.execute(delete(FileContent).where(col(FileContent.file_id) == row.id))
-    session.delete(row)
-    session.flush()
+    delete_rows(session=session, settings=settings, rows=[row])
+
+
+def delete_rows(*, session: Session, settings: Settings, rows: list[File]) -> None:
+    """Delete these file rows as `delete_file` does (a project's files go this way too)."""
+    shas: set[str] = set()
+    for row in rows:
+        shas.update(s for s in (row.sha256, row.content_sha256) if s)
+        session.execute(delete(FileContent).where(col(FileContent.file_id) == row.id))
+        release_file_chunks(session, file_id=row.id, content_sha256=row.sha256)
+        session.delete(row)
+        session.flush()  # the next row's chunk release must see this one gone
     orphans = [s for s in shas if not q.blob_referenced(session, sha256=s)]
     if orphans:
         event.listen(

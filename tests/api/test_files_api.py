@@ -72,8 +72,9 @@ def test_owner_b_gets_404_for_owner_a_files_on_every_route(stack, make_owner) ->
 def test_upload_answers_202_with_the_file_object_and_enqueues_after_commit(
     stack, app_client, owner
 ) -> None:
+    project_id = app_client.post("/v1/projects", json={"name": "reports"}).json()["id"]
     body = upload(
-        app_client, "report.md", b"# Title\n\nbody\n", conversation_id="c1", project_id="p1"
+        app_client, "report.md", b"# Title\n\nbody\n", conversation_id="c1", project_id=project_id
     )
     assert list(body) == [
         "id",
@@ -250,13 +251,14 @@ def test_content_is_409_until_ready(stack, app_client) -> None:
 
 
 def test_list_filters_and_cursor_pagination(stack, app_client) -> None:
+    p1 = app_client.post("/v1/projects", json={"name": "p1"}).json()["id"]
     ids = [
         upload(
             app_client,
             f"f{i}.txt",
             f"file {i}\n".encode(),
             conversation_id="c1" if i % 2 else None,
-            project_id="p1" if i < 2 else None,
+            project_id=p1 if i < 2 else None,
         )["id"]
         for i in range(5)
     ]
@@ -272,7 +274,7 @@ def test_list_filters_and_cursor_pagination(stack, app_client) -> None:
     assert pages == 3 and seen == list(reversed(ids))  # newest first, no duplicates
     conv = app_client.get("/v1/files", params={"conversation_id": "c1"}).json()["data"]
     assert {f["id"] for f in conv} == {ids[1], ids[3]}
-    proj = app_client.get("/v1/files", params={"project_id": "p1"}).json()["data"]
+    proj = app_client.get("/v1/files", params={"project_id": p1}).json()["data"]
     assert {f["id"] for f in proj} == {ids[0], ids[1]}
     assert len(app_client.get("/v1/files", params={"status": "uploaded"}).json()["data"]) == 5
     assert app_client.get("/v1/files", params={"status": "ready"}).json()["data"] == []

@@ -1,0 +1,26 @@
+"""Options every HTTP client command takes (SPEC §7: `--api`, `--key`)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+ApiOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--api",
+        envvar="CONTEXTQ_API_URL",
+        show_envvar=True,
+        help="API base URL (default: http://127.0.0.1:8000)",
+    ),
+]
+KeyOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--key",
+        envvar="CONTEXTQ_API_KEY",
+        show_envvar=True,
+        help="API key (default: DATA_DIR/dev-api-key saved by `contextq up`)",
+    ),
+]
