@@ -13,11 +13,22 @@ from starlette.types import ASGIApp
 
 from api import errors
 from api.middleware import RequestContextMiddleware, RouteTemplates
-from api.routes import context, conversations, files, health, jobs, memory, messages
+from api.routes import (
+    context,
+    conversations,
+    events,
+    files,
+    health,
+    jobs,
+    memory,
+    messages,
+    webhooks,
+)
 from contextq import __version__
 from contextq.logs import configure_logging
 from contextq.settings import get_settings
 from contextq.startup import log_context_management
+from service import event_buffer
 
 log = logging.getLogger("contextq.api")
 
@@ -45,6 +56,7 @@ async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
     except Exception:  # a cold cache is slower, never broken
         log.warning("warm-up failed; the first requests will be slower", exc_info=True)
     yield
+    await run_in_threadpool(event_buffer.flush)  # context events still in memory
 
 
 class ContextqAPI(FastAPI):
@@ -66,7 +78,7 @@ def create_app() -> FastAPI:
     )
     errors.install(app)
     app.include_router(health.router)
-    for module in (files, conversations, messages, memory, context, jobs):
+    for module in (files, conversations, messages, memory, context, jobs, events, webhooks):
         app.include_router(module.router, prefix="/v1")
     return app
 

@@ -8,4 +8,6 @@ PROCESS_FILE = "contextq.process_file"
 RECOVER_FILES = "contextq.recover_files"
 COMPACT_CONVERSATION = "contextq.compact_conversation"
 SWEEP_COMPACTIONS = "contextq.sweep_compactions"
+DELIVER_WEBHOOK = "contextq.deliver_webhook"
+SWEEP_EVENTS = "contextq.sweep_events"
 NOOP = "contextq.noop"  # the framework's floor, for bench/upload_queue.py

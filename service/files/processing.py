@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from contextq.settings import Settings
+from service import events
 from service.files.claims import (
     LEASE_MARGIN_S,
     Claim,
@@ -70,15 +71,18 @@ def process_file(
         if claim.outcome == "exhausted":
             log.error("file %s failed: attempts exhausted", file_id)
             publish_file_status(settings.REDIS_URL, file_id, FileStatus.FAILED)
+            events.file_finished(None, file_id=file_id, settings=settings)
         return Outcome(claim.outcome)
     values, text = _values_for(claim, settings=settings, time_limit_errors=time_limit_errors)
     with get_engine().begin() as conn:
         written = q.write_result(
             conn, file_id=file_id, attempt=claim.attempt, values=values, text=text
         )
+        event = events.file_finished(conn, file_id=file_id) if written else None
     status = values["status"]
     if written:
         publish_file_status(settings.REDIS_URL, file_id, status)
+        events.publish(settings, event)
     log.info(
         "file %s processed: file_type=%s status=%s duration_ms=%.1f%s",
         file_id,

@@ -26,7 +26,7 @@ from contextq.catalog import resolve_model
 from contextq.history import CompactionOutcome, compact, get_summarizer
 from contextq.history.options import DEFAULT_CONTEXT_THRESHOLD
 from contextq.settings import Settings
-from service import enqueue, jobs
+from service import enqueue, events, jobs
 from service.history.conversations import owned_conversation
 from store import history_queries as q
 from store.db import session_scope
@@ -132,11 +132,20 @@ def run_compaction(
             result = _compact(conversation_id, job_id=job_id, settings=settings)
         except Exception as exc:
             log.exception("compaction of %s failed", conversation_id)
+            events.compaction_finished(
+                settings=settings,
+                conversation_id=conversation_id,
+                job_id=job_id,
+                error=f"{type(exc).__name__}: {exc}",
+            )
             if job_id:
                 jobs.fail_job(job_id, f"{type(exc).__name__}: {exc}")
             raise
         if job_id:
             jobs.succeed_job(job_id, result)
+        events.compaction_finished(
+            settings=settings, conversation_id=conversation_id, job_id=job_id, result=result
+        )
         return result
 
 
