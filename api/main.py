@@ -24,6 +24,7 @@ from api.routes import (
     messages,
     webhooks,
 )
+from api.schemas.errors import error_responses
 from contextq import __version__
 from contextq.logs import configure_logging
 from contextq.settings import get_settings
@@ -79,7 +80,7 @@ def create_app() -> FastAPI:
     errors.install(app)
     app.include_router(health.router)
     for module in (files, conversations, messages, memory, context, jobs, events, webhooks):
-        app.include_router(module.router, prefix="/v1")
+        app.include_router(module.router, prefix="/v1", responses=error_responses())
     return app
 
 
