@@ -1,8 +1,10 @@
 """Every route fuzzed from the OpenAPI schema with schemathesis (SPEC §2, §11): with a valid
-key, no input gets a 5xx, and every answer matches the status, media type and schema the
-OpenAPI document declares. In-process (ASGI) over a real SQLite file and a real Valkey.
+key, no input gets a 5xx, and every answer has the media type and the schema the OpenAPI
+document declares for its status. In-process (ASGI) over a real SQLite file and a real
+Valkey.
 
-Bounded for CI: FUZZ_EXAMPLES generated cases per operation (about 2 minutes in all).
+Bounded for CI: FUZZ_EXAMPLES (200) generated cases per operation, about a minute alone
+(400 took 104 s, clean).
 `GET /v1/events` is a stream that never ends by design; tests/integration covers it.
 """
 
