@@ -24,7 +24,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import orjson
@@ -79,8 +79,10 @@ class Recorded:
 
 
 def envelope(type_: str, created_at: datetime, data: Mapping[str, Any]) -> dict[str, Any]:
-    """The body of a webhook delivery and the `data:` of an SSE event."""
-    return {"type": type_, "timestamp": created_at.isoformat(), "data": data}
+    """The body of a webhook delivery and the `data:` of an SSE event (the timestamp in
+    UTC, written as the API writes its datetimes: `…Z`)."""
+    stamp = created_at.astimezone(UTC).isoformat().replace("+00:00", "Z")
+    return {"type": type_, "timestamp": stamp, "data": data}
 
 
 def record_many(conn: Conn, events: Sequence[NewEvent]) -> Recorded:

@@ -58,7 +58,7 @@ def test_each_owner_has_its_own_increasing_ids(stack, make_owner) -> None:
     assert [e["id"] for e in _events(alice.owner_id, after=2)] == [3]
     with read_session() as session:
         assert events.latest_event_id(session=session, owner_id=alice.owner_id) == 3
-    assert got[0]["timestamp"].endswith("+00:00")
+    assert got[0]["timestamp"].endswith("Z")
 
 
 @BOTH_BACKENDS
