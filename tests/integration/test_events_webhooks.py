@@ -201,3 +201,33 @@ def test_a_filtered_context_read_is_an_event(stack, api_server, client, owner) -
         assert got[0]["data"]["usage_after"] == answer["usage_after"]
     finally:
         reader.close()
+
+
+def test_contextq_events_prints_each_event_and_resumes(stack, worker, api_server, client, owner):
+    import subprocess
+    import sys
+
+    from tests.support import PROJECT_ROOT
+
+    first = wait_file_done(client, upload(client, "one.txt", b"first\n")["id"])
+    second = wait_file_done(client, upload(client, "two.txt", b"second\n")["id"])
+    argv = [sys.executable, "-m", "cli.main", "events", "--last-event-id", "1"]
+    argv += ["--api", api_server.base_url, "--key", owner.key]
+    proc = subprocess.Popen(
+        argv,
+        cwd=PROJECT_ROOT,
+        env=stack.subprocess_env(),
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()  # the event after id 1 only
+        assert line.startswith("2 ") and " file.ready " in line and second["id"] in line
+        assert first["id"] not in line
+        third = upload(client, "three.txt", b"third\n")
+        live = proc.stdout.readline()
+        assert live.startswith("3 ") and third["id"] in live
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=10)
