@@ -50,10 +50,16 @@ def test_beat_schedule_has_the_sweep_with_expires() -> None:
 
 def test_beat_schedule_has_the_compaction_sweep_with_expires() -> None:
     sched = beat_schedule(_settings(COMPACTION_SWEEP_INTERVAL_S=11))
-    assert set(sched) == {"recover-files", "sweep-compactions"}
+    assert set(sched) == {"recover-files", "sweep-compactions", "sweep-events"}
     entry = sched["sweep-compactions"]
     assert entry["task"] == names.SWEEP_COMPACTIONS and entry["schedule"] == 11
     assert entry["options"]["queue"] == "history" and 0 < entry["options"]["expires"] <= 11
+
+
+def test_beat_schedule_has_the_events_sweep_with_expires() -> None:
+    entry = beat_schedule(_settings(EVENTS_SWEEP_INTERVAL_S=13))["sweep-events"]
+    assert entry["task"] == names.SWEEP_EVENTS and entry["schedule"] == 13
+    assert entry["options"]["queue"] == "history" and 0 < entry["options"]["expires"] <= 13
 
 
 def test_address_space_limit() -> None:
