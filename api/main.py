@@ -16,6 +16,7 @@ from api.middleware import RequestContextMiddleware, RouteTemplates
 from api.routes import (
     context,
     conversations,
+    events,
     files,
     health,
     jobs,
@@ -23,12 +24,15 @@ from api.routes import (
     messages,
     metrics,
     projects,
+    webhooks,
     workspaces,
 )
+from api.schemas.errors import error_responses
 from contextq import __version__
 from contextq.logs import configure_logging
 from contextq.settings import get_settings
 from contextq.startup import log_context_management
+from service import event_buffer
 from store import metrics as store_metrics
 from store.db import set_lock_timeout
 
@@ -58,6 +62,7 @@ async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
     except Exception:  # a cold cache is slower, never broken
         log.warning("warm-up failed; the first requests will be slower", exc_info=True)
     yield
+    await run_in_threadpool(event_buffer.flush)  # context events still in memory
 
 
 class ContextqAPI(FastAPI):
@@ -84,8 +89,9 @@ def create_app() -> FastAPI:
     errors.install(app)
     app.include_router(health.router)
     app.include_router(metrics.router)
-    for module in (files, conversations, messages, memory, context, jobs, workspaces, projects):
-        app.include_router(module.router, prefix="/v1")
+    routers = (files, conversations, messages, memory, context, jobs, workspaces, projects)
+    for module in (*routers, events, webhooks):
+        app.include_router(module.router, prefix="/v1", responses=error_responses())
     return app
 
 

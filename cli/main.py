@@ -168,6 +168,36 @@ def context(  # noqa: PLR0917  (typer maps parameters to options)
         print_context_report(ctx)
 
 
+@app.command()
+def events(
+    last_event_id: Annotated[
+        int | None,
+        typer.Option("--last-event-id", help="Start after this event id (0: all kept, 24 h)."),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON object per line.")] = False,
+    api: ApiOpt = None,
+    key: KeyOpt = None,
+) -> None:
+    """Follow this key's events (GET /v1/events) and print one line each, until Ctrl-C."""
+    import json
+
+    from contextq.client import ClientError, resolve_target
+    from contextq.client_events import event_line, follow_events
+
+    def show(event: dict[str, object]) -> None:
+        _out(json.dumps(event, ensure_ascii=False) if as_json else event_line(event))
+
+    try:
+        follow_events(
+            resolve_target(api, key, get_settings()), on_event=show, last_event_id=last_event_id
+        )
+    except ClientError as exc:
+        _say(f"contextq events: {exc}")
+        raise typer.Exit(1) from None
+    except KeyboardInterrupt:
+        raise typer.Exit(0) from None
+
+
 # -- each part alone (docker-compose runs these) ----------------------------------------
 
 

@@ -145,6 +145,22 @@ class Settings(BaseSettings):
             raise ValueError("CHUNK_OVERLAP_TOKENS must be at most half of CHUNK_TOKENS")
         return self
 
+    # events and webhooks (SPEC §10)
+    # how long events are kept (GET /v1/events resumes with Last-Event-ID over this window)
+    EVENT_RETENTION_S: int = Field(24 * 3600, ge=60)
+    # how often beat deletes expired events and sends webhook deliveries that are due
+    EVENTS_SWEEP_INTERVAL_S: float = Field(30.0, gt=0)
+    # seconds between heartbeat comments on an idle GET /v1/events stream
+    EVENTS_HEARTBEAT_S: float = Field(15.0, gt=0)
+    # record `context.filtered` / `context.strategy_unknown` (one per filtered context read)
+    CONTEXT_EVENTS: bool = True
+    # seconds between a webhook's failed attempt and the next (comma-separated; then failed)
+    WEBHOOK_RETRY_DELAYS_S: str = "5,30,120,600,3600,10800,21600,43200"
+    # hosts (as written in the URL) a webhook may reach although they are private/loopback
+    WEBHOOK_ALLOWED_HOSTS: str = ""
+    # seconds one webhook attempt may take (connect, send, answer)
+    WEBHOOK_TIMEOUT_S: float = Field(10.0, gt=0, le=60)
+
     # Flower (bound to loopback by `contextq up`)
     FLOWER_USER: str = "admin"
     FLOWER_PASSWORD: str | None = None  # generated and saved in DATA_DIR when unset
@@ -208,6 +224,28 @@ class Settings(BaseSettings):
             )
         return self
 
+    @field_validator("WEBHOOK_RETRY_DELAYS_S")
+    @classmethod
+    def _retry_delays(cls, value: str) -> str:
+        delays = _numbers(value)
+        if not delays or any(d <= 0 for d in delays) or sum(delays) > 7 * 24 * 3600:
+            raise ValueError(
+                "WEBHOOK_RETRY_DELAYS_S: positive seconds separated by commas, 7 days in all "
+                "at most (e.g. 5,30,120)"
+            )
+        return value
+
+    @property
+    def webhook_retry_delays_s(self) -> tuple[float, ...]:
+        return tuple(_numbers(self.WEBHOOK_RETRY_DELAYS_S))
+
+    @property
+    def webhook_allowed_hosts(self) -> frozenset[str]:
+        hosts = (
+            h.strip().lower().strip("[]").rstrip(".") for h in self.WEBHOOK_ALLOWED_HOSTS.split(",")
+        )
+        return frozenset(h for h in hosts if h)
+
     @property
     def data_dir(self) -> Path:
         return self.DATA_DIR.expanduser().resolve()
@@ -239,6 +277,13 @@ class Settings(BaseSettings):
     @property
     def test_hooks_enabled(self) -> bool:
         return self.ENVIRONMENT != "production"
+
+
+def _numbers(value: str) -> list[float]:
+    try:
+        return [float(part) for part in value.split(",") if part.strip()]
+    except ValueError:
+        return []
 
 
 @lru_cache(maxsize=1)

@@ -13,6 +13,7 @@ importlib.import_module("store.tables")
 importlib.import_module("store.history_tables")
 importlib.import_module("store.project_tables")
 importlib.import_module("store.workspace_tables")
+importlib.import_module("store.event_tables")
 
 target_metadata = SQLModel.metadata
 config = context.config

@@ -83,6 +83,18 @@ MEANING: dict[str, str] = {
     "CHUNK_OVERLAP_TOKENS": "tokens a chunk repeats from the one before it (at most half)",
     "MAX_INDEX_TOKENS_PER_FILE": "tokens of one file indexed for search at most; the file "
     "says where indexing stopped",
+    "EVENT_RETENTION_S": "how long events are kept: `GET /v1/events` resumes with "
+    "`Last-Event-ID` over this window; the events sweep deletes older ones",
+    "EVENTS_SWEEP_INTERVAL_S": "how often beat deletes expired events and enqueues webhook "
+    "deliveries that are due",
+    "EVENTS_HEARTBEAT_S": "seconds between heartbeat comments on an idle `GET /v1/events` stream",
+    "CONTEXT_EVENTS": "record `context.filtered` / `context.strategy_unknown` (one per "
+    "filtered context read, written off the request's path)",
+    "WEBHOOK_RETRY_DELAYS_S": "seconds before each retry of a failed webhook delivery "
+    "(comma-separated; after the last one the delivery is `failed`)",
+    "WEBHOOK_ALLOWED_HOSTS": "comma-separated hosts, as written in the URL, that webhooks may "
+    "reach although they are loopback/private (SSRF guard)",
+    "WEBHOOK_TIMEOUT_S": "seconds one webhook attempt may take (connect, send, answer)",
     "FLOWER_USER": "Flower basic-auth user",
     "FLOWER_PASSWORD": "Flower basic-auth password; unset: generated once into "
     "DATA_DIR/flower-password (0600)",

@@ -108,6 +108,21 @@ def compact_conversation(
     )
 
 
+def deliver_webhook(
+    delivery_id: str, *, settings: Settings | None = None, countdown: float | None = None
+) -> str:
+    """`deliver_webhook(delivery_id)` on the `history` queue, `countdown` seconds from now
+    (a retry; kept below the visibility timeout, or it would be delivered twice)."""
+    options: dict[str, Any] = {} if countdown is None else {"countdown": countdown}
+    return send(
+        names.DELIVER_WEBHOOK,
+        args=[delivery_id],
+        queue=names.QUEUE_HISTORY,
+        settings=settings,
+        **options,
+    )
+
+
 def after_commit(
     session: Session,
     send_fn: Callable[..., object],

@@ -86,7 +86,13 @@ class Up:
     """One `contextq up` subprocess; stdout lines collected by a thread."""
 
     def __init__(
-        self, data_dir: Path, port: int, flower_port: int, env: dict[str, str] | None = None
+        self,
+        data_dir: Path,
+        port: int,
+        flower_port: int,
+        env: dict[str, str] | None = None,
+        *,
+        concurrency: int = 1,
     ) -> None:
         self.data_dir, self.port, self.flower_port = data_dir, port, flower_port
         self.extra_env = dict(env or {})
@@ -103,7 +109,7 @@ class Up:
                     "--flower-port",
                     str(flower_port),
                     "--concurrency",
-                    "1",
+                    str(concurrency),
                 ],
                 cwd=ROOT,
                 env=_env(data_dir, self.extra_env),

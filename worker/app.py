@@ -12,7 +12,7 @@ def create_app() -> Celery:
     settings = get_settings()
     app = Celery("contextq")
     app.conf.update(celery_config(settings))
-    app.conf.imports = ["tasks.files", "tasks.history"]
+    app.conf.imports = ["tasks.files", "tasks.history", "tasks.events"]
     from worker import observe, schedule, signals  # noqa: F401  (metrics, liveness; fork hooks)
 
     app.conf.beat_schedule = schedule.beat_schedule(settings)

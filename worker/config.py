@@ -64,6 +64,8 @@ def celery_config(settings: Settings) -> dict[str, Any]:
             names.NOOP: {"queue": names.QUEUE_FILES},
             names.COMPACT_CONVERSATION: {"queue": names.QUEUE_HISTORY},
             names.SWEEP_COMPACTIONS: {"queue": names.QUEUE_HISTORY},
+            names.DELIVER_WEBHOOK: {"queue": names.QUEUE_HISTORY},
+            names.SWEEP_EVENTS: {"queue": names.QUEUE_HISTORY},
         },
         # progress lives in the row (DESIGN habit 4): no STARTED writes to the backend
         "task_track_started": False,

@@ -10,4 +10,6 @@ RECOVER_FILES = "contextq.recover_files"
 SWEEP_BLOBS = "contextq.sweep_blobs"
 COMPACT_CONVERSATION = "contextq.compact_conversation"
 SWEEP_COMPACTIONS = "contextq.sweep_compactions"
+DELIVER_WEBHOOK = "contextq.deliver_webhook"
+SWEEP_EVENTS = "contextq.sweep_events"
 NOOP = "contextq.noop"  # the framework's floor, for bench/upload_queue.py

@@ -1,4 +1,5 @@
-"""Beat schedule: the files recovery sweep, the storage sweep and the compaction sweep.
+"""Beat schedule: the files recovery sweep, the storage sweep, the compaction sweep and the
+events sweep (expired events out, webhook deliveries that are due sent).
 
 Run exactly one beat. Each entry carries `expires`, so a backlog of sweeps never
 piles up (the next run does the same work); each sweep is safe to overlap with
@@ -17,6 +18,7 @@ from worker import names
 def beat_schedule(settings: Settings) -> dict[str, Any]:
     recovery = settings.RECOVERY_SWEEP_INTERVAL_S
     compaction = settings.COMPACTION_SWEEP_INTERVAL_S
+    events = settings.EVENTS_SWEEP_INTERVAL_S
     return {
         "recover-files": {
             "task": names.RECOVER_FILES,
@@ -35,5 +37,10 @@ def beat_schedule(settings: Settings) -> dict[str, Any]:
                 "queue": names.QUEUE_FILES,
                 "expires": max(1.0, settings.BLOB_SWEEP_INTERVAL_S * 0.9),
             },
+        },
+        "sweep-events": {
+            "task": names.SWEEP_EVENTS,
+            "schedule": events,
+            "options": {"queue": names.QUEUE_HISTORY, "expires": max(1.0, events * 0.9)},
         },
     }

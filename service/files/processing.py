@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from contextq.settings import Settings
+from service import events
 from service.files import indexing
 from service.files.claims import (
     LEASE_MARGIN_S,
@@ -84,20 +85,24 @@ def process_file(
         if claim.outcome == "exhausted":
             log.error("file %s failed: attempts exhausted", file_id)
             publish_file_status(settings.REDIS_URL, file_id, FileStatus.FAILED)
+            events.file_finished(None, file_id=file_id, settings=settings)
         return Outcome(claim.outcome)
     values, text = _values_for(claim, settings=settings, time_limit_errors=time_limit_errors)
     indexed = _index_if_in_project(claim, values, settings=settings)
 
-    def write_it() -> bool:
+    def write_it() -> tuple[bool, Any]:
         with get_engine().begin() as conn:
-            return q.write_result(
+            written = q.write_result(
                 conn, file_id=file_id, attempt=claim.attempt, values=values, text=text
             )
+            return written, (events.file_finished(conn, file_id=file_id) if written else None)
 
-    written = retry_unavailable(write_it, budget_s=budget_s, what=f"result of file {file_id}")
+    what = f"result of file {file_id}"
+    written, event = retry_unavailable(write_it, budget_s=budget_s, what=what)
     status = values["status"]
     if written:
         publish_file_status(settings.REDIS_URL, file_id, status)
+        events.publish(settings, event)
     log.info(
         "file %s processed: file_type=%s status=%s duration_ms=%.1f%s",
         file_id,

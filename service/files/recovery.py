@@ -17,7 +17,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from contextq.settings import Settings
-from service import enqueue
+from service import enqueue, events
 from service.files.claims import exhausted_message, holder_gone, lease_cutoff
 from store import files_queries as q
 from store.db import read_session, session_scope
@@ -125,3 +125,4 @@ def _release_processing(
     if failed:
         report.failed.append(c.file_id)
         publish_file_status(settings.REDIS_URL, c.file_id, FileStatus.FAILED)
+        events.file_finished(None, file_id=c.file_id, settings=settings)

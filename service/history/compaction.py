@@ -32,7 +32,7 @@ from contextq.catalog import resolve_model
 from contextq.history import CompactionOutcome, compact, get_summarizer
 from contextq.history.options import DEFAULT_CONTEXT_THRESHOLD
 from contextq.settings import Settings
-from service import enqueue, jobs
+from service import enqueue, events, jobs
 from service.history.conversations import owned_conversation
 from service.history.stored_memory import load_memory
 from store import history_queries as q
@@ -141,11 +141,20 @@ def run_compaction(
             result = _compact(conversation_id, job_id=job_id, settings=settings)
         except Exception as exc:
             log.exception("compaction of %s failed", conversation_id)
+            events.compaction_finished(
+                settings=settings,
+                conversation_id=conversation_id,
+                job_id=job_id,
+                error=f"{type(exc).__name__}: {exc}",
+            )
             if job_id:
                 jobs.fail_job(job_id, f"{type(exc).__name__}: {exc}")
             raise
         if job_id:
             jobs.succeed_job(job_id, result)
+        events.compaction_finished(
+            settings=settings, conversation_id=conversation_id, job_id=job_id, result=result
+        )
         return result
 
 
@@ -190,6 +199,21 @@ def _compact(conversation_id: str, *, job_id: str | None, settings: Settings) ->
         if current.last_compacted_seq >= outcome.through_seq:  # a newer one landed meanwhile
             return {"skipped": "a newer compaction exists"}
         q.add_compaction(session, compaction=row)
+    _log_compaction(conversation_id, outcome)
+    return {
+        "compaction_id": row.id,
+        "method": outcome.method,
+        "through_seq": outcome.through_seq,
+        "original_tokens": outcome.original_tokens,
+        "compacted_tokens": outcome.compacted_tokens,
+        "fallback_reason": outcome.fallback_reason,
+        "retention": outcome.retention,
+        "repaired": outcome.repaired,
+    }
+
+
+def _log_compaction(conversation_id: str, outcome: CompactionOutcome) -> None:
+    """The one log line per compaction (SPEC §11)."""
     log.info(
         "compacted conversation %s through #%d: %d messages, %d → %d tokens (%s) in %.0fms;"
         " retention %.2f of %d checked items%s",
@@ -204,16 +228,6 @@ def _compact(conversation_id: str, *, job_id: str | None, settings: Settings) ->
         outcome.checked_items,
         f", repaired: {'; '.join(outcome.repaired)}" if outcome.repaired else "",
     )
-    return {
-        "compaction_id": row.id,
-        "method": outcome.method,
-        "through_seq": outcome.through_seq,
-        "original_tokens": outcome.original_tokens,
-        "compacted_tokens": outcome.compacted_tokens,
-        "fallback_reason": outcome.fallback_reason,
-        "retention": outcome.retention,
-        "repaired": outcome.repaired,
-    }
 
 
 def _compaction_row(

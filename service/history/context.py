@@ -32,6 +32,7 @@ from contextq.history import (
     plan_read,
 )
 from contextq.settings import Settings
+from service import events
 from service.history.conversations import owned_conversation
 from service.history.memory import load_memory
 from store import history_queries as q
@@ -95,6 +96,12 @@ def build_context(
         context.report.error = error
     answer = _answer(conversation, context, loaded, tools_used)
     answer["duration_ms"] = round((time.perf_counter() - started) * 1000, 3)  # reads included
+    events.context_built(
+        settings=settings,
+        owner_id=owner_id,
+        answer=answer,
+        requested=strategy if strategy is not None else conversation.context_strategy,
+    )
     return answer
 
 

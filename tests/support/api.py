@@ -11,12 +11,19 @@ from tests.support.stack import StackEnv
 
 
 class ApiServer(ManagedProcess):
-    def __init__(self, stack: StackEnv, *, log_dir: Path, port: int | None = None) -> None:
+    def __init__(
+        self,
+        stack: StackEnv,
+        *,
+        log_dir: Path,
+        port: int | None = None,
+        app: str = "api.main:app",
+    ) -> None:
         self.port = port or free_port()
         self.base_url = f"http://127.0.0.1:{self.port}"
         argv = [
             executable("uvicorn"),
-            "api.main:app",
+            app,
             "--host",
             "127.0.0.1",
             "--port",

@@ -50,7 +50,7 @@ def test_beat_schedule_has_the_sweep_with_expires() -> None:
 
 def test_beat_schedule_has_the_compaction_sweep_with_expires() -> None:
     sched = beat_schedule(_settings(COMPACTION_SWEEP_INTERVAL_S=11))
-    assert set(sched) == {"recover-files", "sweep-blobs", "sweep-compactions"}
+    assert set(sched) == {"recover-files", "sweep-blobs", "sweep-compactions", "sweep-events"}
     entry = sched["sweep-compactions"]
     assert entry["task"] == names.SWEEP_COMPACTIONS and entry["schedule"] == 11
     assert entry["options"]["queue"] == "history" and 0 < entry["options"]["expires"] <= 11
@@ -60,6 +60,12 @@ def test_beat_schedule_has_the_storage_sweep() -> None:
     entry = beat_schedule(_settings(BLOB_SWEEP_INTERVAL_S=90))["sweep-blobs"]
     assert entry["task"] == names.SWEEP_BLOBS and entry["schedule"] == 90
     assert entry["options"]["queue"] == "files" and 0 < entry["options"]["expires"] <= 90
+
+
+def test_beat_schedule_has_the_events_sweep_with_expires() -> None:
+    entry = beat_schedule(_settings(EVENTS_SWEEP_INTERVAL_S=13))["sweep-events"]
+    assert entry["task"] == names.SWEEP_EVENTS and entry["schedule"] == 13
+    assert entry["options"]["queue"] == "history" and 0 < entry["options"]["expires"] <= 13
 
 
 def test_address_space_limit() -> None:
