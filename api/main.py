@@ -14,6 +14,7 @@ from starlette.types import ASGIApp
 from api import errors
 from api.middleware import RequestContextMiddleware, RouteTemplates
 from api.routes import context, conversations, files, health, jobs, memory, messages
+from api.routes import settings as owner_settings
 from contextq import __version__
 from contextq.logs import configure_logging
 from contextq.settings import get_settings
@@ -66,7 +67,7 @@ def create_app() -> FastAPI:
     )
     errors.install(app)
     app.include_router(health.router)
-    for module in (files, conversations, messages, memory, context, jobs):
+    for module in (files, conversations, messages, memory, context, jobs, owner_settings):
         app.include_router(module.router, prefix="/v1")
     return app
 

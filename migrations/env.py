@@ -12,6 +12,7 @@ from store.db import make_engine
 importlib.import_module("store.tables")
 importlib.import_module("store.history_tables")
 importlib.import_module("store.project_tables")
+importlib.import_module("store.context_tables")
 
 target_metadata = SQLModel.metadata
 config = context.config

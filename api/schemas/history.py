@@ -47,8 +47,13 @@ class ConversationBase(BaseModel):
     reminders: list[Any] | None = Field(default=None, max_length=100)
     project_id: str | None = Field(default=None, max_length=64)
     tools: list[dict[str, Any]] | None = Field(default=None, max_length=500)
+    search_tools: list[str] | None = Field(default=None, max_length=100)
+    timezone: str | None = Field(default=None, max_length=64)
+    datetime_granularity: Literal["day", "minute"] | None = None
 
-    _nul = field_validator("title", "model", "project_id", "context_strategy")(_no_nul)
+    _nul = field_validator("title", "model", "project_id", "context_strategy", "timezone")(
+        _no_nul
+    )
 
 
 class ConversationCreate(ConversationBase):

@@ -51,6 +51,19 @@ def _tag(name: str, raw: str | None) -> str | None:
     return value
 
 
+def check_upload_targets(
+    session: Session, owner_id: str, conversation_id: str | None, project_id: str | None
+) -> None:
+    """An upload's `conversation_id` / `project_id` must name the owner's own (SPEC §6):
+    NotFound otherwise, exactly as for a missing one."""
+    from store.context_queries import owned_conversation_exists, owned_project_exists
+
+    if conversation_id and not owned_conversation_exists(session, owner_id, conversation_id):
+        raise NotFound(f"conversation {conversation_id!r} not found (conversation_id)")
+    if project_id and not owned_project_exists(session, owner_id, project_id):
+        raise NotFound(f"project {project_id!r} not found (project_id)")
+
+
 def accept_upload(
     *,
     session: Session,
@@ -66,6 +79,7 @@ def accept_upload(
     the caller aborts `blob` if this raises (a no-op once committed)."""
     conversation_id = _tag("conversation_id", conversation_id)
     project_id = _tag("project_id", project_id)
+    check_upload_targets(session, owner_id, conversation_id, project_id)
     sha256, size = blob.commit()  # fsync + rename, before the transaction takes the lock
     now = utcnow()
     row = File(

@@ -1,0 +1,475 @@
+"""The ready-to-send context (SPEC §6): the history, files, prompts and reminders in one
+budget, laid out top to bottom and rendered in the target format.
+
+Order: S (with the history's own system messages) → summary → memory block → history
+(oldest first, each user message with its documents just above it) → CA → P → F → U
+→ the turn's tool calls and results → R. `assemble_context` never calls an LLM and
+never waits on anything.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from contextq.assembly import layout
+from contextq.assembly.attachments import Document, FileNote
+from contextq.assembly.citations import CitationMap
+from contextq.assembly.counting import REPLY_PRIMING_TOKENS, frame_tokens, json_tokens
+from contextq.assembly.inputs import FileView
+from contextq.assembly.pieces import Piece, documents_piece, text_piece
+from contextq.assembly.plan import ContextPlan
+from contextq.assembly.project import project_piece, render_project
+from contextq.assembly.prompts import custom_agent_text, reminder_text, system_text
+from contextq.assembly.render import Rendered, render
+from contextq.assembly.turn import search_ran, split_turn
+from contextq.assembly.work import Work, build_work
+from contextq.history.context import visible_history
+from contextq.history.filtering import FilterResult, apply_filter
+from contextq.history.formats import ANTHROPIC_OPENING
+from contextq.history.strategies import short_of_minimum, token_budget
+from contextq.history.types import Message
+
+if TYPE_CHECKING:
+    from contextq.history.memory import HierarchicalMemory
+
+log = logging.getLogger("contextq.history")
+
+
+@dataclass(slots=True)
+class Parts:
+    """The generated parts around the history."""
+
+    system: Piece | None
+    custom_agent: Piece | None
+    reminder: Piece | None
+    summary: Piece | None
+    summary_text: str | None
+    project: Piece | None = None
+    preamble: list[Piece] = field(default_factory=list)  # the hierarchical memory block
+
+
+@dataclass(slots=True)
+class Assembled:
+    """The context answer (`answer`) and what the service stores after it."""
+
+    answer: dict[str, Any]
+    new_citations: dict[str, int]  # source_key → id, first cited by this answer
+    cut_seq: int | None  # the cut point to keep (token_budget filtering), else None
+    error: str | None = None  # filtering failed and everything was sent (fail-open)
+
+
+def newest_user_seq(messages: Sequence[Message]) -> int | None:
+    split = split_turn(messages)
+    return messages[split.start].seq if split.start < len(messages) else None
+
+
+def assemble_context(
+    messages: Sequence[Message],
+    plan: ContextPlan,
+    *,
+    files: Mapping[str, FileView] | None = None,
+    citations: CitationMap | None = None,
+    cut_seq: int | None = None,
+    memory: HierarchicalMemory | None = None,
+    conversation_id: str | None = None,
+) -> Assembled:
+    """The context answer for `messages` (what `plan.read.load` said to read, in seq
+    order, `token_count` set). Never fails on a strategy error: it sends everything it
+    may (fail-open), logged and reported in `error`."""
+    started = time.perf_counter()
+    citations = citations or CitationMap()
+    read = plan.read
+    through = read.compaction.through_seq if read.compaction is not None else None
+    u_seq = newest_user_seq(messages)
+    history = visible_history(messages, through, [u_seq] if u_seq is not None else [])
+    split = split_turn(history)
+    u = split.start if split.start < len(history) else None
+    turn = history[u:] if u is not None else []
+    prompts = plan.prompts
+    searched = search_ran(
+        turn,
+        turn_open=split.open,
+        tools_used=prompts.tools_used,
+        search_tools=prompts.search_tools,
+    )
+    work = build_work(
+        history,
+        u=u,
+        target=plan.target,
+        limits=read.filter.limits,
+        files=files or {},
+        citations=citations,
+    )
+    parts = _parts(plan, searched, citations)
+    before = _total_before(work, parts, plan)
+    runs = read.filter.runs_for_total(before)
+    limit = read.filter.budget.budget_tokens if runs else read.filter.budget.hard_limit_tokens
+    fill, result = _fill(
+        work,
+        parts,
+        plan,
+        runs=runs,
+        limit=limit,
+        cut_seq=cut_seq,
+        memory=memory,
+        citations=citations,
+    )
+    final = _finish(work, parts, fill, plan, citations, fill.limit or limit)
+    answer = _answer(work, fill, result, plan, final, before, runs, conversation_id, citations)
+    answer["duration_ms"] = round((time.perf_counter() - started) * 1000, 3)
+    if answer["filtered"]:
+        log.info(
+            "[ContextFilter] Filtered conversation %s: %d → %d messages using %s in %.1fms",
+            conversation_id,
+            len(history),
+            len(fill.kept),
+            answer["strategy"],
+            answer["duration_ms"],
+        )
+    new_cut = result.cut_seq if result is not None and result.error is None else None
+    return Assembled(
+        answer,
+        dict(citations.assigned),
+        new_cut if new_cut != cut_seq else None,
+        result.error if result is not None else None,
+    )
+
+
+def _parts(plan: ContextPlan, searched: bool, citations: CitationMap) -> Parts:
+    target = plan.target
+    prompts = plan.prompts
+    system = system_text(prompts, now=plan.now, tools=plan.tools, search_ran=searched)
+    ca = custom_agent_text(prompts)
+    reminder = reminder_text(prompts, search_ran=searched)
+    summary_piece = None
+    summary_text = None
+    if plan.read.summary:
+        summary_text = plan.read.compaction.summary if plan.read.compaction else None
+        summary_piece = text_piece(plan.read.summary[0].text(), "user", "summary", target)
+    return Parts(
+        system=text_piece(system, "system", "system", target) if system else None,
+        custom_agent=text_piece(ca, "user", "custom_agent", target) if ca else None,
+        reminder=text_piece(reminder, "user", "reminders", target) if reminder else None,
+        summary=summary_piece,
+        summary_text=summary_text,
+    )
+
+
+def _head_cost(parts: Parts, plan: ContextPlan) -> int:
+    """Reply priming, S, and (Anthropic) the room for an opening turn and the breakpoints."""
+    cost = REPLY_PRIMING_TOKENS + (parts.system.cost if parts.system else 0)
+    if plan.target.format == "anthropic":
+        enc = plan.target.encoding
+        opening = {"type": "text", "text": ANTHROPIC_OPENING}
+        mark = json_tokens({"cache_control": {"type": "ephemeral"}}, enc)
+        cost += frame_tokens("user", enc) + json_tokens(opening, enc) + 2 * mark
+    return cost
+
+
+def _fixed_cost(parts: Parts, plan: ContextPlan) -> int:
+    extra = [p for p in (parts.custom_agent, parts.reminder) if p is not None]
+    return _head_cost(parts, plan) + sum(p.cost for p in extra)
+
+
+def _total_before(work: Work, parts: Parts, plan: ContextPlan) -> int:
+    """The whole context before any filtering (usage_before): every part and message,
+    files included; a window read counts the unread history by its stored total."""
+    history = work.total()
+    stored = plan.read.filter.history_tokens
+    if plan.read.window is not None and stored is not None:
+        history = max(history, stored)
+    summary = parts.summary.cost if parts.summary else 0
+    whole = project_piece(plan.project, room=None, citations=CitationMap(), target=plan.target)
+    project = whole.cost if whole is not None else 0
+    return _fixed_cost(parts, plan) + summary + project + history
+
+
+def _fill(
+    work: Work,
+    parts: Parts,
+    plan: ContextPlan,
+    *,
+    runs: bool,
+    limit: int,
+    cut_seq: int | None,
+    memory: HierarchicalMemory | None,
+    citations: CitationMap,
+) -> tuple[layout.Fill, FilterResult | None]:
+    """Which history messages go in, the parts cut to fit (see `layout`)."""
+    f = plan.read.filter
+    everything = set(range(len(work.history)))
+    whole = project_piece(plan.project, room=None, citations=citations, target=plan.target)
+    if not runs and _total_before(work, parts, plan) <= limit:
+        parts.project = whole
+        return layout.Fill(everything, protected=everything), None
+    pinned = layout.pinned_indices(work, int(f.arguments.get("max_pinned", 10))) - work.required
+    alone = sum(work.cost(i) for i in pinned if work.history[i].role != "system")
+    head = _head_cost(parts, plan)
+    if runs and alone > limit - head:
+        parts.custom_agent = parts.reminder = parts.summary = None
+        return layout.pinned_only(work, pinned, head=head, hard=f.budget.hard_limit_tokens), None
+    fixed = _fixed_cost(parts, plan)
+    anchored = sum(work.cost(i) for i in pinned)
+    warnings = layout.fit_turn(work, limit - fixed - anchored)
+    taken = fixed + anchored + sum(work.cost(i) for i in work.required)
+    if parts.summary is not None:
+        parts.summary, warning = layout.fit_summary_piece(
+            parts.summary, parts.summary_text or "", limit - taken, work
+        )
+        warnings += [warning] if warning else []
+        taken += parts.summary.cost if parts.summary is not None else 0
+    share = int(f.project_share * max(0, limit - taken))
+    parts.project = project_piece(plan.project, room=share, citations=citations, target=plan.target)
+    taken += parts.project.cost if parts.project is not None else 0
+    kept, result = _select(
+        work,
+        plan,
+        parts,
+        room=limit - taken + anchored,
+        limit=limit,
+        runs=runs,
+        cut_seq=cut_seq,
+        memory=memory,
+    )
+    protected = work.required | pinned
+    outside = taken - anchored - sum(work.cost(i) for i in work.required)
+    outside += sum(p.cost for p in parts.preamble)
+    if result is not None and result.error is not None:  # fail-open: all, within the hard room
+        limit = f.budget.hard_limit_tokens
+        runs = False
+    if layout.fit_history(work, kept, protected, limit - outside) and not runs:
+        warnings.append(_OVER_HARD_ROOM)
+    if not runs and len(kept) < len(work.history) and _OVER_HARD_ROOM not in warnings:
+        warnings.append(_OVER_HARD_ROOM)
+    warnings += result.warnings if result is not None else []
+    minimum = int(f.arguments.get("min_messages_to_keep", 0))
+    if len(kept) < min(minimum, len(work.history)):
+        warnings.append(short_of_minimum(len(kept), minimum))
+    return layout.Fill(kept, warnings, protected=protected, limit=limit), result
+
+
+_OVER_HARD_ROOM = (
+    "the context was over the model's hard room (context_limit - max_output_tokens - "
+    "tool definitions) without filtering: the oldest history was left out"
+)
+
+
+def _select(
+    work: Work,
+    plan: ContextPlan,
+    parts: Parts,
+    *,
+    room: int,
+    limit: int,
+    runs: bool,
+    cut_seq: int | None,
+    memory: HierarchicalMemory | None,
+) -> tuple[set[int], FilterResult | None]:
+    """The strategy over the history but the turn's required messages, with `room`
+    tokens (the pinned messages' included: strategies count them first)."""
+    f = plan.read.filter
+    rest = [i for i in range(len(work.history)) if i not in work.required]
+    messages = layout.costed(work, rest)
+    min_keep = int(f.arguments.get("min_messages_to_keep", 0)) - len(work.required)
+    if not runs:  # only the hard room: the newest that fit, no trim, no cut
+        selection = token_budget(
+            messages,
+            budget_tokens=room,
+            min_messages_to_keep=max(0, min_keep),
+            max_pinned=int(f.arguments.get("max_pinned", 10)),
+        )
+        return {rest[j] for j in selection.kept} | work.required, None
+    trim = int(f.budget.budget_tokens * f.trim_to) - (limit - room)
+    overrides: dict[str, Any] = {
+        "budget_tokens": room,
+        "trim_tokens": max(0, trim),
+        "min_messages_to_keep": max(0, min_keep),
+        "cut_seq": _usable_cut(cut_seq, messages, plan),
+    }
+    if "window_size" in f.arguments:  # the turn's own newest messages are in the window
+        window = int(f.arguments["window_size"])
+        inside = sum(1 for i in work.required if i >= len(work.history) - window)
+        overrides["window_size"] = max(1, window - inside)
+    result = apply_filter(messages, f, memory=memory, run=True, overrides=overrides)
+    position = {id(m): rest[j] for j, m in enumerate(messages)}
+    kept = {position[id(m)] for m in result.messages} | work.required
+    parts.preamble = [text_piece(m.text(), "user", "summary", plan.target) for m in result.preamble]
+    result.warnings = [w for w in result.warnings if not w.startswith("MIN_MESSAGES_TO_KEEP")]
+    return kept, result
+
+
+def _usable_cut(cut_seq: int | None, messages: Sequence[Message], plan: ContextPlan) -> int | None:
+    """A stored cut point, unless a window read left out messages after it (then the
+    history from it is over the budget anyway: cut anew)."""
+    if cut_seq is None or plan.read.window is None:
+        return cut_seq
+    loaded = [m.seq for m in messages if not m.pinned and m.role != "system"]
+    return cut_seq if loaded and loaded[0] <= cut_seq else None
+
+
+def _order(work: Work, parts: Parts, fill: layout.Fill) -> tuple[list[Piece], int]:
+    """The pieces top to bottom, and where the newest turn starts (CA, P, F, U, …)."""
+    history = work.history
+    kept = sorted(fill.kept)
+    pieces: list[Piece] = [parts.system] if parts.system is not None else []
+    lead = 0  # the history's own leading system messages go with the system prompt
+    while lead < len(kept) and history[kept[lead]].role == "system":
+        pieces.append(work.pieces[kept[lead]])
+        lead += 1
+    pieces += [p for p in (parts.summary, *parts.preamble) if p is not None]
+    turn_start: int | None = None
+    moving = [p for p in (parts.custom_agent, parts.project) if p is not None]
+    for i in kept[lead:]:
+        if i == work.u:
+            turn_start = len(pieces)
+            pieces += moving
+        if i in work.docs:
+            pieces.append(work.docs[i])
+        pieces.append(work.pieces[i])
+    if turn_start is None:  # no user message: CA and P go last, before R
+        turn_start = len(pieces)
+        pieces += moving
+    if parts.reminder is not None:
+        pieces.append(parts.reminder)
+    return pieces, turn_start
+
+
+def _cite(pieces: list[Piece], citations: CitationMap, plan: ContextPlan) -> list[Piece]:
+    """Final citation ids for the documents sent (new ones numbered in order of
+    appearance); documents sized with provisional ids are re-rendered when theirs moved."""
+    keys = [d.source_key for p in pieces if p.documents for d in p.documents]
+    final = citations.assign(keys)
+    out: list[Piece] = []
+    for piece in pieces:
+        documents = piece.documents
+        if documents and any(
+            citations.provisional(d.source_key) != final[d.source_key] for d in documents
+        ):
+            if piece.category == "project":
+                piece = render_project(plan.project, documents, final, plan.target) or piece
+            else:
+                piece = documents_piece(documents, final, piece.category, plan.target)
+        out.append(piece)
+    return out
+
+
+def _finish(
+    work: Work,
+    parts: Parts,
+    fill: layout.Fill,
+    plan: ContextPlan,
+    citations: CitationMap,
+    limit: int,
+) -> Rendered:
+    """Order, cite and render; should the honest count still pass `limit`, leave out the
+    oldest unprotected history unit and render again."""
+    while True:
+        pieces, turn_start = _order(work, parts, fill)
+        rendered = render(_cite(pieces, citations, plan), turn_start=turn_start, target=plan.target)
+        if rendered.token_count <= limit:
+            return rendered
+        droppable = sorted(i for i in fill.kept if i not in fill.protected)
+        if not droppable:
+            fill.warnings.append(
+                f"the context ({rendered.token_count} tokens) is over its limit ({limit}): "
+                "what remains cannot be left out"
+            )
+            return rendered
+        layout.fit_history(work, fill.kept, fill.protected, _history_cost(work, fill) - 1)
+
+
+def _history_cost(work: Work, fill: layout.Fill) -> int:
+    return sum(work.cost(i) for i in fill.kept)
+
+
+def _notes(work: Work, fill: layout.Fill) -> list[FileNote]:
+    """Every attached file of a message sent that is not included, once, with its reason."""
+    seen: dict[str, FileNote] = {}
+    for i in sorted(fill.kept):
+        found = work.attached.get(i)
+        for note in found.notes if found is not None else ():
+            seen.setdefault(note.file_id, note)
+    kept_files = {f for i in fill.kept for f in work.history[i].file_ids}
+    for note in work.notes:
+        if note.file_id in kept_files:
+            seen.setdefault(note.file_id, note)
+    return list(seen.values())
+
+
+def _citations(rendered: Rendered, citations: CitationMap) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    final = {**citations.stored, **citations.assigned}
+    for piece in rendered.kept:
+        for document in piece.documents or ():
+            if document.source_key in seen:
+                continue
+            seen.add(document.source_key)
+            out.append(_citation(document, final[document.source_key]))
+    return out
+
+
+def _citation(document: Document, citation_id: int) -> dict[str, Any]:
+    return {
+        "citation_id": citation_id,
+        "file_id": document.file_id,
+        "title": document.title,
+        "source": document.source,
+        "chunk": dict(document.chunk) if document.chunk is not None else None,
+    }
+
+
+def _answer(
+    work: Work,
+    fill: layout.Fill,
+    result: FilterResult | None,
+    plan: ContextPlan,
+    rendered: Rendered,
+    before: int,
+    runs: bool,
+    conversation_id: str | None,
+    citations: CitationMap,
+) -> dict[str, Any]:
+    f = plan.read.filter
+    limits = f.limits
+    notes = _notes(work, fill)
+    history = work.history
+    filtered = runs and (result is None or result.error is None)
+    window = max(1, limits.context_window)
+    answer: dict[str, Any] = {
+        "conversation_id": conversation_id,
+        "model": limits.model or limits.catalog_id or "",
+        "provider": limits.provider,
+        "format": plan.target.format,
+        "context_limit": limits.context_window,
+        "budget_tokens": f.budget.budget_tokens,
+        "token_count": rendered.token_count,
+        "token_breakdown": rendered.breakdown,
+        "strategy": f.strategy,
+        "filtered": filtered,
+        "compaction_id": plan.read.compaction.id if plan.read.compaction else None,
+        "kept_message_count": len(fill.kept),
+        "removed_message_ids": [
+            str(m.id) for i, m in enumerate(history) if i not in fill.kept and m.id is not None
+        ],
+        "pending_file_ids": [n.file_id for n in notes if n.pending],
+        "failed_file_ids": [n.file_id for n in notes if not n.pending],
+        "file_notes": [{"file_id": n.file_id, "reason": n.reason} for n in notes],
+        "citations": _citations(rendered, citations),
+        "tools": list(plan.tools_out),
+        "cleared_tool_result_ids": [],
+        "usage_before": round(before / window, 4),
+        "usage_after": round(rendered.token_count / window, 4),
+        "filter_duration_ms": result.duration_ms if result is not None else 0.0,
+        "error": result.error if result is not None else None,
+        "warnings": list(dict.fromkeys([*f.warnings, *fill.warnings])),
+        "messages": rendered.messages,
+    }
+    if plan.target.format == "anthropic":
+        answer["system"] = rendered.system
+        answer["stable_prefix_tokens"] = rendered.stable_prefix_tokens
+    return answer
