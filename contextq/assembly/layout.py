@@ -88,7 +88,7 @@ def pinned_only(work: Work, pinned: set[int], *, head: int, hard: int) -> Fill:
     if dropped:
         warning += f"; pinned messages left out to stay within the model's room: {dropped}"
     log.warning("%s", warning)
-    return Fill(kept, [warning], pinned_only=True, protected=set(kept))
+    return Fill(kept, [warning], pinned_only=True, protected=set(kept), limit=hard)
 
 
 def fit_turn(work: Work, room: int) -> list[str]:

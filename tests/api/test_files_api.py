@@ -69,11 +69,27 @@ def test_owner_b_gets_404_for_owner_a_files_on_every_route(stack, make_owner) ->
 
 
 # --- upload ------------------------------------------------------------------------------
+def _targets(app_client, owner) -> tuple[str, str]:
+    """The owner's own conversation (over the API) and project (a row: its routes are the
+    projects issue's)."""
+    from store.db import session_scope
+    from store.project_tables import Project
+
+    cid = app_client.post("/v1/conversations", json={}).json()["id"]
+    with session_scope() as session:
+        project = Project(owner_id=owner.owner_id, name="reports")
+        session.add(project)
+        session.flush()
+        pid = project.id
+    return cid, pid
+
+
 def test_upload_answers_202_with_the_file_object_and_enqueues_after_commit(
     stack, app_client, owner
 ) -> None:
+    c1, p1 = _targets(app_client, owner)
     body = upload(
-        app_client, "report.md", b"# Title\n\nbody\n", conversation_id="c1", project_id="p1"
+        app_client, "report.md", b"# Title\n\nbody\n", conversation_id=c1, project_id=p1
     )
     assert list(body) == [
         "id",
@@ -249,14 +265,15 @@ def test_content_is_409_until_ready(stack, app_client) -> None:
     assert resp.status_code == 409 and "not ready" in resp.json()["detail"]
 
 
-def test_list_filters_and_cursor_pagination(stack, app_client) -> None:
+def test_list_filters_and_cursor_pagination(stack, app_client, owner) -> None:
+    c1, p1 = _targets(app_client, owner)
     ids = [
         upload(
             app_client,
             f"f{i}.txt",
             f"file {i}\n".encode(),
-            conversation_id="c1" if i % 2 else None,
-            project_id="p1" if i < 2 else None,
+            conversation_id=c1 if i % 2 else None,
+            project_id=p1 if i < 2 else None,
         )["id"]
         for i in range(5)
     ]
@@ -270,9 +287,9 @@ def test_list_filters_and_cursor_pagination(stack, app_client) -> None:
         if cursor is None:
             break
     assert pages == 3 and seen == list(reversed(ids))  # newest first, no duplicates
-    conv = app_client.get("/v1/files", params={"conversation_id": "c1"}).json()["data"]
+    conv = app_client.get("/v1/files", params={"conversation_id": c1}).json()["data"]
     assert {f["id"] for f in conv} == {ids[1], ids[3]}
-    proj = app_client.get("/v1/files", params={"project_id": "p1"}).json()["data"]
+    proj = app_client.get("/v1/files", params={"project_id": p1}).json()["data"]
     assert {f["id"] for f in proj} == {ids[0], ids[1]}
     assert len(app_client.get("/v1/files", params={"status": "uploaded"}).json()["data"]) == 5
     assert app_client.get("/v1/files", params={"status": "ready"}).json()["data"] == []
