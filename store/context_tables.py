@@ -26,9 +26,7 @@ class OwnerSettings(SQLModel, table=True):
     __tablename__ = "owner_settings"
 
     owner_id: str = Field(
-        sa_column=Column(
-            String(32), ForeignKey("owners.id", ondelete="CASCADE"), primary_key=True
-        )
+        sa_column=Column(String(32), ForeignKey("owners.id", ondelete="CASCADE"), primary_key=True)
     )
     system_prompt: str | None = Field(default=None, sa_column=Column(Text))
     updated_at: datetime = _ts()

@@ -51,9 +51,7 @@ class ConversationBase(BaseModel):
     timezone: str | None = Field(default=None, max_length=64)
     datetime_granularity: Literal["day", "minute"] | None = None
 
-    _nul = field_validator("title", "model", "project_id", "context_strategy", "timezone")(
-        _no_nul
-    )
+    _nul = field_validator("title", "model", "project_id", "context_strategy", "timezone")(_no_nul)
 
 
 class ConversationCreate(ConversationBase):

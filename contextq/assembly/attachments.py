@@ -147,7 +147,9 @@ def _label(view: FileView, kind: str) -> str:
     return f"Attached {kind}: {view.filename or view.id}"
 
 
-def _add_text_line(view: FileView, out: Attached, kind: str, why: str, fmt: str, enc: str) -> None:
+def _add_text_line(
+    view: FileView, out: Attached, *, kind: str, why: str, fmt: str, enc: str
+) -> None:
     description = " ".join((view.text or "").split())
     line = f"[{_label(view, kind)}. {description} Not included: {why}.]"
     part, tokens = _text_part(line, fmt, enc)
@@ -159,7 +161,8 @@ def _add_text_line(view: FileView, out: Attached, kind: str, why: str, fmt: str,
 def _image(view: FileView, out: Attached, *, limits: ModelLimits, fmt: str, encoding: str) -> None:
     name = limits.model or limits.catalog_id or "this model"
     if not limits.takes("image"):
-        _add_text_line(view, out, "image", f"{name} takes no image input", fmt, encoding)
+        why = f"{name} takes no image input"
+        _add_text_line(view, out, kind="image", why=why, fmt=fmt, enc=encoding)
         return
     media = view.media_type or ""
     if not view.data_b64 or (fmt == "anthropic" and media not in ANTHROPIC_IMAGE_TYPES):
@@ -200,7 +203,7 @@ def _audio(view: FileView, out: Attached, *, limits: ModelLimits, fmt: str, enco
         seconds = float(view.metadata.get("kept_s") or view.metadata.get("duration_s") or 0.0)
         out.part_tokens += label_tokens + audio_tokens(seconds, limits.provider)
         return
-    _add_text_line(view, out, "audio", why, fmt, encoding)
+    _add_text_line(view, out, kind="audio", why=why, fmt=fmt, enc=encoding)
 
 
 def provisional_ids(documents: Sequence[Document], citations: CitationMap) -> dict[str, int]:

@@ -12,44 +12,30 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from contextq.assembly import layout
 from contextq.assembly.attachments import Document, FileNote
 from contextq.assembly.citations import CitationMap
-from contextq.assembly.counting import REPLY_PRIMING_TOKENS, frame_tokens, json_tokens
+from contextq.assembly.fill import Parts, total_before
+from contextq.assembly.fill import fill as fill_history
 from contextq.assembly.inputs import FileView
 from contextq.assembly.pieces import Piece, documents_piece, text_piece
 from contextq.assembly.plan import ContextPlan
-from contextq.assembly.project import project_piece, render_project
+from contextq.assembly.project import render_project
 from contextq.assembly.prompts import custom_agent_text, reminder_text, system_text
 from contextq.assembly.render import Rendered, render
 from contextq.assembly.turn import search_ran, split_turn
 from contextq.assembly.work import Work, build_work
 from contextq.history.context import visible_history
-from contextq.history.filtering import FilterResult, apply_filter
-from contextq.history.formats import ANTHROPIC_OPENING
-from contextq.history.strategies import short_of_minimum, token_budget
+from contextq.history.filtering import FilterResult
 from contextq.history.types import Message
 
 if TYPE_CHECKING:
     from contextq.history.memory import HierarchicalMemory
 
 log = logging.getLogger("contextq.history")
-
-
-@dataclass(slots=True)
-class Parts:
-    """The generated parts around the history."""
-
-    system: Piece | None
-    custom_agent: Piece | None
-    reminder: Piece | None
-    summary: Piece | None
-    summary_text: str | None
-    project: Piece | None = None
-    preamble: list[Piece] = field(default_factory=list)  # the hierarchical memory block
 
 
 @dataclass(slots=True)
@@ -83,15 +69,55 @@ def assemble_context(
     started = time.perf_counter()
     citations = citations or CitationMap()
     read = plan.read
+    work, searched = _prepare(messages, plan, files or {}, citations)
+    parts = _parts(plan, searched, citations)
+    before = total_before(work, parts, plan)
+    runs = read.filter.runs_for_total(before)
+    limit = read.filter.budget.budget_tokens if runs else read.filter.budget.hard_limit_tokens
+    fill, result = fill_history(
+        work, parts, plan, runs=runs, limit=limit, cut_seq=cut_seq, memory=memory,
+        citations=citations,
+    )  # fmt: skip
+    final = _finish(
+        work, parts, fill=fill, plan=plan, citations=citations, limit=fill.limit or limit
+    )
+    answer = _answer(
+        work, fill, result=result, plan=plan, rendered=final, before=before, runs=runs,
+        conversation_id=conversation_id, citations=citations,
+    )  # fmt: skip
+    answer["duration_ms"] = round((time.perf_counter() - started) * 1000, 3)
+    if answer["filtered"]:
+        log.info(
+            "[ContextFilter] Filtered conversation %s: %d → %d messages using %s in %.1fms",
+            conversation_id, len(work.history), len(fill.kept), answer["strategy"],
+            answer["duration_ms"],
+        )  # fmt: skip
+    new_cut = result.cut_seq if result is not None and result.error is None else None
+    return Assembled(
+        answer,
+        dict(citations.assigned),
+        new_cut if new_cut != cut_seq else None,
+        result.error if result is not None else None,
+    )
+
+
+def _prepare(
+    messages: Sequence[Message],
+    plan: ContextPlan,
+    files: Mapping[str, FileView],
+    citations: CitationMap,
+) -> tuple[Work, bool]:
+    """The visible history (the newest user message kept even under a compaction) as
+    pieces, and whether a search tool ran in the current turn."""
+    read = plan.read
     through = read.compaction.through_seq if read.compaction is not None else None
     u_seq = newest_user_seq(messages)
     history = visible_history(messages, through, [u_seq] if u_seq is not None else [])
     split = split_turn(history)
     u = split.start if split.start < len(history) else None
-    turn = history[u:] if u is not None else []
     prompts = plan.prompts
     searched = search_ran(
-        turn,
+        history[u:] if u is not None else [],
         turn_open=split.open,
         tools_used=prompts.tools_used,
         search_tools=prompts.search_tools,
@@ -101,42 +127,10 @@ def assemble_context(
         u=u,
         target=plan.target,
         limits=read.filter.limits,
-        files=files or {},
+        files=files,
         citations=citations,
     )
-    parts = _parts(plan, searched, citations)
-    before = _total_before(work, parts, plan)
-    runs = read.filter.runs_for_total(before)
-    limit = read.filter.budget.budget_tokens if runs else read.filter.budget.hard_limit_tokens
-    fill, result = _fill(
-        work,
-        parts,
-        plan,
-        runs=runs,
-        limit=limit,
-        cut_seq=cut_seq,
-        memory=memory,
-        citations=citations,
-    )
-    final = _finish(work, parts, fill, plan, citations, fill.limit or limit)
-    answer = _answer(work, fill, result, plan, final, before, runs, conversation_id, citations)
-    answer["duration_ms"] = round((time.perf_counter() - started) * 1000, 3)
-    if answer["filtered"]:
-        log.info(
-            "[ContextFilter] Filtered conversation %s: %d → %d messages using %s in %.1fms",
-            conversation_id,
-            len(history),
-            len(fill.kept),
-            answer["strategy"],
-            answer["duration_ms"],
-        )
-    new_cut = result.cut_seq if result is not None and result.error is None else None
-    return Assembled(
-        answer,
-        dict(citations.assigned),
-        new_cut if new_cut != cut_seq else None,
-        result.error if result is not None else None,
-    )
+    return work, searched
 
 
 def _parts(plan: ContextPlan, searched: bool, citations: CitationMap) -> Parts:
@@ -157,158 +151,6 @@ def _parts(plan: ContextPlan, searched: bool, citations: CitationMap) -> Parts:
         summary=summary_piece,
         summary_text=summary_text,
     )
-
-
-def _head_cost(parts: Parts, plan: ContextPlan) -> int:
-    """Reply priming, S, and (Anthropic) the room for an opening turn and the breakpoints."""
-    cost = REPLY_PRIMING_TOKENS + (parts.system.cost if parts.system else 0)
-    if plan.target.format == "anthropic":
-        enc = plan.target.encoding
-        opening = {"type": "text", "text": ANTHROPIC_OPENING}
-        mark = json_tokens({"cache_control": {"type": "ephemeral"}}, enc)
-        cost += frame_tokens("user", enc) + json_tokens(opening, enc) + 2 * mark
-    return cost
-
-
-def _fixed_cost(parts: Parts, plan: ContextPlan) -> int:
-    extra = [p for p in (parts.custom_agent, parts.reminder) if p is not None]
-    return _head_cost(parts, plan) + sum(p.cost for p in extra)
-
-
-def _total_before(work: Work, parts: Parts, plan: ContextPlan) -> int:
-    """The whole context before any filtering (usage_before): every part and message,
-    files included; a window read counts the unread history by its stored total."""
-    history = work.total()
-    stored = plan.read.filter.history_tokens
-    if plan.read.window is not None and stored is not None:
-        history = max(history, stored)
-    summary = parts.summary.cost if parts.summary else 0
-    whole = project_piece(plan.project, room=None, citations=CitationMap(), target=plan.target)
-    project = whole.cost if whole is not None else 0
-    return _fixed_cost(parts, plan) + summary + project + history
-
-
-def _fill(
-    work: Work,
-    parts: Parts,
-    plan: ContextPlan,
-    *,
-    runs: bool,
-    limit: int,
-    cut_seq: int | None,
-    memory: HierarchicalMemory | None,
-    citations: CitationMap,
-) -> tuple[layout.Fill, FilterResult | None]:
-    """Which history messages go in, the parts cut to fit (see `layout`)."""
-    f = plan.read.filter
-    everything = set(range(len(work.history)))
-    whole = project_piece(plan.project, room=None, citations=citations, target=plan.target)
-    if not runs and _total_before(work, parts, plan) <= limit:
-        parts.project = whole
-        return layout.Fill(everything, protected=everything), None
-    pinned = layout.pinned_indices(work, int(f.arguments.get("max_pinned", 10))) - work.required
-    alone = sum(work.cost(i) for i in pinned if work.history[i].role != "system")
-    head = _head_cost(parts, plan)
-    if runs and alone > limit - head:
-        parts.custom_agent = parts.reminder = parts.summary = None
-        return layout.pinned_only(work, pinned, head=head, hard=f.budget.hard_limit_tokens), None
-    fixed = _fixed_cost(parts, plan)
-    anchored = sum(work.cost(i) for i in pinned)
-    warnings = layout.fit_turn(work, limit - fixed - anchored)
-    taken = fixed + anchored + sum(work.cost(i) for i in work.required)
-    if parts.summary is not None:
-        parts.summary, warning = layout.fit_summary_piece(
-            parts.summary, parts.summary_text or "", limit - taken, work
-        )
-        warnings += [warning] if warning else []
-        taken += parts.summary.cost if parts.summary is not None else 0
-    share = int(f.project_share * max(0, limit - taken))
-    parts.project = project_piece(plan.project, room=share, citations=citations, target=plan.target)
-    taken += parts.project.cost if parts.project is not None else 0
-    kept, result = _select(
-        work,
-        plan,
-        parts,
-        room=limit - taken + anchored,
-        limit=limit,
-        runs=runs,
-        cut_seq=cut_seq,
-        memory=memory,
-    )
-    protected = work.required | pinned
-    outside = taken - anchored - sum(work.cost(i) for i in work.required)
-    outside += sum(p.cost for p in parts.preamble)
-    if result is not None and result.error is not None:  # fail-open: all, within the hard room
-        limit = f.budget.hard_limit_tokens
-        runs = False
-    if layout.fit_history(work, kept, protected, limit - outside) and not runs:
-        warnings.append(_OVER_HARD_ROOM)
-    if not runs and len(kept) < len(work.history) and _OVER_HARD_ROOM not in warnings:
-        warnings.append(_OVER_HARD_ROOM)
-    warnings += result.warnings if result is not None else []
-    minimum = int(f.arguments.get("min_messages_to_keep", 0))
-    if len(kept) < min(minimum, len(work.history)):
-        warnings.append(short_of_minimum(len(kept), minimum))
-    return layout.Fill(kept, warnings, protected=protected, limit=limit), result
-
-
-_OVER_HARD_ROOM = (
-    "the context was over the model's hard room (context_limit - max_output_tokens - "
-    "tool definitions) without filtering: the oldest history was left out"
-)
-
-
-def _select(
-    work: Work,
-    plan: ContextPlan,
-    parts: Parts,
-    *,
-    room: int,
-    limit: int,
-    runs: bool,
-    cut_seq: int | None,
-    memory: HierarchicalMemory | None,
-) -> tuple[set[int], FilterResult | None]:
-    """The strategy over the history but the turn's required messages, with `room`
-    tokens (the pinned messages' included: strategies count them first)."""
-    f = plan.read.filter
-    rest = [i for i in range(len(work.history)) if i not in work.required]
-    messages = layout.costed(work, rest)
-    min_keep = int(f.arguments.get("min_messages_to_keep", 0)) - len(work.required)
-    if not runs:  # only the hard room: the newest that fit, no trim, no cut
-        selection = token_budget(
-            messages,
-            budget_tokens=room,
-            min_messages_to_keep=max(0, min_keep),
-            max_pinned=int(f.arguments.get("max_pinned", 10)),
-        )
-        return {rest[j] for j in selection.kept} | work.required, None
-    trim = int(f.budget.budget_tokens * f.trim_to) - (limit - room)
-    overrides: dict[str, Any] = {
-        "budget_tokens": room,
-        "trim_tokens": max(0, trim),
-        "min_messages_to_keep": max(0, min_keep),
-        "cut_seq": _usable_cut(cut_seq, messages, plan),
-    }
-    if "window_size" in f.arguments:  # the turn's own newest messages are in the window
-        window = int(f.arguments["window_size"])
-        inside = sum(1 for i in work.required if i >= len(work.history) - window)
-        overrides["window_size"] = max(1, window - inside)
-    result = apply_filter(messages, f, memory=memory, run=True, overrides=overrides)
-    position = {id(m): rest[j] for j, m in enumerate(messages)}
-    kept = {position[id(m)] for m in result.messages} | work.required
-    parts.preamble = [text_piece(m.text(), "user", "summary", plan.target) for m in result.preamble]
-    result.warnings = [w for w in result.warnings if not w.startswith("MIN_MESSAGES_TO_KEEP")]
-    return kept, result
-
-
-def _usable_cut(cut_seq: int | None, messages: Sequence[Message], plan: ContextPlan) -> int | None:
-    """A stored cut point, unless a window read left out messages after it (then the
-    history from it is over the budget anyway: cut anew)."""
-    if cut_seq is None or plan.read.window is None:
-        return cut_seq
-    loaded = [m.seq for m in messages if not m.pinned and m.role != "system"]
-    return cut_seq if loaded and loaded[0] <= cut_seq else None
 
 
 def _order(work: Work, parts: Parts, fill: layout.Fill) -> tuple[list[Piece], int]:
@@ -346,20 +188,22 @@ def _cite(pieces: list[Piece], citations: CitationMap, plan: ContextPlan) -> lis
     out: list[Piece] = []
     for piece in pieces:
         documents = piece.documents
-        if documents and any(
+        moved = documents and any(
             citations.provisional(d.source_key) != final[d.source_key] for d in documents
-        ):
-            if piece.category == "project":
-                piece = render_project(plan.project, documents, final, plan.target) or piece
-            else:
-                piece = documents_piece(documents, final, piece.category, plan.target)
-        out.append(piece)
+        )
+        if not documents or not moved:
+            out.append(piece)
+        elif piece.category == "project":
+            out.append(render_project(plan.project, documents, final, plan.target) or piece)
+        else:
+            out.append(documents_piece(documents, final, piece.category, plan.target))
     return out
 
 
 def _finish(
     work: Work,
     parts: Parts,
+    *,
     fill: layout.Fill,
     plan: ContextPlan,
     citations: CitationMap,
@@ -426,6 +270,7 @@ def _citation(document: Document, citation_id: int) -> dict[str, Any]:
 def _answer(
     work: Work,
     fill: layout.Fill,
+    *,
     result: FilterResult | None,
     plan: ContextPlan,
     rendered: Rendered,

@@ -4,7 +4,7 @@ A message costs `MESSAGE_OVERHEAD_TOKENS` (3) plus its *node* count, and the lis
 `REPLY_PRIMING_TOKENS` (3) more. A node (a message dict or a content part/block) counts:
 
 - an image part: the model provider's published formula for its pixel size (OpenAI
-  high detail — 85 for `detail: low` —, Anthropic's w×h/750: `contextq.files.images`;
+  high detail — 85 for `detail: low` —, Anthropic's wxh/750: `contextq.files.images`;
   Gemini's 258 per 768-px tile);
 - an `input_audio` part: its duration at the provider's rate (OpenAI 10 tokens/s,
   Gemini 32 tokens/s);
@@ -56,7 +56,7 @@ GEMINI_TILE_TOKENS = 258
 
 
 def gemini_image_tokens(width: int, height: int) -> int:
-    """Gemini: 258 when both sides are ≤ 384 px, else 258 per 768×768 tile."""
+    """Gemini: 258 when both sides are ≤ 384 px, else 258 per 768x768 tile."""
     if width <= 384 and height <= 384:
         return GEMINI_TILE_TOKENS
     return GEMINI_TILE_TOKENS * math.ceil(width / 768) * math.ceil(height / 768)

@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 from contextq.errors import ValidationFailed
 from contextq.history.budget import Budget, compute_budget
-from contextq.history.message_tokens import token_count
 from contextq.history.memory_options import MemoryOptions
+from contextq.history.message_tokens import token_count
 from contextq.history.options import (
     DEFAULT_BUDGET_PERCENTAGE,
     DEFAULT_PROJECT_SHARE,
@@ -131,15 +131,7 @@ def plan_filter(
         raise ValidationFailed(
             "force_filter and skip_filter exclude each other", field="skip_filter"
         )
-    if strategy is None or strategy == "":
-        strategy = settings.CONTEXT_DEFAULT_STRATEGY
-        if options is None:
-            options = settings.CONTEXT_DEFAULT_OPTIONS
-    name = resolve_strategy(strategy, conversation_id=conversation_id)
-    warnings: tuple[str, ...] = ()
-    if name != strategy:
-        warnings = (f"unknown strategy {strategy!r}; used noop",)
-        options = None
+    name, options, warnings = _resolve(strategy, options, settings, conversation_id)
     opts = validate_options(name, options, field="options")
     budget = compute_budget(
         context_limit=limits.context_window,
@@ -150,7 +142,14 @@ def plan_filter(
         reserve_tokens=opts.get("reserve_tokens", DEFAULT_RESERVE_TOKENS),
         max_input_tokens=limits.max_input_tokens,
     )
-    arguments = _arguments(name, opts, budget, fixed_tokens, settings, memory_options)
+    arguments = _arguments(
+        name,
+        opts=opts,
+        budget=budget,
+        fixed_tokens=fixed_tokens,
+        settings=settings,
+        memory_options=memory_options,
+    )
     threshold = context_threshold
     if threshold is None:
         threshold = settings.CONTEXT_DEFAULT_THRESHOLD
@@ -171,8 +170,27 @@ def plan_filter(
     )
 
 
+def _resolve(
+    strategy: str | None,
+    options: Mapping[str, Any] | None,
+    settings: Settings,
+    conversation_id: str | None,
+) -> tuple[StrategyName, Mapping[str, Any] | None, tuple[str, ...]]:
+    """The strategy to run and its options: None → the settings' defaults; unknown → noop
+    (its options ignored) with a warning."""
+    if strategy is None or strategy == "":
+        strategy = settings.CONTEXT_DEFAULT_STRATEGY
+        if options is None:
+            options = settings.CONTEXT_DEFAULT_OPTIONS
+    name = resolve_strategy(strategy, conversation_id=conversation_id)
+    if name != strategy:
+        return name, None, (f"unknown strategy {strategy!r}; used noop",)
+    return name, options, ()
+
+
 def _arguments(
     name: StrategyName,
+    *,
     opts: Mapping[str, Any],
     budget: Budget,
     fixed_tokens: int,

@@ -190,10 +190,11 @@ def token_budget(
         min_messages_to_keep=min_messages_to_keep,
         trim_tokens=trim_tokens,
     )
+    new_cut: int | None = None
     if kept:
         new_cut = messages[kept[-1].start].seq
-    else:
-        new_cut = messages[-1].seq + 1 if messages else None
+    elif messages:
+        new_cut = messages[-1].seq + 1
     return Selection(
         _merge(anchor_units, kept), cut_seq=new_cut, warnings=[warning] if warning else []
     )

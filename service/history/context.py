@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -185,28 +185,41 @@ def _assemble(
     if plan.read.filter.strategy == "token_budget":
         cut = cq.get_cut_point(session, conversation_id=conversation.id, model=plan.model_key)
     loaded = _load(session, conversation, plan.read)
-    assembled = _run(session, settings, conversation, owner_id, plan, loaded, cut, memory)
+    assembled = _run(
+        session,
+        settings,
+        conversation=conversation,
+        owner_id=owner_id,
+        plan=plan,
+        loaded=loaded,
+        cut=cut,
+        memory=memory,
+    )
     if assembled.error is not None and plan.read.window is not None:
         # fail-open means the whole history, not the window: read it all and send it
         error = assembled.error
-        whole = plan_with(plan, plan.read.fail_open())
+        whole = replace(plan, read=plan.read.fail_open())
         loaded = _load(session, conversation, whole.read)
-        assembled = _run(session, settings, conversation, owner_id, whole, loaded, None, memory)
+        assembled = _run(
+            session,
+            settings,
+            conversation=conversation,
+            owner_id=owner_id,
+            plan=whole,
+            loaded=loaded,
+            cut=None,
+            memory=memory,
+        )
         assembled.answer["error"] = error
         assembled.answer["filtered"] = False
         assembled.cut_seq = None
     return loaded, assembled
 
 
-def plan_with(plan: ContextPlan, read: ReadPlan) -> ContextPlan:
-    from dataclasses import replace
-
-    return replace(plan, read=read)
-
-
 def _run(
     session: Session,
     settings: Settings,
+    *,
     conversation: Conversation,
     owner_id: str,
     plan: ContextPlan,

@@ -92,9 +92,7 @@ def test_seed_003_flow_1_search_in_the_newest_turn(app_client: Any) -> None:
     assert [b["type"] for b in last] == ["tool_result", "text"]
 
 
-def test_seed_003_flow_2_files_stay_custom_agent_moves(
-    app_client: Any, make_stack: Any
-) -> None:
+def test_seed_003_flow_2_files_stay_custom_agent_moves(app_client: Any, make_stack: Any) -> None:
     from contextq.settings import get_settings
     from service.files.processing import process_file
     from tests.support.files import upload
@@ -113,7 +111,13 @@ def test_seed_003_flow_2_files_stay_custom_agent_moves(
     assert documents[0]["citation_id"] == 1 and "KIWI-42" in documents[0]["contents"]
     assert documents[0]["metadata"].endswith("nothing left out")
     assert second["citations"] == [
-        {"citation_id": 1, "file_id": up["id"], "title": "notes.md", "source": "file", "chunk": None}
+        {
+            "citation_id": 1,
+            "file_id": up["id"],
+            "title": "notes.md",
+            "source": "file",
+            "chunk": None,
+        }
     ]
     anthropic = context(app_client, cid, format="anthropic")
     assert labels(anthropic, NAMES) == ["S", "F+U1", "A1", "CA+U2"]
@@ -146,7 +150,10 @@ def test_citation_reminder_only_while_a_search_ran_in_the_current_turn(app_clien
     assert plain["messages"][-1]["content"] == "Reminders:\n- Answer in English."
     assert "## Citations" not in plain["messages"][0]["content"]
     told = context(app_client, cid, tools_used="web_search")  # from tools_used when given
-    assert "cite" in told["messages"][-1]["content"] and "## Citations" in told["messages"][0]["content"]
+    assert (
+        "cite" in told["messages"][-1]["content"]
+        and "## Citations" in told["messages"][0]["content"]
+    )
     post(app_client, cid, call("c1", "retrieve"), result("c1", "hit"))
     searched = context(app_client, cid)  # else from the turn's tool calls
     assert "cite" in searched["messages"][-1]["content"]
@@ -183,7 +190,9 @@ def test_system_prompt_layers_sections_and_replace(app_client: Any) -> None:
     assert text.startswith(CA) and "## When to use which tool" in text
     assert "- `search`: Searches the knowledge base." in text
     assert "- `read_file`: Reads a file of the repository." in text
-    assert app_client.put("/v1/settings", json={"system_prompt": None}).json()["system_prompt"] is None
+    assert (
+        app_client.put("/v1/settings", json={"system_prompt": None}).json()["system_prompt"] is None
+    )
 
 
 def test_date_section_granularity_and_timezone(app_client: Any) -> None:

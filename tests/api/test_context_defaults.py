@@ -32,7 +32,11 @@ def test_global_defaults_then_the_conversation_then_the_request(
     own = load(app_client, 120, context_strategy="token_budget", context_threshold=0.99)
     assert context(app_client, own)["filtered"] is False  # its own threshold: far below
     asked = context(
-        app_client, own, strategy="sliding_window", options='{"window_size": 5}', force_filter="true"
+        app_client,
+        own,
+        strategy="sliding_window",
+        options='{"window_size": 5}',
+        force_filter="true",
     )
     assert asked["strategy"] == "sliding_window" and asked["filtered"]
     assert asked["kept_message_count"] >= 10  # MIN_MESSAGES_TO_KEEP holds: 5 < 10
@@ -40,18 +44,29 @@ def test_global_defaults_then_the_conversation_then_the_request(
 
 def test_min_messages_to_keep_in_sliding_window(app_client: Any, make_stack: Any) -> None:
     make_stack(MIN_MESSAGES_TO_KEEP=12)
-    cid = load(app_client, 200, context_strategy="sliding_window", context_options={"window_size": 3})
+    cid = load(
+        app_client, 200, context_strategy="sliding_window", context_options={"window_size": 3}
+    )
     answer = context(app_client, cid, force_filter="true")
     assert 12 <= answer["kept_message_count"] <= 12 + 4  # + the system and a whole chain
-    fewer = context(app_client, cid, force_filter="true", options='{"window_size": 3, "min_messages_to_keep": 0}')
+    fewer = context(
+        app_client,
+        cid,
+        force_filter="true",
+        options='{"window_size": 3, "min_messages_to_keep": 0}',
+    )
     assert fewer["kept_message_count"] < answer["kept_message_count"]
 
 
-def test_auto_compression_off_means_no_automatic_filtering(app_client: Any, make_stack: Any) -> None:
+def test_auto_compression_off_means_no_automatic_filtering(
+    app_client: Any, make_stack: Any
+) -> None:
     make_stack(MAX_CONTEXT_TOKENS=16_000, CONTEXT_DEFAULT_THRESHOLD="0.3")
     cid = load(app_client, 200)  # ≈ 8 000 tokens: over 30 % of 16 000, within the hard room
     assert context(app_client, cid)["filtered"] is True
-    make_stack(MAX_CONTEXT_TOKENS=16_000, CONTEXT_DEFAULT_THRESHOLD="0.3", ENABLE_AUTO_COMPRESSION="false")
+    make_stack(
+        MAX_CONTEXT_TOKENS=16_000, CONTEXT_DEFAULT_THRESHOLD="0.3", ENABLE_AUTO_COMPRESSION="false"
+    )
     off = context(app_client, cid)
     assert off["filtered"] is False and off["removed_message_ids"] == []
     forced = context(app_client, cid, force_filter="true")
@@ -59,7 +74,11 @@ def test_auto_compression_off_means_no_automatic_filtering(app_client: Any, make
 
 
 def _recent_lines(answer: dict[str, Any]) -> int:
-    block = next(m["content"] for m in answer["messages"] if str(m.get("content", "")).startswith(("GOAL", "KEY", "ERROR", "PREVIOUS", "RECENT")))
+    block = next(
+        m["content"]
+        for m in answer["messages"]
+        if str(m.get("content", "")).startswith(("GOAL", "KEY", "ERROR", "PREVIOUS", "RECENT"))
+    )
     recent = block.split("RECENT ACTIONS", 1)[1]
     return sum(1 for line in recent.splitlines() if line.startswith("- "))
 

@@ -10,7 +10,6 @@ from typing import Any
 
 import pytest
 
-from tests.api.context_checks import check
 from tests.api.history_data import WORDS, agent_history, check_openai_invariants
 from tests.api.test_context_assembly import context, conversation, post
 
@@ -43,7 +42,9 @@ def trajectory(rng: random.Random, big_tokens: int) -> list[dict[str, Any]]:
     """An agent run as imported: one task, many tool calls, and a huge newest result."""
     from contextq.tokens import count_tokens
 
-    out: list[dict[str, Any]] = [{"role": "user", "content": "Fix the failing test. " + words(rng, 40)}]
+    out: list[dict[str, Any]] = [
+        {"role": "user", "content": "Fix the failing test. " + words(rng, 40)}
+    ]
     for i in range(60):
         out.append(
             {
@@ -150,8 +151,8 @@ def test_a_prefix_that_stays_put_over_30_turns_past_the_budget(app_client: Any) 
         post(app_client, cid, {"role": "assistant", "content": words(rng, 40)})
     assert kept >= 24, kept  # ≥ 80% of 30
     anthropic = context(app_client, cid, format="anthropic")
-    marked = [
-        b for m in anthropic["messages"] for b in m["content"] if "cache_control" in b
-    ] + [b for b in anthropic["system"] if "cache_control" in b]
+    marked = [b for m in anthropic["messages"] for b in m["content"] if "cache_control" in b] + [
+        b for b in anthropic["system"] if "cache_control" in b
+    ]
     assert len(marked) == 2
     assert 0 < anthropic["stable_prefix_tokens"] < anthropic["token_count"]

@@ -88,9 +88,7 @@ def test_upload_answers_202_with_the_file_object_and_enqueues_after_commit(
     stack, app_client, owner
 ) -> None:
     c1, p1 = _targets(app_client, owner)
-    body = upload(
-        app_client, "report.md", b"# Title\n\nbody\n", conversation_id=c1, project_id=p1
-    )
+    body = upload(app_client, "report.md", b"# Title\n\nbody\n", conversation_id=c1, project_id=p1)
     assert list(body) == [
         "id",
         "filename",

@@ -51,7 +51,11 @@ def _post(client: Any, cid: str, *messages: dict[str, Any]) -> None:
 def _documents(answer: dict[str, Any]) -> list[dict[str, Any]]:
     found = []
     for m in answer["messages"]:
-        blocks = m["content"] if isinstance(m["content"], list) else [{"type": "text", "text": m["content"]}]
+        blocks = (
+            m["content"]
+            if isinstance(m["content"], list)
+            else [{"type": "text", "text": m["content"]}]
+        )
         for b in blocks:
             if b.get("type") == "text" and b["text"].startswith('{"documents"'):
                 found += json.loads(b["text"])["documents"]
@@ -148,7 +152,9 @@ def test_files_not_yet_usable_are_listed_with_a_reason(stack, client, worker_fac
     )
     png = _ready(client, "photo.png", media.image_bytes("PNG"))
     cid = client.post("/v1/conversations", json={"model": "gpt-4"}).json()["id"]
-    _post(client, cid, {"role": "user", "content": "Older", "file_ids": [failed["id"], deleted["id"]]})
+    _post(
+        client, cid, {"role": "user", "content": "Older", "file_ids": [failed["id"], deleted["id"]]}
+    )
     _post(client, cid, {"role": "assistant", "content": "Noted."})
     newest = [big["id"], bigger["id"], png["id"]]
     _post(client, cid, {"role": "user", "content": "Newest", "file_ids": newest})

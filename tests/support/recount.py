@@ -52,7 +52,9 @@ def _image(node: dict[str, Any], provider: str) -> int:
     return 85 if detail == "low" else openai_high_tokens(width, height)
 
 
-def _node(node: dict[str, Any], enc: tiktoken.Encoding, provider: str, audio: AudioSeconds | None) -> int:
+def _node(
+    node: dict[str, Any], enc: tiktoken.Encoding, provider: str, audio: AudioSeconds | None
+) -> int:
     kind = node.get("type")
     if kind in ("image_url", "image"):
         return _image(node, provider)

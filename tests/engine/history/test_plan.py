@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
+from contextq.assembly import ContextPlan, Prompts, assemble_context, plan_context
 from contextq.catalog import resolve_model
 from contextq.errors import ValidationFailed
-from contextq.assembly import ContextPlan, Prompts, assemble_context, plan_context
 from contextq.history import (
     CompactionView,
     Message,
@@ -32,6 +32,8 @@ PROMPTS = Prompts(system_prompt="Be precise.", use_default=False, sections=False
 
 def _with_read(plan: ContextPlan, read: Any) -> ContextPlan:
     return replace(plan, read=read)
+
+
 TOOLS = [
     {
         "type": "function",
