@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from contextq.assembly import layout
 from contextq.assembly.attachments import Document, FileNote
 from contextq.assembly.citations import CitationMap
-from contextq.assembly.fill import Parts, total_before
+from contextq.assembly.fill import Parts, Ran, total_before
 from contextq.assembly.fill import fill as fill_history
 from contextq.assembly.inputs import FileView
 from contextq.assembly.pieces import Piece, documents_piece, text_piece
@@ -29,7 +29,6 @@ from contextq.assembly.render import Rendered, render
 from contextq.assembly.turn import search_ran, split_turn
 from contextq.assembly.work import Work, build_work
 from contextq.history.context import visible_history
-from contextq.history.filtering import FilterResult
 from contextq.history.types import Message
 
 if TYPE_CHECKING:
@@ -271,7 +270,7 @@ def _answer(
     work: Work,
     fill: layout.Fill,
     *,
-    result: FilterResult | None,
+    result: Ran | None,
     plan: ContextPlan,
     rendered: Rendered,
     before: int,

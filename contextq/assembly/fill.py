@@ -8,9 +8,10 @@ each step). Below the threshold nothing is filtered, but the hard room is never 
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, overload
 
 from contextq.assembly import layout
 from contextq.assembly.citations import CitationMap
@@ -19,7 +20,7 @@ from contextq.assembly.pieces import Piece, text_piece
 from contextq.assembly.plan import ContextPlan
 from contextq.assembly.project import project_piece
 from contextq.assembly.work import Work
-from contextq.history.filtering import FilterResult, apply_filter
+from contextq.history.filtering import run_strategy
 from contextq.history.formats import ANTHROPIC_OPENING
 from contextq.history.strategies import short_of_minimum, token_budget
 from contextq.history.types import Message
@@ -60,10 +61,14 @@ def fixed_cost(parts: Parts, plan: ContextPlan) -> int:
 def total_before(work: Work, parts: Parts, plan: ContextPlan) -> int:
     """The whole context before any filtering (usage_before): every part and message,
     files included; a window read counts the unread history by its stored total."""
-    history = work.total()
     stored = plan.read.filter.history_tokens
     if plan.read.window is not None and stored is not None:
-        history = max(history, stored)
+        # only the window was read: the stored total, and what the files add to it
+        history = stored + sum(
+            work.cost(i) - (work.history[i].token_count or 0) for i in work.attached
+        )
+    else:
+        history = work.total()
     summary = parts.summary.cost if parts.summary else 0
     whole = project_piece(plan.project, room=None, citations=CitationMap(), target=plan.target)
     project = whole.cost if whole is not None else 0
@@ -80,8 +85,9 @@ def fill(
     cut_seq: int | None,
     memory: HierarchicalMemory | None,
     citations: CitationMap,
-) -> tuple[layout.Fill, FilterResult | None]:
-    """Which history messages go in, the parts cut to fit (see `layout`)."""
+) -> tuple[layout.Fill, Ran | None]:
+    """Which history messages go in, the parts cut to fit (see `layout`); what the
+    strategy did, when it ran."""
     f = plan.read.filter
     everything = set(range(len(work.history)))
     whole = project_piece(plan.project, room=None, citations=citations, target=plan.target)
@@ -101,7 +107,7 @@ def fill(
     taken += _summary_and_project(
         work, parts, plan, room=limit - taken, citations=citations, warnings=warnings
     )
-    kept, result = _select(
+    result = _select(
         work,
         plan,
         parts,
@@ -111,20 +117,23 @@ def fill(
         cut_seq=cut_seq,
         memory=memory,
     )
+    kept = result.kept
     protected = work.required | pinned
     outside = taken - anchored - sum(work.cost(i) for i in work.required)
     outside += sum(p.cost for p in parts.preamble)
-    if result is not None and result.error is not None:  # fail-open: all, within the hard room
+    if result.error is not None:  # fail-open: everything, within the hard room
         limit = f.budget.hard_limit_tokens
         runs = False
     layout.fit_history(work, kept, protected, limit - outside)
     if not runs and len(kept) < len(work.history):
         warnings.append(_OVER_HARD_ROOM)
-    warnings += result.warnings if result is not None else []
+    warnings += result.warnings
     minimum = int(f.arguments.get("min_messages_to_keep", 0))
     if len(kept) < min(minimum, len(work.history)):
         warnings.append(short_of_minimum(len(kept), minimum))
-    return layout.Fill(kept, warnings, protected=protected, limit=limit), result
+    return layout.Fill(kept, warnings, protected=protected, limit=limit), (
+        result if (plan.read.filter.strategy != "noop" and runs) or result.error else None
+    )
 
 
 def _summary_and_project(
@@ -156,6 +165,47 @@ _OVER_HARD_ROOM = (
 )
 
 
+class Costed(Sequence[Message]):
+    """History messages `indices` with `token_count` set to what they cost as sent, made
+    on first access: a strategy that walks back from the newest message only ever makes
+    the ones it looks at. (A message whose cost is its stored count is itself.)"""
+
+    def __init__(self, work: Work, indices: list[int]) -> None:
+        self._work = work
+        self._indices = indices
+        self._made: dict[int, Message] = {}
+
+    def __len__(self) -> int:
+        return len(self._indices)
+
+    @overload
+    def __getitem__(self, j: int) -> Message: ...
+    @overload
+    def __getitem__(self, j: slice) -> list[Message]: ...
+    def __getitem__(self, j: int | slice) -> Message | list[Message]:
+        if isinstance(j, slice):
+            return [self[k] for k in range(*j.indices(len(self)))]
+        found = self._made.get(j)
+        if found is None:
+            i = self._indices[j]
+            message = self._work.history[i]
+            cost = self._work.cost(i)
+            found = message if cost == message.token_count else replace(message, token_count=cost)
+            self._made[j] = found
+        return found
+
+
+@dataclass(slots=True)
+class Ran:
+    """What the strategy did."""
+
+    kept: set[int]
+    error: str | None = None
+    cut_seq: int | None = None
+    warnings: list[str] = field(default_factory=list)
+    duration_ms: float = 0.0
+
+
 def _select(
     work: Work,
     plan: ContextPlan,
@@ -166,44 +216,70 @@ def _select(
     runs: bool,
     cut_seq: int | None,
     memory: HierarchicalMemory | None,
-) -> tuple[set[int], FilterResult | None]:
+) -> Ran:
     """The strategy over the history but the turn's required messages, with `room`
     tokens (the pinned messages' included: strategies count them first)."""
+    started = time.perf_counter()
     f = plan.read.filter
     rest = [i for i in range(len(work.history)) if i not in work.required]
-    messages = layout.costed(work, rest)
-    min_keep = int(f.arguments.get("min_messages_to_keep", 0)) - len(work.required)
+    messages = Costed(work, rest)
+    anchors = [j for j, i in enumerate(rest) if _anchor(work.history[i])]
+    min_keep = max(0, int(f.arguments.get("min_messages_to_keep", 0)) - len(work.required))
     if not runs:  # only the hard room: the newest that fit, no trim, no cut
         selection = token_budget(
             messages,
             budget_tokens=room,
-            min_messages_to_keep=max(0, min_keep),
+            min_messages_to_keep=min_keep,
             max_pinned=int(f.arguments.get("max_pinned", 10)),
+            anchors=anchors,
         )
-        return {rest[j] for j in selection.kept} | work.required, None
+        return Ran({rest[j] for j in selection.kept} | work.required)
+    overrides = _overrides(work, plan, room=room, limit=limit, min_keep=min_keep)
+    overrides["cut_seq"] = _usable_cut(cut_seq, work, rest, plan)
+    selection, error = run_strategy(
+        messages, f, anchors=anchors, memory=memory, overrides=overrides
+    )
+    parts.preamble = [
+        text_piece(m.text(), "user", "summary", plan.target) for m in selection.preamble
+    ]
+    return Ran(
+        {rest[j] for j in selection.kept} | work.required,
+        error=error,
+        cut_seq=selection.cut_seq if error is None else None,
+        warnings=[w for w in selection.warnings if not w.startswith("MIN_MESSAGES_TO_KEEP")],
+        duration_ms=round((time.perf_counter() - started) * 1000, 3),
+    )
+
+
+def _anchor(message: Message) -> bool:
+    return message.pinned or message.role == "system"
+
+
+def _overrides(
+    work: Work, plan: ContextPlan, *, room: int, limit: int, min_keep: int
+) -> dict[str, Any]:
+    """The strategy's arguments for what is left: the room, the trim target (the
+    hysteresis cut is to `trim_to` of the whole budget), the minimum and the window
+    less the turn's own newest messages."""
+    f = plan.read.filter
     trim = int(f.budget.budget_tokens * f.trim_to) - (limit - room)
     overrides: dict[str, Any] = {
         "budget_tokens": room,
         "trim_tokens": max(0, trim),
-        "min_messages_to_keep": max(0, min_keep),
-        "cut_seq": _usable_cut(cut_seq, messages, plan),
+        "min_messages_to_keep": min_keep,
     }
-    if "window_size" in f.arguments:  # the turn's own newest messages are in the window
+    if "window_size" in f.arguments:
         window = int(f.arguments["window_size"])
         inside = sum(1 for i in work.required if i >= len(work.history) - window)
         overrides["window_size"] = max(1, window - inside)
-    result = apply_filter(messages, f, memory=memory, run=True, overrides=overrides)
-    position = {id(m): rest[j] for j, m in enumerate(messages)}
-    kept = {position[id(m)] for m in result.messages} | work.required
-    parts.preamble = [text_piece(m.text(), "user", "summary", plan.target) for m in result.preamble]
-    result.warnings = [w for w in result.warnings if not w.startswith("MIN_MESSAGES_TO_KEEP")]
-    return kept, result
+    return overrides
 
 
-def _usable_cut(cut_seq: int | None, messages: Sequence[Message], plan: ContextPlan) -> int | None:
+def _usable_cut(cut_seq: int | None, work: Work, rest: list[int], plan: ContextPlan) -> int | None:
     """A stored cut point, unless a window read left out messages after it (then the
     history from it is over the budget anyway: cut anew)."""
     if cut_seq is None or plan.read.window is None:
         return cut_seq
-    loaded = [m.seq for m in messages if not m.pinned and m.role != "system"]
-    return cut_seq if loaded and loaded[0] <= cut_seq else None
+    history = work.history
+    first = next((history[i].seq for i in rest if not _anchor(history[i])), None)
+    return cut_seq if first is not None and first <= cut_seq else None

@@ -67,20 +67,23 @@ class Target:
     stored_encoding: str | None = None
 
 
+CountKey = tuple[str, int, int | None, int | None, str, str, str]
+
+
 class _CountCache:
     def __init__(self, max_items: int = 200_000) -> None:
         self.max_items = max_items
-        self._items: OrderedDict[tuple[str, str, str, str], int] = OrderedDict()
+        self._items: OrderedDict[CountKey, int] = OrderedDict()
         self._lock = threading.Lock()
 
-    def get(self, key: tuple[str, str, str, str]) -> int | None:
+    def get(self, key: CountKey) -> int | None:
         with self._lock:
             found = self._items.get(key)
             if found is not None:
                 self._items.move_to_end(key)
             return found
 
-    def put(self, key: tuple[str, str, str, str], tokens: int) -> None:
+    def put(self, key: CountKey, tokens: int) -> None:
         with self._lock:
             self._items[key] = tokens
             while len(self._items) > self.max_items:
@@ -116,9 +119,47 @@ def documents_piece(
     return piece
 
 
+def _key(message: Message, target: Target) -> CountKey:
+    """A stored message's count key: its id, seq, stored count and the hash of a text
+    content (a str caches its hash) tell it apart from any other message that might
+    reuse an id outside the store."""
+    content = message.content
+    return (
+        message.id or "",
+        message.seq,
+        message.token_count,
+        hash(content) if isinstance(content, str) else None,
+        target.format,
+        target.encoding,
+        target.provider,
+    )
+
+
+def _frame(role: str, target: Target) -> int:
+    if target.format != "anthropic" or role == "system":
+        return 0
+    return frame_tokens("user" if role == "tool" else role, target.encoding)
+
+
+def known_cost(message: Message, target: Target) -> int | None:
+    """What `message_piece(message, target).cost` will be, when it is known without
+    rendering the message (no attachments): its stored count, or a remembered one."""
+    if (
+        target.format == "openai"
+        and message.token_count is not None
+        and target.stored_encoding == target.encoding
+        and not isinstance(message.content, list)
+    ):
+        return message.token_count
+    if message.id is None:
+        return None
+    found = MESSAGE_COUNTS.get(_key(message, target))
+    return None if found is None else found + _frame(message.role, target)
+
+
 def _base_tokens(message: Message, rendered: Any, target: Target) -> int:
-    """The message's own tokens (no attachments), remembered per message."""
-    key = (message.id or "", target.format, target.encoding, target.provider)
+    """The message's own tokens (no attachments), remembered per message (`_key`)."""
+    key = _key(message, target)
     if message.id is not None:
         found = MESSAGE_COUNTS.get(key)
         if found is not None:
@@ -158,17 +199,12 @@ def message_piece(
         tokens = _base_tokens(message, blocks, target)
         if parts:
             blocks = [*blocks, *parts]
-        frame = (
-            0
-            if role == "system"
-            else frame_tokens("user" if role == "tool" else role, target.encoding)
-        )
         return Piece(
             category,
             role,
             tokens + extra,
             blocks=blocks,
-            frame=frame,
+            frame=_frame(role, target),
             file_tokens=extra,
             message=message,
         )

@@ -14,17 +14,41 @@ from dataclasses import dataclass, field
 from contextq.assembly.attachments import Attached, FileNote, attach, provisional_ids
 from contextq.assembly.citations import CitationMap
 from contextq.assembly.inputs import FileView
-from contextq.assembly.pieces import Piece, Target, documents_piece, message_piece
+from contextq.assembly.pieces import Piece, Target, documents_piece, known_cost, message_piece
 from contextq.catalog import ModelLimits
 from contextq.history.chains import unit_at
 from contextq.history.types import Message
+
+
+class Pieces:
+    """History message i as a piece, rendered on first use (only what is sent or
+    measured is rendered: a long history's older messages never are)."""
+
+    def __init__(self, history: Sequence[Message], target: Target, attached: dict[int, Attached]):
+        self._history = history
+        self._target = target
+        self._attached = attached
+        self._pieces: dict[int, Piece] = {}
+
+    def __getitem__(self, i: int) -> Piece:
+        piece = self._pieces.get(i)
+        if piece is None:
+            piece = message_piece(self._history[i], self._target, self._attached.get(i))
+            self._pieces[i] = piece
+        return piece
+
+    def __setitem__(self, i: int, piece: Piece) -> None:
+        self._pieces[i] = piece
+
+    def rendered(self, i: int) -> bool:
+        return i in self._pieces
 
 
 @dataclass(slots=True)
 class Work:
     history: list[Message]
     target: Target
-    pieces: list[Piece]  # one per history message
+    pieces: Pieces  # one per history message, rendered on first use
     docs: dict[int, Piece]  # the documents piece above user message i
     attached: dict[int, Attached]
     u: int | None  # the newest user message (not a tool result)
@@ -32,7 +56,12 @@ class Work:
     notes: list[FileNote] = field(default_factory=list)
 
     def cost(self, i: int) -> int:
-        """What message i costs as sent, its documents included."""
+        """What message i costs as sent, its documents included (from its stored or a
+        remembered count when that is exact, without rendering it)."""
+        if i not in self.attached and not self.pieces.rendered(i):
+            known = known_cost(self.history[i], self.target)
+            if known is not None:
+                return known
         docs = self.docs.get(i)
         return self.pieces[i].cost + (docs.cost if docs is not None else 0)
 
@@ -57,12 +86,11 @@ def build_work(
     files: Mapping[str, FileView],
     citations: CitationMap,
 ) -> Work:
-    """Render every message of `history` (with its files) as pieces."""
-    pieces: list[Piece] = []
+    """`history` as pieces: the files of its user messages attached now, the messages
+    rendered when first used."""
     docs: dict[int, Piece] = {}
     attached: dict[int, Attached] = {}
     for i, message in enumerate(history):
-        found = None
         if message.file_ids and message.role == "user":
             views = [files.get(fid) or FileView(fid, "missing") for fid in message.file_ids]
             found = attach(views, limits=limits, fmt=target.format, encoding=target.encoding)
@@ -70,11 +98,11 @@ def build_work(
             if found.documents:
                 ids = provisional_ids(found.documents, citations)
                 docs[i] = documents_piece(found.documents, ids, "files", target)
-        pieces.append(message_piece(message, target, found))
     newest: tuple[int, ...] = ()
     if history:
         unit = unit_at(history, len(history) - 1)
         newest = unit.members or (len(history) - 1,)
+    pieces = Pieces(history, target, attached)
     return Work(list(history), target, pieces, docs, attached, u, newest)
 
 

@@ -265,32 +265,20 @@ def apply_filter(
     *,
     anchors: Sequence[int] | None = None,
     memory: HierarchicalMemory | None = None,
-    run: bool | None = None,
-    overrides: Mapping[str, Any] | None = None,
 ) -> FilterResult:
-    """Run `plan` over `messages` (oldest first). `anchors`: indices of the system and
-    pinned messages, if the caller has them. `run`: whether the strategy runs (default:
-    decided from the history's tokens); `overrides`: strategy arguments that replace the
-    plan's (the assembly's budget left for history, a stored cut point). Any exception
+    """Run `plan` over `messages` (oldest first) when its trigger says so. `anchors`:
+    indices of the system and pinned messages, if the caller has them. Any exception
     inside a strategy → the whole of `messages` is returned (fail-open) with `error`
     set, and logged."""
     started = time.perf_counter()
     history_tokens = plan.history_tokens
     if history_tokens is None:
         history_tokens = sum(token_count(m, plan.limits.model) for m in messages)
-    if run is None:
-        run = plan.runs_at(history_tokens)
     error: str | None = None
     selection: Selection | None = None
-    if run:
-        try:
-            selection = _select(plan, messages, anchors=anchors, memory=memory, overrides=overrides)
-        except Exception as exc:  # fail-open: send everything, say why
-            log.exception(
-                "context filtering with %s failed; sending the whole history", plan.strategy
-            )
-            error = f"{type(exc).__name__}: {exc}"
-    ran = selection is not None
+    if plan.runs_at(history_tokens):
+        selection, error = run_strategy(messages, plan, anchors=anchors, memory=memory)
+    ran = selection is not None and error is None
     if selection is None:
         selection = noop(messages)
     kept = [messages[i] for i in selection.kept]
@@ -317,6 +305,23 @@ def apply_filter(
         warnings=[*plan.warnings, *selection.warnings],
         cut_seq=selection.cut_seq,
     )
+
+
+def run_strategy(
+    messages: Sequence[Message],
+    plan: FilterPlan,
+    *,
+    anchors: Sequence[int] | None = None,
+    memory: HierarchicalMemory | None = None,
+    overrides: Mapping[str, Any] | None = None,
+) -> tuple[Selection, str | None]:
+    """The plan's strategy over `messages`, or — when it raises — everything (fail-open,
+    logged) with the error. Touches only the messages the strategy looks at."""
+    try:
+        return _select(plan, messages, anchors=anchors, memory=memory, overrides=overrides), None
+    except Exception as exc:  # fail-open: send everything, say why
+        log.exception("context filtering with %s failed; sending the whole history", plan.strategy)
+        return noop(messages), f"{type(exc).__name__}: {exc}"
 
 
 def filter_history(

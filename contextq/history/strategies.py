@@ -117,6 +117,43 @@ def _units_newest_first(
             yield unit
 
 
+def _fitting_units(
+    messages: Sequence[Message], anchor_units: Mapping[int, Unit], budget_tokens: int
+) -> tuple[list[tuple[Unit, int]], bool]:
+    """The newest non-anchor units that fit next to the anchors, newest first, with their
+    costs; and whether that is all of them (the whole history fits)."""
+    used = sum(_cost(messages, u) for u in anchor_units.values())
+    fitting: list[tuple[Unit, int]] = []
+    for unit in _units_newest_first(messages, anchor_units):
+        cost = _cost(messages, unit)
+        if used + cost > budget_tokens:
+            return fitting, False
+        fitting.append((unit, cost))
+        used += cost
+    return fitting, True
+
+
+def _trimmed(
+    fitting: list[tuple[Unit, int]],
+    *,
+    start_tokens: int,
+    trim_tokens: int,
+    min_messages_to_keep: int,
+) -> tuple[list[Unit], bool]:
+    """Of the fitting units (newest first), those within `trim_tokens`, then more while
+    fewer than `min_messages_to_keep` messages are kept; and whether the minimum was met."""
+    used = start_tokens
+    kept: list[Unit] = []
+    count = 0
+    for unit, cost in fitting:
+        if used + cost > trim_tokens and count >= min_messages_to_keep:
+            break
+        kept.append(unit)
+        used += cost
+        count += len(unit.members)
+    return kept, count >= min_messages_to_keep
+
+
 def _walk_budget(
     messages: Sequence[Message],
     anchor_units: Mapping[int, Unit],
@@ -129,23 +166,18 @@ def _walk_budget(
     `trim_tokens` (default: the budget), then on while fewer than `min_messages_to_keep`
     messages are kept and the budget allows. Returns the units and, when the budget
     stopped it short of the minimum, a warning."""
+    fitting, everything = _fitting_units(messages, anchor_units, budget_tokens)
     target = budget_tokens if trim_tokens is None else min(trim_tokens, budget_tokens)
-    used = sum(_cost(messages, u) for u in anchor_units.values())
-    kept: list[Unit] = []
-    kept_messages = 0
-    for unit in _units_newest_first(messages, anchor_units):
-        cost = _cost(messages, unit)
-        if used + cost <= target or (
-            kept_messages < min_messages_to_keep and used + cost <= budget_tokens
-        ):
-            kept.append(unit)
-            used += cost
-            kept_messages += len(unit.members)
-            continue
-        if kept_messages < min_messages_to_keep:
-            return kept, short_of_minimum(kept_messages, min_messages_to_keep)
-        break
-    return kept, None
+    anchored = sum(_cost(messages, u) for u in anchor_units.values())
+    kept, enough = _trimmed(
+        fitting,
+        start_tokens=anchored,
+        trim_tokens=target,
+        min_messages_to_keep=min_messages_to_keep,
+    )
+    if enough or everything:
+        return kept, None
+    return kept, short_of_minimum(sum(len(u.members) for u in kept), min_messages_to_keep)
 
 
 def short_of_minimum(kept: int, minimum: int) -> str:
@@ -179,17 +211,18 @@ def token_budget(
         kept = _from_cut(messages, anchor_units, cut_seq=cut_seq, budget_tokens=budget_tokens)
         if kept is not None:
             return Selection(_merge(anchor_units, kept), cut_seq=cut_seq)
-    elif trim_tokens is not None:  # nothing need be dropped: no cut
-        kept = _from_cut(messages, anchor_units, cut_seq=0, budget_tokens=budget_tokens)
-        if kept is not None:
-            return Selection(_merge(anchor_units, kept))
-    kept, warning = _walk_budget(
-        messages,
-        anchor_units,
-        budget_tokens=budget_tokens,
+    fitting, everything = _fitting_units(messages, anchor_units, budget_tokens)
+    if everything and trim_tokens is not None:  # nothing need be dropped: no cut
+        return Selection(_merge(anchor_units, [u for u, _ in fitting]))
+    anchored = sum(_cost(messages, u) for u in anchor_units.values())
+    kept, enough = _trimmed(
+        fitting,
+        start_tokens=anchored,
+        trim_tokens=budget_tokens if trim_tokens is None else min(trim_tokens, budget_tokens),
         min_messages_to_keep=min_messages_to_keep,
-        trim_tokens=trim_tokens,
     )
+    count = sum(len(u.members) for u in kept)
+    warning = None if enough or everything else short_of_minimum(count, min_messages_to_keep)
     new_cut: int | None = None
     if kept:
         new_cut = messages[kept[-1].start].seq
