@@ -35,7 +35,9 @@ SETTINGS = Settings()
 
 def plan(**kw: Any) -> Any:
     prompts = kw.pop("prompts", Prompts(system_prompt="SYS", custom_agent_prompt="CA"))
-    return plan_context(settings=SETTINGS, now=NOW, prompts=prompts, model=kw.pop("model", "gpt-4o"), **kw)
+    return plan_context(
+        settings=SETTINGS, now=NOW, prompts=prompts, model=kw.pop("model", "gpt-4o"), **kw
+    )
 
 
 def msg(seq: int, role: str, text: str | None, **kw: Any) -> Message:
@@ -49,7 +51,9 @@ def png(size: tuple[int, int]) -> str:
 
 
 def doc(file_id: str, text: str) -> FileView:
-    return FileView(file_id, "ready", filename=f"{file_id}.md", category="text", file_type="markdown", text=text)
+    return FileView(
+        file_id, "ready", filename=f"{file_id}.md", category="text", file_type="markdown", text=text
+    )
 
 
 def image(file_id: str, size: tuple[int, int]) -> FileView:
@@ -143,9 +147,10 @@ def test_anthropic_breakpoints_and_stable_prefix() -> None:
 
 
 def test_tools_both_ways_and_refusals() -> None:
+    function = {"name": "a", "description": "Does A. More.", "parameters": {"type": "object"}}
     tools = parse_tools(
         [
-            {"type": "function", "function": {"name": "a", "description": "Does A. More.", "parameters": {"type": "object"}}},
+            {"type": "function", "function": function},
             {"name": "b", "description": "Does B.", "input_schema": {"type": "object"}},
             {"type": "web_search_20250305", "name": "web_search"},
         ]
@@ -155,7 +160,9 @@ def test_tools_both_ways_and_refusals() -> None:
         {"name": "b", "input_schema": {"type": "object"}, "description": "Does B."},
     ]
     assert tools_for(tools[1:2], "openai")[0]["function"]["parameters"] == {"type": "object"}
-    assert tools_for(tools[2:], "anthropic") == [{"type": "web_search_20250305", "name": "web_search"}]
+    assert tools_for(tools[2:], "anthropic") == [
+        {"type": "web_search_20250305", "name": "web_search"}
+    ]
     with pytest.raises(ValidationFailed) as err:
         tools_for(tools[2:], "openai")
     assert "web_search" in str(err.value)
@@ -167,7 +174,11 @@ def test_tools_both_ways_and_refusals() -> None:
 def test_citation_map_numbers_new_documents_in_order() -> None:
     citations = CitationMap({"file:a": 1, "file:b": 2})
     assert citations.provisional("file:c") == 3 and citations.provisional("file:a") == 1
-    assert citations.assign(["file:b", "file:d", "file:c"]) == {"file:b": 2, "file:d": 3, "file:c": 4}
+    assert citations.assign(["file:b", "file:d", "file:c"]) == {
+        "file:b": 2,
+        "file:d": 3,
+        "file:c": 4,
+    }
     assert citations.assigned == {"file:d": 3, "file:c": 4}
 
 
@@ -181,8 +192,12 @@ def test_memory_options_reach_the_hierarchical_strategy() -> None:
         p = plan(strategy="hierarchical", force_filter=True, memory_options=memory_options)
         state = HierarchicalMemory.from_dict(memory.to_dict())
         answer = assemble_context(history, p, memory=state).answer
-        block = next(m["content"] for m in answer["messages"] if "RECENT ACTIONS" in str(m["content"]))
-        return sum(1 for line in block.split("RECENT ACTIONS", 1)[1].splitlines() if line.startswith("- "))
+        block = next(
+            m["content"] for m in answer["messages"] if "RECENT ACTIONS" in str(m["content"])
+        )
+        return sum(
+            1 for line in block.split("RECENT ACTIONS", 1)[1].splitlines() if line.startswith("- ")
+        )
 
     assert recent({"max_working_memory": 4, "compression_threshold": 0.5}) < recent(None)
     with pytest.raises(ValidationFailed) as err:
@@ -195,7 +210,9 @@ def test_documents_json_says_what_was_left_out() -> None:
         "f1", "ready", filename="r.pdf", category="document", file_type="pdf", text="body",
         truncation_summary="lines: 200 of 365", metadata={"pages": 12},
     )  # fmt: skip
-    answer = assemble_context([msg(1, "user", "U1", file_ids=["f1"])], plan(), files={"f1": view}).answer
+    answer = assemble_context(
+        [msg(1, "user", "U1", file_ids=["f1"])], plan(), files={"f1": view}
+    ).answer
     [document] = json.loads(answer["messages"][-2]["content"])["documents"]
     assert document == {
         "citation_id": 1,
