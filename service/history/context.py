@@ -119,6 +119,7 @@ def build_context(
         try:
             _store(conversation.id, plan, assembled)
         except _Raced:
+            session.rollback()  # a fresh read sees the ids the other request stored
             continue
         break
     answer = assembled.answer

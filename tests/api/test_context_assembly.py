@@ -276,3 +276,43 @@ def test_pinned_messages_alone_over_the_budget(app_client: Any, make_stack: Any,
     assert "left out" in warning and answer["removed_message_ids"][0] in warning
     assert answer["kept_message_count"] < 4
     assert len(answer["warnings"]) == 1  # within the hard room: nothing else to say
+
+
+def test_a_request_that_raced_another_for_citation_ids_uses_the_stored_ones(
+    app_client: Any, owner: Any
+) -> None:
+    """Another request stores the documents' ids between this one's read and its write:
+    this one is assembled again with the stored ids (no duplicate, no different id)."""
+    from sqlalchemy import select, text
+
+    from contextq.settings import get_settings
+    from service.files.processing import process_file
+    from service.history import build_context
+    from store.context_queries import add_citations
+    from store.context_tables import ConversationCitation
+    from store.db import read_session, session_scope
+    from tests.support.files import upload
+
+    cid = conversation(app_client)
+    files = [
+        upload(app_client, f"d{i}.md", f"# D{i}\n\nbody {i}\n".encode())["id"] for i in range(2)
+    ]
+    for file_id in files:
+        process_file(settings=get_settings(), file_id=file_id)
+    post(app_client, cid, {"role": "user", "content": "U1 read", "file_ids": files})
+    with read_session() as session:
+        session.execute(text("SELECT 1 FROM conversations"))  # this request's snapshot
+        with session_scope() as other:  # the other request, committed meanwhile
+            assert add_citations(other, conversation_id=cid, ids={f"file:{files[1]}": 1})
+        answer = build_context(
+            session=session, settings=get_settings(), owner_id=owner.owner_id, conversation_id=cid
+        )
+    assert {c["file_id"]: c["citation_id"] for c in answer["citations"]} == {
+        files[1]: 1,
+        files[0]: 2,
+    }
+    with read_session() as session:
+        rows = session.execute(
+            select(ConversationCitation.source_key, ConversationCitation.citation_id)
+        ).all()
+    assert sorted(rows) == sorted([(f"file:{files[1]}", 1), (f"file:{files[0]}", 2)])

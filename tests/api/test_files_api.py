@@ -15,7 +15,7 @@ from api.multipart import sanitize_filename
 from store.tables import File
 from tests.support.api import in_process_client
 from tests.support.db import all_rows, get_row
-from tests.support.files import multipart_body, upload, upload_raw
+from tests.support.files import multipart_body, upload, upload_raw, upload_targets
 from tests.support.procs import free_port
 
 ROUTES = [
@@ -69,25 +69,10 @@ def test_owner_b_gets_404_for_owner_a_files_on_every_route(stack, make_owner) ->
 
 
 # --- upload ------------------------------------------------------------------------------
-def _targets(app_client, owner) -> tuple[str, str]:
-    """The owner's own conversation (over the API) and project (a row: its routes are the
-    projects issue's)."""
-    from store.db import session_scope
-    from store.project_tables import Project
-
-    cid = app_client.post("/v1/conversations", json={}).json()["id"]
-    with session_scope() as session:
-        project = Project(owner_id=owner.owner_id, name="reports")
-        session.add(project)
-        session.flush()
-        pid = project.id
-    return cid, pid
-
-
 def test_upload_answers_202_with_the_file_object_and_enqueues_after_commit(
     stack, app_client, owner
 ) -> None:
-    c1, p1 = _targets(app_client, owner)
+    c1, p1 = upload_targets(app_client, owner.owner_id)
     body = upload(app_client, "report.md", b"# Title\n\nbody\n", conversation_id=c1, project_id=p1)
     assert list(body) == [
         "id",
@@ -264,7 +249,7 @@ def test_content_is_409_until_ready(stack, app_client) -> None:
 
 
 def test_list_filters_and_cursor_pagination(stack, app_client, owner) -> None:
-    c1, p1 = _targets(app_client, owner)
+    c1, p1 = upload_targets(app_client, owner.owner_id)
     ids = [
         upload(
             app_client,

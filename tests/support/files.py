@@ -31,6 +31,21 @@ def upload(
     return resp.json()
 
 
+def upload_targets(client: Any, owner_id: str) -> tuple[str, str]:
+    """A conversation (over the API) and a project (a row: its routes are the projects
+    issue's) of the owner, for uploads that name them."""
+    from store.db import session_scope
+    from store.project_tables import Project
+
+    cid = client.post("/v1/conversations", json={}).json()["id"]
+    with session_scope() as session:
+        project = Project(owner_id=owner_id, name="reports")
+        session.add(project)
+        session.flush()
+        pid = project.id
+    return str(cid), str(pid)
+
+
 def wait_file_done(client: Any, file_id: str, *, timeout: float = 60.0) -> dict[str, Any]:
     """Poll GET /v1/files/{id} until ready or failed; return the File object."""
     deadline = time.monotonic() + timeout
