@@ -95,9 +95,14 @@ def add_citations(session: Session, *, conversation_id: str, ids: Mapping[str, i
         {"conversation_id": conversation_id, "source_key": k, "citation_id": v, "created_at": now}
         for k, v in ids.items()
     ]
-    stmt = _insert(session)(ConversationCitation).values(rows).on_conflict_do_nothing()
-    inserted = session.execute(stmt).rowcount
-    return bool(inserted == len(rows))
+    stmt = (
+        _insert(session)(ConversationCitation)
+        .values(rows)
+        .on_conflict_do_nothing()
+        .returning(ConversationCitation.source_key)
+    )
+    inserted = session.connection().execute(stmt).all()  # Core: the rows it inserted
+    return len(inserted) == len(rows)
 
 
 # ---------------------------------------------------------------- cut points
@@ -120,7 +125,7 @@ def put_cut_point(session: Session, *, conversation_id: str, model: str, seq: in
         index_elements=["conversation_id", "model"],
         set_={"seq": stmt.excluded.seq, "updated_at": stmt.excluded.updated_at},
     )
-    session.execute(stmt)
+    session.connection().execute(stmt)
 
 
 # ---------------------------------------------------------------- files and messages

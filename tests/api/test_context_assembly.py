@@ -316,3 +316,44 @@ def test_a_request_that_raced_another_for_citation_ids_uses_the_stored_ones(
             select(ConversationCitation.source_key, ConversationCitation.citation_id)
         ).all()
     assert sorted(rows) == sorted([(f"file:{files[1]}", 1), (f"file:{files[0]}", 2)])
+
+
+@pytest.mark.parametrize(
+    "stack", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)], indirect=True
+)
+def test_citation_ids_and_cut_points_are_stored_on_both_backends(
+    stack: Any, app_client: Any, make_stack: Any
+) -> None:
+    from sqlalchemy import select
+
+    from contextq.settings import get_settings
+    from service.files.processing import process_file
+    from store.context_tables import ContextCutPoint, ConversationCitation
+    from store.db import read_session
+    from tests.api.history_data import agent_history
+    from tests.support.files import upload
+
+    make_stack(MAX_CONTEXT_TOKENS=16_000)
+    cid = conversation(app_client)
+    post(app_client, cid, *agent_history(600, seed=2, pinned=0))
+    up = upload(app_client, "n.md", b"# N\n\nnote\n")
+    process_file(settings=get_settings(), file_id=up["id"])
+    post(app_client, cid, {"role": "user", "content": "U with a file", "file_ids": [up["id"]]})
+    first = context(app_client, cid)
+    again = context(app_client, cid)
+    assert first["filtered"] and again["messages"] == first["messages"]  # the cut held
+    with read_session() as session:
+        cuts = session.execute(select(ContextCutPoint.model, ContextCutPoint.seq)).all()
+        cited = session.execute(
+            select(ConversationCitation.source_key, ConversationCitation.citation_id)
+        ).all()
+    assert [model for model, _ in cuts] == ["gpt-4o"] and cuts[0][1] > 1
+    assert cited == [(f"file:{up['id']}", 1)]
+    post(app_client, cid, {"role": "assistant", "content": "A"}, {"role": "user", "content": "U2"})
+    moved = context(app_client, cid)  # one more turn: the same start, the same id
+    assert moved["messages"][: len(first["messages"]) - 1] == first["messages"][:-1]
+    assert moved["citations"] == first["citations"]
+    assert app_client.delete(f"/v1/conversations/{cid}").status_code == 204
+    with read_session() as session:  # gone with their conversation
+        assert session.execute(select(ContextCutPoint.seq)).first() is None
+        assert session.execute(select(ConversationCitation.citation_id)).first() is None
