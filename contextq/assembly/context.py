@@ -266,6 +266,14 @@ def _citation(document: Document, citation_id: int) -> dict[str, Any]:
     }
 
 
+def _before(before: int, rendered: Rendered, fill: layout.Fill, work: Work) -> int:
+    """The context before filtering: the answer itself when nothing was left out or cut
+    (exact), else the sum of every part's cost alone (merged Anthropic turns cost a
+    little less)."""
+    whole = len(fill.kept) == len(work.history) and not fill.warnings and not work.notes
+    return rendered.token_count if whole else before
+
+
 def _answer(
     work: Work,
     fill: layout.Fill,
@@ -306,7 +314,7 @@ def _answer(
         "citations": _citations(rendered, citations),
         "tools": list(plan.tools_out),
         "cleared_tool_result_ids": [],
-        "usage_before": round(before / window, 4),
+        "usage_before": round(_before(before, rendered, fill, work) / window, 4),
         "usage_after": round(rendered.token_count / window, 4),
         "filter_duration_ms": result.duration_ms if result is not None else 0.0,
         "error": result.error if result is not None else None,
