@@ -110,10 +110,11 @@ class Prompts:
     sections: bool = True
 
 
-def reminder_texts(reminders: Any) -> tuple[str, ...]:
+def reminder_texts(reminders: Any, *, strict: bool = True) -> tuple[str, ...]:
     """A conversation's `reminders` as texts: strings, or objects with a `text` (or
     `content`) string; blanks are skipped. Anything else raises ValueError naming the
-    index (the service turns it into a 422 for `reminders[i]`)."""
+    index (the service turns it into a 422 for `reminders[i]`), or is skipped when not
+    `strict` (a row written before reminders were checked)."""
     if reminders is None:
         return ()
     out: list[str] = []
@@ -122,6 +123,8 @@ def reminder_texts(reminders: Any) -> tuple[str, ...]:
         if isinstance(item, Mapping):
             text = item.get("text", item.get("content"))
         if not isinstance(text, str):
+            if not strict:
+                continue
             raise ValueError(f"reminders[{i}] must be a string or an object with a text")
         if text.strip():
             out.append(text.strip())

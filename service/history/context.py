@@ -144,7 +144,7 @@ def _plan(
         owner_system_prompt=cq.owner_system_prompt(session, owner_id=owner_id),
         custom_agent_prompt=conversation.custom_agent_prompt,
         replace_system_prompt=conversation.replace_system_prompt,
-        reminders=reminder_texts(conversation.reminders),
+        reminders=reminder_texts(conversation.reminders, strict=False),
         timezone=conversation.timezone,
         datetime_granularity="minute" if granularity == "minute" else "day",
         search_tools=tuple(search_tools) if search_tools is not None else DEFAULT_SEARCH_TOOLS,

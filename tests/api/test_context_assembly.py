@@ -157,6 +157,8 @@ def test_citation_reminder_only_while_a_search_ran_in_the_current_turn(app_clien
     post(app_client, cid, call("c1", "retrieve"), result("c1", "hit"))
     searched = context(app_client, cid)  # else from the turn's tool calls
     assert "cite" in searched["messages"][-1]["content"]
+    bad = app_client.patch(f"/v1/conversations/{cid}", json={"reminders": [{"x": 1}]})
+    assert bad.status_code == 422 and "reminders" in bad.text
     not_a_search = context(app_client, cid, tools_used="calculator")
     assert "cite" not in not_a_search["messages"][-1]["content"]
     post(app_client, cid, {"role": "assistant", "content": "A1 final answer"})
@@ -357,3 +359,19 @@ def test_citation_ids_and_cut_points_are_stored_on_both_backends(
     with read_session() as session:  # gone with their conversation
         assert session.execute(select(ContextCutPoint.seq)).first() is None
         assert session.execute(select(ConversationCitation.citation_id)).first() is None
+
+
+def test_a_stored_reminder_that_is_not_text_is_skipped_not_a_5xx(app_client: Any) -> None:
+    """A row written before reminders were checked still gives a context."""
+    from store.db import session_scope
+    from store.history_tables import Conversation
+
+    cid = conversation(app_client)
+    post(app_client, cid, {"role": "user", "content": "U1 hi"})
+    with session_scope() as session:
+        row = session.get(Conversation, cid)
+        assert row is not None
+        row.reminders = [{"x": 1}, 7, "Stay on topic."]
+        session.add(row)
+    answer = context(app_client, cid)
+    assert answer["messages"][-1]["content"] == "Reminders:\n- Stay on topic."
