@@ -9,8 +9,9 @@ Modules: `inputs` (prompts, file views, the project slot), `prompts` (S in three
 with its sections, CA, R), `tools` (definitions in either format), `turn` (the newest
 turn, whether a search tool ran), `attachments` (files as documents, image and audio
 parts, text lines, notes), `citations`, `counting` (the honest count), `pieces`
-(rendered parts with their tokens), `work` (the history as pieces), `layout` (the one
-budget, filled in order), `preview`, `project` (P), `render` (the final list),
+(rendered parts with their tokens), `work` (the history as pieces), `fill` (the one
+budget, filled in order) with `layout` (its rules: pinned over budget, the turn's
+previews, the summary cut to fit), `preview`, `project` (P), `render` (the final list),
 `context` (all of it), `plan`.
 """
 
