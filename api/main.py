@@ -27,6 +27,7 @@ from api.routes import (
     webhooks,
     workspaces,
 )
+from api.routes import settings as owner_settings
 from api.schemas.errors import error_responses
 from contextq import __version__
 from contextq.logs import configure_logging
@@ -90,7 +91,7 @@ def create_app() -> FastAPI:
     app.include_router(health.router)
     app.include_router(metrics.router)
     routers = (files, conversations, messages, memory, context, jobs, workspaces, projects)
-    for module in (*routers, events, webhooks):
+    for module in (*routers, events, webhooks, owner_settings):
         app.include_router(module.router, prefix="/v1", responses=error_responses())
     return app
 

@@ -342,22 +342,15 @@ def context_section(args: argparse.Namespace, base: list[Message]) -> None:
         "\n2. Whole history-context build in process (build_history_context, gpt-4o,"
         " token_budget, 1 pinned message)"
     )
-    print(
-        "   (running token total given, as the service stores it; 'anchors' = the indices"
-        " of system/pinned messages given too; CPU = process time, with anchors)"
-    )
-    print(
-        f"{'messages':>9} {'kept':>6} {'p50':>12} {'p99':>12} {'p50 anchors':>12}"
-        f" {'p99 anchors':>12} {'CPU p50':>12}"
-    )
+    print("   (running token total given, as the service stores it; CPU = process time)")
+    print(f"{'messages':>9} {'kept':>6} {'p50':>12} {'p99':>12} {'CPU p50':>12}")
     for n in args.sizes:
         msgs = scaled_history(base, n)
         msgs[len(msgs) // 3].pinned = True
         total = sum(m.token_count or 0 for m in msgs)
-        anchors = find_anchors(msgs)
         settle()
 
-        def run(m: list[Message] = msgs, t: int = total, a: Any = None) -> Any:
+        def run(m: list[Message] = msgs, t: int = total) -> Any:
             return build_history_context(
                 m,
                 settings=settings,
@@ -365,17 +358,14 @@ def context_section(args: argparse.Namespace, base: list[Message]) -> None:
                 model=MODEL,
                 system_prompt="Be precise.",
                 history_tokens=t,
-                anchors=a,
             )
 
         ctx = run()
         times = timeit(run, repeat=args.repeat * 2)
-        anchored = timeit(lambda r=run, a=anchors: r(a=a), repeat=args.repeat * 2)
-        cpu = timeit(lambda r=run, a=anchors: r(a=a), repeat=args.repeat, clock=time.process_time)
+        cpu = timeit(run, repeat=args.repeat, clock=time.process_time)
         print(
-            f"{len(msgs):>9} {ctx.report.kept_message_count:>6} {fmt(pct(times, 0.5)):>12}"
-            f" {fmt(pct(times, 0.99)):>12} {fmt(pct(anchored, 0.5)):>12}"
-            f" {fmt(pct(anchored, 0.99)):>12} {fmt(pct(cpu, 0.5)):>12}"
+            f"{len(msgs):>9} {ctx.report['kept_message_count']:>6} {fmt(pct(times, 0.5)):>12}"
+            f" {fmt(pct(times, 0.99)):>12} {fmt(pct(cpu, 0.5)):>12}"
         )
 
 

@@ -48,6 +48,12 @@ class ModelLimits:
     source: Source = "models.dev"  # where the figures came from
     catalog_id: str | None = None  # the id matched in the catalogue
     max_input_tokens: int | None = None  # a separate input limit, where the model has one
+    # what the model takes as input (models.dev `modalities.input`): text, image, audio, pdf…
+    input_modalities: tuple[str, ...] = ("text", "image")
+
+    def takes(self, modality: str) -> bool:
+        """Whether the model takes `modality` (`image`, `audio`, …) as input."""
+        return modality in self.input_modalities
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +64,7 @@ class _Entry:
     output: int
     source: Source
     input: int | None = None
+    modalities: tuple[str, ...] = ("text",)
 
 
 # Our canonical provider name → models.dev provider ids that are the model's maker.
@@ -176,7 +183,13 @@ def _index() -> _Index:
             output = min(output or context, context)
             if canonical is not None:
                 entry = _Entry(
-                    canonical, model_id, context, output, "models.dev", model.limit.input
+                    canonical,
+                    model_id,
+                    context,
+                    output,
+                    "models.dev",
+                    model.limit.input,
+                    _modalities(model),
                 )
                 makers.setdefault(model_id.lower(), entry)
                 normalised.setdefault(_normalise(model_id), entry)
@@ -184,15 +197,25 @@ def _index() -> _Index:
                 bare = _normalise(model_id.rsplit("/", 1)[-1])
                 inferred = _infer_provider(bare) or provider.id
                 hosted.setdefault(bare, []).append(
-                    _Entry(inferred, model_id, context, output, "models.dev")
+                    _Entry(
+                        inferred, model_id, context, output, "models.dev", None, _modalities(model)
+                    )
                 )
     for model_id, (provider_name, context, output) in _EXTRA_MODELS.items():
-        entry = _Entry(provider_name, model_id, context, output, "contextq")
+        modalities = ("text", "image") if "vision" in model_id else ("text",)
+        entry = _Entry(provider_name, model_id, context, output, "contextq", None, modalities)
         makers.setdefault(model_id, entry)
         normalised.setdefault(_normalise(model_id), entry)
     others = {bare: _consensus(entries) for bare, entries in hosted.items()}
     by_length = tuple(sorted(normalised, key=len, reverse=True))
     return _Index(makers, normalised, others, by_length)
+
+
+def _modalities(model: object) -> tuple[str, ...]:
+    """A models.dev model's input modalities (text when the data set says nothing)."""
+    modalities = getattr(model, "modalities", None)
+    found = tuple(str(m) for m in getattr(modalities, "input", ()) or ())
+    return found or ("text",)
 
 
 def _infer_provider(bare: str) -> str | None:
@@ -255,6 +278,7 @@ def resolve_model(model: str | None, settings: Settings) -> ModelLimits:
         source: Source = entry.source
         catalog_id: str | None = entry.model_id
         max_input = entry.input
+        modalities = entry.modalities
     else:
         default = _provider_default(name, settings)
         provider, window, output = (
@@ -263,6 +287,7 @@ def resolve_model(model: str | None, settings: Settings) -> ModelLimits:
             default.max_output_tokens,
         )
         source, catalog_id = "provider-default", None
+        modalities = default.input_modalities
         if name:
             log.debug("model %r not in the catalogue; %s defaults used", name, provider)
     if settings.MAX_CONTEXT_TOKENS is not None:
@@ -278,6 +303,7 @@ def resolve_model(model: str | None, settings: Settings) -> ModelLimits:
         source=source,
         catalog_id=catalog_id,
         max_input_tokens=max_input,
+        input_modalities=modalities,
     )
 
 

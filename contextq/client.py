@@ -244,9 +244,14 @@ def context_report(ctx: dict[str, Any]) -> list[tuple[str, str]]:
     ]
     if ctx.get("compaction_id"):
         rows.append(("compaction", str(ctx["compaction_id"])))
-    for field_name in ("pending_file_ids", "failed_file_ids"):
-        if ctx.get(field_name):
-            rows.append((field_name.replace("_", " "), ", ".join(ctx[field_name])))
+    breakdown = ctx.get("token_breakdown") or {}
+    if breakdown:
+        spent = ", ".join(f"{k} {_num(v)}" for k, v in breakdown.items() if v)
+        rows.append(("where the tokens went", spent or "nothing"))
+    for note in ctx.get("file_notes") or ():
+        rows.append((f"file {note.get('file_id')}", str(note.get("reason", ""))))
+    for warning in ctx.get("warnings") or ():
+        rows.append(("warning", str(warning)))
     return rows
 
 

@@ -17,20 +17,25 @@ class ProviderDefault:
     provider: str  # canonical provider id (the catalogue's)
     context_window: int  # tokens, for a model the catalogue does not know
     max_output_tokens: int
+    # what an unknown model of this provider is assumed to take as input (SPEC §6: the
+    # catalogue's modalities decide; for a model it does not know, the provider's usual)
+    input_modalities: tuple[str, ...] = ("text", "image")
 
 
 DEFAULT_LLM_PROVIDER = "azure-openai"
+_TEXT = ("text",)
+_WITH_AUDIO = ("text", "image", "audio")
 
 # The catalogue's own providers: a typical current model of each.
 CANONICAL_DEFAULTS: dict[str, ProviderDefault] = {
     # openai and anthropic are also seed 004 names: the seed's windows apply
     "openai": ProviderDefault("openai", 100_000, 16_384),
     "anthropic": ProviderDefault("anthropic", 150_000, 8_192),
-    "google": ProviderDefault("google", 1_048_576, 8_192),  # Gemini 1.5/2.x
-    "mistral": ProviderDefault("mistral", 128_000, 8_192),
-    "meta": ProviderDefault("meta", 128_000, 4_096),  # Llama 3.1+
-    "qwen": ProviderDefault("qwen", 131_072, 8_192),  # Qwen 2.5+
-    "deepseek": ProviderDefault("deepseek", 128_000, 8_192),
+    "google": ProviderDefault("google", 1_048_576, 8_192, _WITH_AUDIO),  # Gemini 1.5/2.x
+    "mistral": ProviderDefault("mistral", 128_000, 8_192, _TEXT),
+    "meta": ProviderDefault("meta", 128_000, 4_096, _TEXT),  # Llama 3.1+
+    "qwen": ProviderDefault("qwen", 131_072, 8_192, _TEXT),  # Qwen 2.5+
+    "deepseek": ProviderDefault("deepseek", 128_000, 8_192, _TEXT),
     "xai": ProviderDefault("xai", 131_072, 8_192),
 }
 
@@ -42,8 +47,8 @@ SEED_DEFAULTS: dict[str, ProviderDefault] = {
     "aws-bedrock": ProviderDefault("anthropic", 150_000, 8_192),
     "anthropic-claude": ProviderDefault("anthropic", 150_000, 8_192),
     "anthropic": CANONICAL_DEFAULTS["anthropic"],
-    "google-gemini": ProviderDefault("google", 800_000, 8_192),
-    "gcp-vertexai": ProviderDefault("google", 150_000, 8_192),
+    "google-gemini": ProviderDefault("google", 800_000, 8_192, _WITH_AUDIO),
+    "gcp-vertexai": ProviderDefault("google", 150_000, 8_192, _WITH_AUDIO),
 }
 
 PROVIDER_DEFAULTS: dict[str, ProviderDefault] = {**SEED_DEFAULTS, **CANONICAL_DEFAULTS}

@@ -14,6 +14,7 @@ importlib.import_module("store.history_tables")
 importlib.import_module("store.project_tables")
 importlib.import_module("store.workspace_tables")
 importlib.import_module("store.event_tables")
+importlib.import_module("store.context_tables")
 
 target_metadata = SQLModel.metadata
 config = context.config

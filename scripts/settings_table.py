@@ -51,14 +51,20 @@ MEANING: dict[str, str] = {
     "HISTORY_COMPACTION_TARGET_TOKENS": "size a compaction aims for",
     "SUMMARIZER_INPUT_MAX_TOKENS": "tokens given to the summariser at most",
     "MAX_PINNED_MESSAGES": "pinned messages per conversation (over: 422)",
-    "MIN_MESSAGES_TO_KEEP": "newest messages every strategy keeps",
+    "MIN_MESSAGES_TO_KEEP": (
+        "newest messages every strategy that drops messages keeps, while the budget holds "
+        "them (then fewer, with a warning in the answer)"
+    ),
     "LLM_PROVIDER": "provider whose context window applies to models the catalogue does not "
     "know: `azure-openai` 100 000, `openai` 100 000, `aws-bedrock` 150 000, `anthropic-claude` "
     "150 000, `anthropic` 150 000, `google-gemini` 800 000, `gcp-vertexai` 150 000, or a "
     "catalogue id (`google`, `mistral`, `meta`, `qwen`, `deepseek`, `xai`)",
     "MAX_CONTEXT_TOKENS": "caps the context window of every model",
-    "ENABLE_AUTO_COMPRESSION": "compact automatically past the threshold (insert trigger and "
-    "beat sweep); `false`: only `POST …/compact` compacts",
+    "ENABLE_AUTO_COMPRESSION": (
+        "filter the context and compact automatically past the threshold (insert trigger "
+        "and beat sweep); `false`: only `force_filter` and `POST …/compact` (the hard room "
+        "still holds)"
+    ),
     "SUMMARIZER": "`extractive` (offline), `openai` (any OpenAI-compatible endpoint) "
     "or `truncation`",
     "OPENAI_BASE_URL": "endpoint of the `openai` summariser",

@@ -72,7 +72,10 @@ def update_conversation(
 def delete_conversation(session: Session, *, conversation: Conversation) -> None:
     """Delete a conversation with its messages, compactions and memory (explicitly, so it
     does not depend on the database enforcing ON DELETE CASCADE)."""
-    for table in (StoredMessage, Compaction, Memory):
+    from store.context_tables import ContextCutPoint, ConversationCitation
+
+    tables = (StoredMessage, Compaction, Memory, ConversationCitation, ContextCutPoint)
+    for table in tables:
         session.execute(delete(table).where(table.conversation_id == conversation.id))  # type: ignore[attr-defined]
     session.execute(delete(Conversation).where(Conversation.id == conversation.id))
 

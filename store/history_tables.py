@@ -39,6 +39,11 @@ class Conversation(SQLModel, table=True):
     tools: list[Any] | None = Field(default=None, sa_column=Column(JSON))
     # the hierarchical memory's options (SPEC §2): only those the client set, validated
     memory_options: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON))
+    # the context's dynamic sections (SPEC §6): the date in this IANA zone (UTC when
+    # unset), at `day` (default) or `minute` granularity; the tools that count as search
+    search_tools: list[str] | None = Field(default=None, sa_column=Column(JSON))
+    timezone: str | None = Field(default=None, max_length=64)
+    datetime_granularity: str | None = Field(default=None, max_length=8)
     # running totals, updated in the transaction that inserts messages
     message_count: int = 0
     total_tokens: int = 0

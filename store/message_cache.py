@@ -292,15 +292,17 @@ def load_context_messages(
     conversation: Conversation,
     through_seq: int = 0,
     with_removed: bool = False,
+    also_seqs: Sequence[int] = (),
 ) -> ContextMessages:
     """Messages with seq > `through_seq`, plus, from before it, system and pinned
-    messages with their whole tool chains (they stay verbatim). With `with_removed`,
-    also the ids of the earlier messages not read."""
+    messages with their whole tool chains (they stay verbatim) and the messages of
+    `also_seqs` (the newest user message). With `with_removed`, also the ids of the
+    earlier messages not read."""
     reader = _Reader(session, conversation)
     tail = reader.read(through_seq + 1, conversation.last_seq)
     head: list[Message] = []
     if through_seq > 0:
-        head = _kept_before(reader, through_seq=through_seq)
+        head = _kept_before(reader, through_seq=through_seq, also_seqs=also_seqs)
     messages = head + tail
     anchors = [i for i, m in enumerate(messages) if m.pinned or m.role == "system"]
     removed: list[str] = []
@@ -309,11 +311,15 @@ def load_context_messages(
     return ContextMessages(messages, anchors, removed)
 
 
-def _kept_before(reader: _Reader, *, through_seq: int) -> list[Message]:
-    """System and pinned messages at or before `through_seq`, each with its tool chain
-    (a chain's messages are adjacent: the results follow their call)."""
+def _kept_before(
+    reader: _Reader, *, through_seq: int, also_seqs: Sequence[int] = ()
+) -> list[Message]:
+    """System and pinned messages at or before `through_seq` (and those of `also_seqs`),
+    each with its tool chain (a chain's messages are adjacent: the results follow their
+    call)."""
     system = reader.system_seqs(through_seq)
-    anchor_seqs = sorted({s for s in reader.pinned if s <= through_seq} | set(system))
+    extra = {s for s in also_seqs if 0 < s <= through_seq}
+    anchor_seqs = sorted({s for s in reader.pinned if s <= through_seq} | set(system) | extra)
     anchors = reader.read_seqs(anchor_seqs)
     keep = {m.seq: m for m in anchors}
     for anchor in anchors:

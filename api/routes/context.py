@@ -1,4 +1,4 @@
-"""Route: the ready-to-send context (SPEC §2, history part of §6).
+"""Route: the ready-to-send context (SPEC §2, §6).
 
 Synchronous and cheap: it never calls an LLM and never waits on a task. The work is
 `service.history.build_context`; this adapter only parses the query string.
@@ -20,25 +20,31 @@ from store.metrics import observe_context_build
 router = APIRouter(tags=["context"])
 
 MAX_OPTIONS_CHARS = 10_000
+MAX_TOOLS_CHARS = 200_000
 
 
-def _parse_options(raw: str | None) -> dict[str, Any] | None:
+def _parse_json(raw: str | None, field: str, kind: type, max_chars: int) -> Any:
     if raw is None or raw == "":
         return None
-    if len(raw) > MAX_OPTIONS_CHARS:
-        raise ValidationFailed("options is too long", field="options")
+    what = "a JSON object" if kind is dict else "a JSON list"
+    if len(raw) > max_chars:
+        raise ValidationFailed(f"{field} is too long (at most {max_chars} characters)", field=field)
     try:
         value = json.loads(raw)
     except (ValueError, RecursionError):
-        raise ValidationFailed("options must be a JSON object", field="options") from None
-    if not isinstance(value, dict):
-        raise ValidationFailed("options must be a JSON object", field="options")
+        raise ValidationFailed(f"{field} must be {what}", field=field) from None
+    if not isinstance(value, kind):
+        raise ValidationFailed(f"{field} must be {what}", field=field)
     return value
 
 
-def _tools_used(values: list[str] | None) -> list[str]:
+def _tools_used(values: list[str] | None) -> list[str] | None:
+    """Names given as repeated parameters or comma-separated; None when not given (then
+    the turn's tool calls tell whether a search tool ran)."""
+    if values is None:
+        return None
     names: list[str] = []
-    for value in values or ():
+    for value in values:
         names.extend(n.strip() for n in value.split(",") if n.strip())
     return names
 
@@ -56,8 +62,11 @@ async def get_context(
     skip_filter: bool = False,
     format: Literal["openai", "anthropic"] = "openai",
     tools_used: list[str] | None = Query(None),  # noqa: B008
+    tools: str | None = Query(None, description="JSON list of tool definitions (either format)"),
+    query: str | None = Query(None, max_length=2000),
+    datetime_granularity: Literal["day", "minute"] | None = None,
 ) -> Response:
-    """The message list to send now, with the filtering report (SPEC §2)."""
+    """The message list to send now, with where its tokens went (SPEC §2, §6)."""
     answer = await read(
         history.build_context,
         settings=settings,
@@ -65,11 +74,14 @@ async def get_context(
         conversation_id=conversation_id,
         model=model,
         strategy=strategy,
-        options=_parse_options(options),
+        options=_parse_json(options, "options", dict, MAX_OPTIONS_CHARS),
         force_filter=force_filter,
         skip_filter=skip_filter,
         output_format=format,
         tools_used=_tools_used(tools_used),
+        tools=_parse_json(tools, "tools", list, MAX_TOOLS_CHARS),
+        query=query,
+        datetime_granularity=datetime_granularity,
     )
     observe_context_build(answer)
     return json_response(answer)

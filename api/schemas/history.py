@@ -51,8 +51,11 @@ class ConversationBase(BaseModel):
     # the hierarchical memory's options (seed 001): max_working_memory, max_context_tokens,
     # compression_threshold (a ratio); validated by the service (422 naming the option)
     memory_options: dict[str, Any] | None = None
+    search_tools: list[str] | None = Field(default=None, max_length=100)
+    timezone: str | None = Field(default=None, max_length=64)
+    datetime_granularity: Literal["day", "minute"] | None = None
 
-    _nul = field_validator("title", "model", "project_id", "context_strategy")(_no_nul)
+    _nul = field_validator("title", "model", "project_id", "context_strategy", "timezone")(_no_nul)
 
 
 class ConversationCreate(ConversationBase):

@@ -6,9 +6,9 @@ The service layer calls:
 - `validate_strategy` / `validate_options` / `validate_threshold` when a conversation
   is written (422 naming the field);
 - `plan_read(...)` for GET /context: what to load and how to filter, from the stored
-  totals; then `assemble_history(messages, plan)` over what it loaded
-  (`build_history_context` does both for a caller holding the whole history, and
-  `filter_history` is the strategy step alone);
+  totals (`contextq.assembly.plan_context` wraps it; `contextq.assembly` assembles the
+  whole context; `build_history_context` assembles a bare history for a caller holding
+  it whole, and `filter_history` is the strategy step alone);
 - `compact(messages, get_summarizer(settings), settings, previous_summary=...)` in the
   compaction task;
 - `HierarchicalMemory` (`from_dict`, `observe`, `set_goal`, …, `to_dict`, `snapshot`).
@@ -16,16 +16,14 @@ The service layer calls:
 Modules: `types` (the `Message` dataclass), `message_tokens` (a message's token cost),
 `chains` (tool-call units), `options` (strategy names and options), `budget`,
 `strategies` (the selection functions), `filtering` (whether and how one runs),
-`plan` (the plan of a context read), `context` (assembly), `formats` (OpenAI /
-Anthropic shapes), `compaction`, `summarizers`, `memory`.
+`plan` (the plan of a context read), `context` (the visible history), `formats`
+(OpenAI / Anthropic shapes), `compaction`, `summarizers`, `memory`.
 """
 
 from contextq.history.budget import Budget, compute_budget
 from contextq.history.compaction import CompactionOutcome, CompactionPlan, compact, plan_compaction
 from contextq.history.context import (
-    ContextReport,
     HistoryContext,
-    assemble_history,
     build_history_context,
     visible_history,
 )
@@ -71,7 +69,6 @@ __all__ = [
     "CompactionOutcome",
     "CompactionPlan",
     "CompactionView",
-    "ContextReport",
     "ExtractiveSummarizer",
     "FilterPlan",
     "FilterResult",
@@ -87,7 +84,6 @@ __all__ = [
     "StrategyName",
     "Summarizer",
     "apply_filter",
-    "assemble_history",
     "build_history_context",
     "compact",
     "compute_budget",

@@ -19,12 +19,13 @@ from typing import TYPE_CHECKING, Any
 
 from contextq.errors import ValidationFailed
 from contextq.history.budget import Budget, compute_budget
+from contextq.history.memory_options import MemoryOptions
 from contextq.history.message_tokens import token_count
 from contextq.history.options import (
     DEFAULT_BUDGET_PERCENTAGE,
-    DEFAULT_CONTEXT_THRESHOLD,
+    DEFAULT_PROJECT_SHARE,
     DEFAULT_RESERVE_TOKENS,
-    DEFAULT_STRATEGY,
+    DEFAULT_TRIM_TO,
     DEFAULT_WINDOW_SIZE,
     StrategyName,
     resolve_strategy,
@@ -62,6 +63,8 @@ class FilterPlan:
     skipped: bool
     automatic: bool  # ENABLE_AUTO_COMPRESSION
     warnings: tuple[str, ...] = ()
+    trim_to: float = DEFAULT_TRIM_TO  # token_budget: cut down to this share of the budget
+    project_share: float = DEFAULT_PROJECT_SHARE  # P's share of what is left (SPEC §6)
 
     def usage(self, history_tokens: int) -> float:
         """(fixed + history tokens) ÷ context_limit."""
@@ -69,9 +72,15 @@ class FilterPlan:
 
     def runs_at(self, history_tokens: int) -> bool:
         """Whether the strategy runs over a history of `history_tokens` tokens."""
+        return self.runs_for_total(self.fixed_tokens + history_tokens)
+
+    def runs_for_total(self, context_tokens: int) -> bool:
+        """Whether the strategy runs for an assembled context of `context_tokens` tokens
+        (usage = context_tokens ÷ context_limit against the threshold, or forced)."""
         if self.skipped or self.strategy == "noop":
             return False
-        return self.forced or (self.automatic and self.usage(history_tokens) >= self.threshold)
+        usage = context_tokens / max(1, self.limits.context_window)
+        return self.forced or (self.automatic and usage >= self.threshold)
 
     @property
     def runs(self) -> bool | None:
@@ -102,26 +111,27 @@ def plan_filter(
     fixed_tokens: int = 0,
     history_tokens: int | None = None,
     tool_definition_tokens: int = 0,
+    memory_options: Mapping[str, Any] | None = None,
+    conversation_id: str | None = None,
 ) -> FilterPlan:
     """Resolve the strategy and options, the budget and the trigger.
 
-    - `strategy`: unknown → noop with a warning, and `options` are ignored;
-      otherwise `options` are validated (ValidationFailed names `options.<key>`).
+    - `strategy`: None → `CONTEXT_DEFAULT_STRATEGY` (with `CONTEXT_DEFAULT_OPTIONS` when
+      `options` is None); unknown → noop with a warning naming the conversation, and
+      `options` are ignored; otherwise `options` are validated (ValidationFailed names
+      `options.<key>`). `context_threshold` None → `CONTEXT_DEFAULT_THRESHOLD`.
     - `fixed_tokens`: tokens that go with the history; taken off the budget and
       counted in usage. `tool_definition_tokens`: the tools sent with the request
       (an explicit `tool_definition_tokens` option wins).
     - `history_tokens`: the stored running total of the whole history, if the caller
       has it (then only a window of its newest messages need be applied).
+    - `memory_options`: the conversation's hierarchical memory options (hierarchical).
     """
     if force_filter and skip_filter:
         raise ValidationFailed(
             "force_filter and skip_filter exclude each other", field="skip_filter"
         )
-    name = resolve_strategy(strategy)
-    warnings: tuple[str, ...] = ()
-    if name != (strategy or DEFAULT_STRATEGY):
-        warnings = (f"unknown strategy {strategy!r}; used noop",)
-        options = None
+    name, options, warnings = _resolve(strategy, options, settings, conversation_id)
     opts = validate_options(name, options, field="options")
     budget = compute_budget(
         context_limit=limits.context_window,
@@ -132,49 +142,99 @@ def plan_filter(
         reserve_tokens=opts.get("reserve_tokens", DEFAULT_RESERVE_TOKENS),
         max_input_tokens=limits.max_input_tokens,
     )
+    arguments = _arguments(
+        name,
+        opts=opts,
+        budget=budget,
+        fixed_tokens=fixed_tokens,
+        settings=settings,
+        memory_options=memory_options,
+    )
+    threshold = context_threshold
+    if threshold is None:
+        threshold = settings.CONTEXT_DEFAULT_THRESHOLD
     return FilterPlan(
         limits=limits,
         strategy=name,
-        arguments=MappingProxyType(_arguments(name, opts, budget, fixed_tokens, settings)),
+        arguments=MappingProxyType(arguments),
         budget=budget,
         fixed_tokens=fixed_tokens,
         history_tokens=history_tokens,
-        threshold=DEFAULT_CONTEXT_THRESHOLD if context_threshold is None else context_threshold,
+        threshold=threshold,
         forced=force_filter,
         skipped=skip_filter,
         automatic=settings.ENABLE_AUTO_COMPRESSION,
         warnings=warnings,
+        trim_to=opts.get("trim_to", DEFAULT_TRIM_TO),
+        project_share=opts.get("project_share", DEFAULT_PROJECT_SHARE),
     )
+
+
+def _resolve(
+    strategy: str | None,
+    options: Mapping[str, Any] | None,
+    settings: Settings,
+    conversation_id: str | None,
+) -> tuple[StrategyName, Mapping[str, Any] | None, tuple[str, ...]]:
+    """The strategy to run and its options: None → the settings' defaults; unknown → noop
+    (its options ignored) with a warning."""
+    if strategy is None or strategy == "":
+        strategy = settings.CONTEXT_DEFAULT_STRATEGY
+        if options is None:
+            options = settings.CONTEXT_DEFAULT_OPTIONS
+    name = resolve_strategy(strategy, conversation_id=conversation_id)
+    if name != strategy:
+        return name, None, (f"unknown strategy {strategy!r}; used noop",)
+    return name, options, ()
 
 
 def _arguments(
     name: StrategyName,
+    *,
     opts: Mapping[str, Any],
     budget: Budget,
     fixed_tokens: int,
     settings: Settings,
+    memory_options: Mapping[str, Any] | None,
 ) -> dict[str, Any]:
-    """The keyword arguments of strategy `name`, defaults filled in from settings."""
+    """The keyword arguments of strategy `name`, defaults filled in from settings (the
+    assembly replaces the budget figures with what is left after the parts taken first)."""
     max_pinned = settings.MAX_PINNED_MESSAGES
+    min_keep = opts.get("min_messages_to_keep", settings.MIN_MESSAGES_TO_KEEP)
     if name == "noop":
         return {}
     if name == "sliding_window":
         return {
             "window_size": opts.get("window_size", DEFAULT_WINDOW_SIZE),
+            "min_messages_to_keep": min_keep,
             "max_pinned": max_pinned,
         }
+    history_budget = max(0, budget.budget_tokens - fixed_tokens)
     arguments: dict[str, Any] = {
-        "budget_tokens": max(0, budget.budget_tokens - fixed_tokens),
-        "hard_limit_tokens": max(0, budget.hard_limit_tokens - fixed_tokens),
-        "min_messages_to_keep": opts.get("min_messages_to_keep", settings.MIN_MESSAGES_TO_KEEP),
+        "budget_tokens": history_budget,
+        "min_messages_to_keep": min_keep,
         "max_pinned": max_pinned,
     }
+    if name == "token_budget":
+        trim_to = opts.get("trim_to", DEFAULT_TRIM_TO)
+        arguments["trim_tokens"] = max(0, int(budget.budget_tokens * trim_to) - fixed_tokens)
     if name == "hierarchical":
-        arguments["compression_threshold"] = opts.get(
-            "compression_threshold", settings.MEMORY_COMPRESSION_THRESHOLD
-        )
-        arguments["recent_actions"] = opts.get("recent_actions")
+        arguments["memory_options"] = hierarchical_memory_options(opts, settings, memory_options)
     return arguments
+
+
+def hierarchical_memory_options(
+    opts: Mapping[str, Any], settings: Settings, memory_options: Mapping[str, Any] | None
+) -> MemoryOptions:
+    """The conversation's `memory_options` (over the settings' defaults), with the
+    strategy's `compression_threshold` and `recent_actions` over them."""
+    base = MemoryOptions.parse(memory_options, settings=settings)
+    overrides: dict[str, Any] = {}
+    if opts.get("compression_threshold") is not None:
+        overrides["compression_threshold"] = opts["compression_threshold"]
+    if opts.get("recent_actions") is not None:
+        overrides["recent_to_keep"] = opts["recent_actions"]
+    return MemoryOptions.parse(overrides, base=base, field="options")
 
 
 @dataclass(slots=True)
@@ -196,6 +256,7 @@ class FilterResult:
     duration_ms: float
     error: str | None = None  # set when filtering failed and everything was sent (fail-open)
     warnings: list[str] = field(default_factory=list)
+    cut_seq: int | None = None  # token_budget: the cut point (hysteresis), when it ran
 
 
 def apply_filter(
@@ -205,24 +266,19 @@ def apply_filter(
     anchors: Sequence[int] | None = None,
     memory: HierarchicalMemory | None = None,
 ) -> FilterResult:
-    """Run `plan` over `messages` (oldest first). `anchors`: indices of the system and
-    pinned messages, if the caller has them. Any exception inside a strategy → the
-    whole of `messages` is returned (fail-open) with `error` set, and logged."""
+    """Run `plan` over `messages` (oldest first) when its trigger says so. `anchors`:
+    indices of the system and pinned messages, if the caller has them. Any exception
+    inside a strategy → the whole of `messages` is returned (fail-open) with `error`
+    set, and logged."""
     started = time.perf_counter()
     history_tokens = plan.history_tokens
     if history_tokens is None:
         history_tokens = sum(token_count(m, plan.limits.model) for m in messages)
-    run = plan.runs_at(history_tokens)
     error: str | None = None
     selection: Selection | None = None
-    if run:
-        try:
-            selection = _select(plan, messages, anchors=anchors, memory=memory)
-        except Exception as exc:  # fail-open: send everything, say why
-            log.exception(
-                "context filtering with %s failed; sending the whole history", plan.strategy
-            )
-            error = f"{type(exc).__name__}: {exc}"
+    if plan.runs_at(history_tokens):
+        selection, error = run_strategy(messages, plan, anchors=anchors, memory=memory)
+    ran = selection is not None and error is None
     if selection is None:
         selection = noop(messages)
     kept = [messages[i] for i in selection.kept]
@@ -235,7 +291,7 @@ def apply_filter(
         messages=kept,
         preamble=selection.preamble,
         strategy=plan.strategy,
-        filtered=run and error is None,
+        filtered=ran,
         original_count=len(messages),
         kept_count=len(kept),
         removed_ids=removed_ids,
@@ -246,8 +302,26 @@ def apply_filter(
         usage_after=round(plan.usage(kept_tokens), 4),
         duration_ms=round((time.perf_counter() - started) * 1000, 3),
         error=error,
-        warnings=list(plan.warnings),
+        warnings=[*plan.warnings, *selection.warnings],
+        cut_seq=selection.cut_seq,
     )
+
+
+def run_strategy(
+    messages: Sequence[Message],
+    plan: FilterPlan,
+    *,
+    anchors: Sequence[int] | None = None,
+    memory: HierarchicalMemory | None = None,
+    overrides: Mapping[str, Any] | None = None,
+) -> tuple[Selection, str | None]:
+    """The plan's strategy over `messages`, or — when it raises — everything (fail-open,
+    logged) with the error. Touches only the messages the strategy looks at."""
+    try:
+        return _select(plan, messages, anchors=anchors, memory=memory, overrides=overrides), None
+    except Exception as exc:  # fail-open: send everything, say why
+        log.exception("context filtering with %s failed; sending the whole history", plan.strategy)
+        return noop(messages), f"{type(exc).__name__}: {exc}"
 
 
 def filter_history(
@@ -257,7 +331,7 @@ def filter_history(
     settings: Settings,
     strategy: str | None = None,
     options: Mapping[str, Any] | None = None,
-    context_threshold: float = DEFAULT_CONTEXT_THRESHOLD,
+    context_threshold: float | None = None,
     force_filter: bool = False,
     skip_filter: bool = False,
     fixed_tokens: int = 0,
@@ -298,8 +372,14 @@ def _select(
     *,
     anchors: Sequence[int] | None,
     memory: HierarchicalMemory | None,
+    overrides: Mapping[str, Any] | None = None,
 ) -> Selection:
-    arguments = plan.arguments
+    arguments = dict(plan.arguments)
+    for key, value in (overrides or {}).items():
+        if key in arguments or key == "cut_seq":
+            arguments[key] = value
+    if plan.strategy != "token_budget":
+        arguments.pop("cut_seq", None)
     if plan.strategy == "sliding_window":
         return sliding_window(messages, anchors=anchors, **arguments)
     if plan.strategy == "hierarchical":

@@ -43,7 +43,7 @@ def to_anthropic(messages: Sequence[Message]) -> tuple[str | None, list[dict[str
                 system_parts.append(text)
             continue
         role = "assistant" if message.role == "assistant" else "user"
-        blocks = _blocks(message)
+        blocks = anthropic_blocks(message)
         if not blocks:
             continue
         if turns and turns[-1]["role"] == role:
@@ -65,7 +65,9 @@ def anthropic_tool_id(call_id: str | None) -> str:
     return cleaned or "tool_call"
 
 
-def _blocks(message: Message) -> list[dict[str, Any]]:
+def anthropic_blocks(message: Message) -> list[dict[str, Any]]:
+    """The message's content as Anthropic blocks (tool calls as `tool_use`, a tool
+    result as one `tool_result`); [] when it has nothing to send."""
     if message.role == "tool":
         block: dict[str, Any] = {
             "type": "tool_result",

@@ -26,6 +26,8 @@ DEFAULT_BUDGET_PERCENTAGE = 0.8
 DEFAULT_RESERVE_TOKENS = 1000
 DEFAULT_CONTEXT_THRESHOLD = 0.8
 DEFAULT_WINDOW_SIZE = 20
+DEFAULT_TRIM_TO = 0.7  # token_budget cuts down to this share of the budget (hysteresis)
+DEFAULT_PROJECT_SHARE = 0.5  # the project's documents take at most this share of what is left
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,17 +39,24 @@ class _Option:
     nullable: bool = False
 
 
+_RATIO = _Option(float, 0.0, 1.0, exclusive_minimum=True)
+_SHARE = _Option(float, 0.0, 1.0)
 _BUDGET_OPTIONS: dict[str, _Option] = {
-    "budget_percentage": _Option(float, 0.0, 1.0, exclusive_minimum=True),
+    "budget_percentage": _RATIO,
     "reserve_tokens": _Option(int, 0),
     "max_output_tokens": _Option(int, 0, nullable=True),
     "tool_definition_tokens": _Option(int, 0),
     "min_messages_to_keep": _Option(int, 0),
+    "project_share": _SHARE,
 }
 _OPTIONS: dict[str, dict[str, _Option]] = {
-    "token_budget": _BUDGET_OPTIONS,
-    "sliding_window": {"window_size": _Option(int, 1)},
-    "noop": {},
+    "token_budget": {**_BUDGET_OPTIONS, "trim_to": _RATIO},
+    "sliding_window": {
+        "window_size": _Option(int, 1),
+        "min_messages_to_keep": _Option(int, 0),
+        "project_share": _SHARE,
+    },
+    "noop": {"project_share": _SHARE},
     "hierarchical": {
         **_BUDGET_OPTIONS,
         "compression_threshold": _Option(float, 0.0, 1.0, exclusive_minimum=True),  # a ratio
@@ -122,11 +131,16 @@ def validate_threshold(value: Any, *, field: str = "context_threshold") -> float
     return float(_check_option(value, spec, field))
 
 
-def resolve_strategy(name: str | None) -> StrategyName:
-    """A strategy name met at resolution time: None → default, unknown → noop + warning."""
+def resolve_strategy(name: str | None, *, conversation_id: str | None = None) -> StrategyName:
+    """A strategy name met at resolution time: None → default, unknown → noop + a
+    warning naming the conversation (seed 002's resolution failure)."""
     if name is None or name == "":
         return DEFAULT_STRATEGY
     if name in STRATEGY_NAMES:
         return cast(StrategyName, name)
-    log.warning("unknown context strategy %r; falling back to noop", name)
+    log.warning(
+        "unknown context strategy %r for conversation %s; falling back to noop",
+        name,
+        conversation_id or "(none)",
+    )
     return "noop"

@@ -49,13 +49,18 @@ class CompactionView:
     method: str = "summary"
 
 
+def summary_wrapper(summary: str) -> str:
+    """The text of the summary message: the summary in `<conversation_summary>` tags."""
+    return (
+        "Summary of the earlier part of this conversation (older messages were compacted):\n"
+        f"<conversation_summary>\n{summary}\n</conversation_summary>"
+    )
+
+
 def summary_message(compaction: CompactionView) -> Message:
     """The compaction summary as sent: a user turn in `<conversation_summary>` tags (see
     `contextq.history.context` for why it is not a system message)."""
-    text = (
-        "Summary of the earlier part of this conversation (older messages were compacted):\n"
-        f"<conversation_summary>\n{compaction.summary}\n</conversation_summary>"
-    )
+    text = summary_wrapper(compaction.summary)
     return Message(role=SUMMARY_ROLE, content=text, seq=compaction.through_seq)
 
 
@@ -120,14 +125,20 @@ def plan_read(
     skip_filter: bool = False,
     format: str = "openai",
     tools: Sequence[Mapping[str, Any]] | None = None,
+    extra_fixed_tokens: int = 0,
+    memory_options: Mapping[str, Any] | None = None,
+    conversation_id: str | None = None,
 ) -> ReadPlan:
     """Plan a context read (see the module docstring).
 
     A request's `strategy` and `options` override the conversation's
     (`default_strategy`, `default_options`: its options apply only when the request
-    names neither). `history_tokens`: the stored running total of the history (used
-    without a compaction). `tools`: definitions sent with the request; their tokens
-    come off the budget. Raises ValidationFailed for bad options or format.
+    names neither), which override the settings' `CONTEXT_DEFAULT_*`.
+    `history_tokens`: the stored running total of the history (used without a
+    compaction). `tools`: definitions sent with the request, in the target format; their
+    tokens come off the budget. `extra_fixed_tokens`: the other parts that go with every
+    answer (the assembly's system prompt, custom agent prompt, reminders). Raises
+    ValidationFailed for bad options or format.
     """
     if format not in ("openai", "anthropic"):
         raise ValidationFailed("format must be openai or anthropic", field="format")
@@ -136,10 +147,6 @@ def plan_read(
     limits = resolve_model(model, settings)
     head = (Message(role="system", content=system_prompt),) if system_prompt else ()
     summary = (summary_message(compaction),) if compaction is not None else ()
-    tool_tokens = 0
-    if tools:
-        serialised = json.dumps(list(tools), ensure_ascii=False, separators=(",", ":"))
-        tool_tokens = count_tokens(serialised, limits.encoding)
     plan = plan_filter(
         limits=limits,
         settings=settings,
@@ -148,9 +155,11 @@ def plan_read(
         context_threshold=context_threshold,
         force_filter=force_filter,
         skip_filter=skip_filter,
-        fixed_tokens=sum(token_count(m, limits.model) for m in head + summary),
+        fixed_tokens=extra_fixed_tokens + sum(token_count(m, limits.model) for m in head + summary),
         history_tokens=history_tokens if compaction is None else None,
-        tool_definition_tokens=tool_tokens,
+        tool_definition_tokens=tools_tokens(tools, limits.encoding),
+        memory_options=memory_options,
+        conversation_id=conversation_id,
     )
     return ReadPlan(
         filter=plan,
@@ -162,17 +171,25 @@ def plan_read(
     )
 
 
+def tools_tokens(tools: Sequence[Mapping[str, Any]] | None, encoding: str) -> int:
+    """Tokens of tool definitions as sent (compact JSON of the list)."""
+    if not tools:
+        return 0
+    serialised = json.dumps(list(tools), ensure_ascii=False, separators=(",", ":"))
+    return count_tokens(serialised, encoding)
+
+
 def _window(plan: FilterPlan) -> HistoryWindow | None:
     """The window a filtering strategy needs, or None when everything must be read."""
     if plan.runs is not True or plan.history_tokens is None:
         return None
     arguments = plan.arguments
     if plan.strategy == "sliding_window":
-        return HistoryWindow(keep_newest=int(arguments["window_size"]))
+        keep = max(int(arguments["window_size"]), int(arguments["min_messages_to_keep"]))
+        return HistoryWindow(keep_newest=keep)
     if plan.strategy != "token_budget":
         return None  # hierarchical reaches back for older critical messages
-    # the strategy keeps the newest units within the budget, and the newest
-    # `min_messages_to_keep` messages even past it (up to the hard limit)
+    # the strategy keeps the newest units within the budget (the minimum gives way to it)
     past = plan.history_tokens - plan.budget.budget_tokens
     if past <= 0:
         return None

@@ -12,7 +12,9 @@ the output is always a subsequence of the input. Every filtering strategy keeps:
 `token_budget` walks from the newest message backwards over the stored counts and
 stops at the first unit that does not fit: its cost grows with what it keeps, not
 with the history length (the only full pass is the anchor scan for system/pinned
-messages, which the caller can skip by passing `anchors`).
+messages, which the caller can skip by passing `anchors`). No strategy keeps anything
+past the budget: `MIN_MESSAGES_TO_KEEP` gives way to it (with a warning), and the
+newest turn is the assembly's to keep or preview (`contextq.assembly`).
 
 `contextq.history.filtering.filter_history` decides whether and how a strategy runs.
 """
@@ -30,6 +32,7 @@ from contextq.history.types import Message
 
 if TYPE_CHECKING:
     from contextq.history.memory import HierarchicalMemory
+    from contextq.history.memory_options import MemoryOptions
 
 CRITICAL_SHARE = 0.25  # hierarchical: budget share kept for older critical messages
 MEMORY_BLOCK_SHARE = 4  # the hierarchical memory block takes at most 1/4 of the budget
@@ -41,6 +44,8 @@ class Selection:
 
     kept: list[int]
     preamble: list[Message] = field(default_factory=list)  # e.g. the hierarchical memory block
+    cut_seq: int | None = None  # token_budget: where the kept tail starts (hysteresis)
+    warnings: list[str] = field(default_factory=list)
 
 
 # ---------------------------------------------------------------- anchors
@@ -112,74 +117,162 @@ def _units_newest_first(
             yield unit
 
 
+def _fitting_units(
+    messages: Sequence[Message], anchor_units: Mapping[int, Unit], budget_tokens: int
+) -> tuple[list[tuple[Unit, int]], bool]:
+    """The newest non-anchor units that fit next to the anchors, newest first, with their
+    costs; and whether that is all of them (the whole history fits)."""
+    used = sum(_cost(messages, u) for u in anchor_units.values())
+    fitting: list[tuple[Unit, int]] = []
+    for unit in _units_newest_first(messages, anchor_units):
+        cost = _cost(messages, unit)
+        if used + cost > budget_tokens:
+            return fitting, False
+        fitting.append((unit, cost))
+        used += cost
+    return fitting, True
+
+
+def _trimmed(
+    fitting: list[tuple[Unit, int]],
+    *,
+    start_tokens: int,
+    trim_tokens: int,
+    min_messages_to_keep: int,
+) -> tuple[list[Unit], bool]:
+    """Of the fitting units (newest first), those within `trim_tokens`, then more while
+    fewer than `min_messages_to_keep` messages are kept; and whether the minimum was met."""
+    used = start_tokens
+    kept: list[Unit] = []
+    count = 0
+    for unit, cost in fitting:
+        if used + cost > trim_tokens and count >= min_messages_to_keep:
+            break
+        kept.append(unit)
+        used += cost
+        count += len(unit.members)
+    return kept, count >= min_messages_to_keep
+
+
 def _walk_budget(
     messages: Sequence[Message],
     anchor_units: Mapping[int, Unit],
     *,
     budget_tokens: int,
-    hard_limit_tokens: int | None,
     min_messages_to_keep: int,
-) -> list[Unit]:
-    """The newest non-anchor units that fit next to the anchors (newest first)."""
-    hard = budget_tokens if hard_limit_tokens is None else max(hard_limit_tokens, budget_tokens)
-    used = sum(_cost(messages, u) for u in anchor_units.values())
-    kept: list[Unit] = []
-    kept_messages = 0
-    newest = len(messages) - 1
-    for unit in _units_newest_first(messages, anchor_units):
-        cost = _cost(messages, unit)
-        fits = used + cost <= budget_tokens
-        needed = kept_messages < min_messages_to_keep and used + cost <= hard
-        if not (fits or needed or unit.end == newest):
-            break
-        kept.append(unit)
-        used += cost
-        kept_messages += len(unit.members)
-    return kept
+    trim_tokens: int | None = None,
+) -> tuple[list[Unit], str | None]:
+    """The newest non-anchor units that fit next to the anchors (newest first): up to
+    `trim_tokens` (default: the budget), then on while fewer than `min_messages_to_keep`
+    messages are kept and the budget allows. Returns the units and, when the budget
+    stopped it short of the minimum, a warning."""
+    fitting, everything = _fitting_units(messages, anchor_units, budget_tokens)
+    target = budget_tokens if trim_tokens is None else min(trim_tokens, budget_tokens)
+    anchored = sum(_cost(messages, u) for u in anchor_units.values())
+    kept, enough = _trimmed(
+        fitting,
+        start_tokens=anchored,
+        trim_tokens=target,
+        min_messages_to_keep=min_messages_to_keep,
+    )
+    if enough or everything:
+        return kept, None
+    return kept, short_of_minimum(sum(len(u.members) for u in kept), min_messages_to_keep)
+
+
+def short_of_minimum(kept: int, minimum: int) -> str:
+    return (
+        f"MIN_MESSAGES_TO_KEEP ({minimum}) gave way to the budget: only {kept} "
+        "of the newest messages fit"
+    )
 
 
 def token_budget(
     messages: Sequence[Message],
     *,
     budget_tokens: int,
-    hard_limit_tokens: int | None = None,
     min_messages_to_keep: int = 10,
     max_pinned: int = 10,
     anchors: Sequence[int] | None = None,
+    trim_tokens: int | None = None,
+    cut_seq: int | None = None,
 ) -> Selection:
-    """Keep system, pinned, then the newest units that fit `budget_tokens`.
+    """Keep system, pinned, then the newest units that fit `budget_tokens`, stopping at
+    the first that does not fit (no gaps in the tail).
 
-    The newest `min_messages_to_keep` messages are kept even past the budget as long
-    as the total stays within `hard_limit_tokens` ("where possible"); the newest unit
-    is always kept. Stops at the first unit that does not fit (no gaps in the tail).
+    Hysteresis (SPEC §4): with `cut_seq` (a cut point kept from an earlier request), every
+    unit from that seq on is kept as long as they all fit the budget; otherwise (or with
+    no cut point) the tail is cut down to `trim_tokens` and `Selection.cut_seq` says where
+    it now starts. The newest `min_messages_to_keep` messages are kept while the budget
+    holds them (never past it: then fewer, with a warning).
     """
     anchor_units = _anchor_units(messages, anchors, max_pinned)
-    kept = _walk_budget(
-        messages,
-        anchor_units,
-        budget_tokens=budget_tokens,
-        hard_limit_tokens=hard_limit_tokens,
+    if cut_seq is not None:
+        kept = _from_cut(messages, anchor_units, cut_seq=cut_seq, budget_tokens=budget_tokens)
+        if kept is not None:
+            return Selection(_merge(anchor_units, kept), cut_seq=cut_seq)
+    fitting, everything = _fitting_units(messages, anchor_units, budget_tokens)
+    if everything and trim_tokens is not None:  # nothing need be dropped: no cut
+        return Selection(_merge(anchor_units, [u for u, _ in fitting]))
+    anchored = sum(_cost(messages, u) for u in anchor_units.values())
+    kept, enough = _trimmed(
+        fitting,
+        start_tokens=anchored,
+        trim_tokens=budget_tokens if trim_tokens is None else min(trim_tokens, budget_tokens),
         min_messages_to_keep=min_messages_to_keep,
     )
-    return Selection(_merge(anchor_units, kept))
+    count = sum(len(u.members) for u in kept)
+    warning = None if enough or everything else short_of_minimum(count, min_messages_to_keep)
+    new_cut: int | None = None
+    if kept:
+        new_cut = messages[kept[-1].start].seq
+    elif messages:
+        new_cut = messages[-1].seq + 1
+    return Selection(
+        _merge(anchor_units, kept), cut_seq=new_cut, warnings=[warning] if warning else []
+    )
+
+
+def _from_cut(
+    messages: Sequence[Message],
+    anchor_units: Mapping[int, Unit],
+    *,
+    cut_seq: int,
+    budget_tokens: int,
+) -> list[Unit] | None:
+    """Every non-anchor unit starting at or after `cut_seq`, or None when they do not all
+    fit the budget (the budget is exceeded again: cut anew)."""
+    used = sum(_cost(messages, u) for u in anchor_units.values())
+    kept: list[Unit] = []
+    for unit in _units_newest_first(messages, anchor_units):
+        if messages[unit.start].seq < cut_seq:
+            break
+        used += _cost(messages, unit)
+        if used > budget_tokens:
+            return None
+        kept.append(unit)
+    return kept
 
 
 def sliding_window(
     messages: Sequence[Message],
     *,
     window_size: int = DEFAULT_WINDOW_SIZE,
+    min_messages_to_keep: int = 0,
     max_pinned: int = 10,
     anchors: Sequence[int] | None = None,
 ) -> Selection:
-    """Keep system, pinned, and the newest `window_size` messages (chains whole: a
-    chain that would cross the window edge is left out, unless it is the newest)."""
+    """Keep system, pinned, and the newest max(`window_size`, `min_messages_to_keep`)
+    messages (chains whole: a chain that would cross the window edge is left out, unless
+    it is the newest). The caller fits the result to the budget."""
     anchor_units = _anchor_units(messages, anchors, max_pinned)
+    window = max(window_size, min_messages_to_keep)
     kept: list[Unit] = []
     count = 0
     newest = len(messages) - 1
     for unit in _units_newest_first(messages, anchor_units):
         # only the newest unit may exceed the window (a chain is never split)
-        if count + len(unit.members) > window_size and unit.end != newest:
+        if count + len(unit.members) > window and unit.end != newest:
             break
         kept.append(unit)
         count += len(unit.members)
@@ -190,35 +283,39 @@ def hierarchical(
     messages: Sequence[Message],
     *,
     budget_tokens: int,
-    hard_limit_tokens: int | None = None,
     min_messages_to_keep: int = 10,
     max_pinned: int = 10,
     anchors: Sequence[int] | None = None,
     memory: HierarchicalMemory | None = None,
-    compression_threshold: int | None = None,
-    recent_actions: int | None = None,
+    memory_options: MemoryOptions | None = None,
 ) -> Selection:
     """The memory block (GOAL / KEY DECISIONS / PREVIOUS ACTIONS / RECENT ACTIONS) as a
     preamble, the newest messages that fit the rest of the budget, then older critical
-    messages (decisions, errors, importance > 0.7) while room is left."""
+    messages (decisions, errors, importance > 0.7) while room is left.
+
+    `memory_options` (the conversation's `memory_options` with the strategy's
+    `compression_threshold` / `recent_actions` over them) take effect: the stored memory
+    is reconfigured with them (compressing when its working memory is over the new
+    limit), and the block is kept within their `max_context_tokens`."""
     from contextq.history.memory import HierarchicalMemory
 
     if memory is None:
-        memory = HierarchicalMemory.from_messages(
-            messages,
-            compression_threshold=compression_threshold,
-            recent_to_keep=recent_actions,
-        )
-    block = memory.render(max_tokens=max(0, budget_tokens // MEMORY_BLOCK_SHARE))
+        memory = HierarchicalMemory.from_messages(messages, options=memory_options)
+    elif memory_options is not None and memory_options != memory.options:
+        memory.configure(memory_options)
+    limit = budget_tokens // MEMORY_BLOCK_SHARE
+    if memory_options is not None:
+        limit = min(limit, memory_options.max_context_tokens)
+    block = memory.render(max_tokens=max(0, limit))
     preamble = [Message(role="user", content=block, kind=None)] if block else []
     block_tokens = sum(token_count(m) for m in preamble)
     room = max(0, budget_tokens - block_tokens)
     anchor_units = _anchor_units(messages, anchors, max_pinned)
-    tail = _walk_budget(  # the recent tail first, leaving a share for older critical ones
+    tail, warning = _walk_budget(  # the recent tail first, leaving a share for older critical ones
         messages,
         anchor_units,
-        budget_tokens=int(room * (1 - CRITICAL_SHARE)),
-        hard_limit_tokens=None if hard_limit_tokens is None else hard_limit_tokens - block_tokens,
+        budget_tokens=room,
+        trim_tokens=int(room * (1 - CRITICAL_SHARE)),
         min_messages_to_keep=min_messages_to_keep,
     )
     kept = set(_merge(anchor_units, tail))
@@ -226,7 +323,7 @@ def hierarchical(
     tail_start = tail[-1].start if tail else len(messages)
     used = _fill_back(messages, kept, tail_start, room=room, used=used, critical_only=True)
     _fill_back(messages, kept, tail_start, room=room, used=used, critical_only=False)
-    return Selection(sorted(kept), preamble)
+    return Selection(sorted(kept), preamble, warnings=[warning] if warning else [])
 
 
 def _fill_back(

@@ -62,6 +62,19 @@ def check_upload_quota(
     quotas.enforce(session, settings, owner_id=owner_id, new_bytes=file_bytes_at_least, lock=False)
 
 
+def check_upload_targets(
+    session: Session, owner_id: str, conversation_id: str | None, project_id: str | None
+) -> None:
+    """An upload's `conversation_id` / `project_id` must name the owner's own (SPEC §6):
+    NotFound otherwise, exactly as for a missing one."""
+    from store.context_queries import owned_conversation_exists
+
+    if conversation_id and not owned_conversation_exists(session, owner_id, conversation_id):
+        raise NotFound(f"conversation {conversation_id!r} not found (conversation_id)")
+    if project_id and pq.get_owned(session, owner_id=owner_id, project_id=project_id) is None:
+        raise NotFound(PROJECT_NOT_FOUND)
+
+
 def accept_upload(
     *,
     session: Session,
@@ -81,11 +94,7 @@ def accept_upload(
     same transaction), which the quota check counts as freed."""
     conversation_id = _tag("conversation_id", conversation_id)
     project_id = _tag("project_id", project_id)
-    if (
-        project_id is not None
-        and pq.get_owned(session, owner_id=owner_id, project_id=project_id) is None
-    ):
-        raise NotFound(PROJECT_NOT_FOUND)
+    check_upload_targets(session, owner_id, conversation_id, project_id)
     replacing = replacing_bytes is not None
     quotas.enforce(  # exact, under the owner's lock; the blob is still a temp file
         session,

@@ -3,7 +3,8 @@ context", "Compaction and jobs"; §4, §5), one home each.
 
 - `conversations`  create, get, update, delete a conversation (owner-checked)
 - `messages`       append_messages, list_messages, pin_message
-- `context`        build_context: plan (engine) → load → assemble (engine) → report
+- `context`        build_context: plan (engine) → load (messages, files via
+                   `context_files`, citation ids, cut point) → assemble (engine) → store
 - `compaction`     request_compaction, run_compaction, sweep_compactions, list_compactions
 - `memory`         the hierarchical memory (seed 001 over HTTP): snapshot, agent context,
                    stats, goal, phase, decisions, subtasks, actions, errors, reset,

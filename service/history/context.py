@@ -1,14 +1,17 @@
-"""The ready-to-send context (SPEC §2 "Ready-to-send context"): load → assemble → report.
+"""The ready-to-send context (SPEC §2 "Ready-to-send context", §6): load → assemble →
+report, and store what the answer fixed.
 
-1. The engine plans the read from the conversation row's stored totals
-   (`contextq.history.plan_read`): strategy, options, budget, trigger, what to load.
-2. This module loads what the plan says, selecting only the columns the engine needs
-   (`store.message_cache`): everything; the messages after the newest compaction with
-   the covered system/pinned ones and their chains; or only a window of the newest
-   messages of a long history (found through the `cum_tokens` index), plus earlier
-   system/pinned ones with their chains and the ids of the rest (they are removed).
-3. The engine assembles the context with the same plan (`assemble_history`).
-4. The answer adds what only the stored rows know (the original totals).
+1. The engine plans the read from the conversation row (`contextq.assembly.plan_context`:
+   prompts, tools, strategy, options, budget, trigger, what to load).
+2. This module loads what the plan says (`store.message_cache`: everything; the messages
+   after the newest compaction with the covered system/pinned ones and the newest user
+   message; or a window of the newest messages of a long history), the files the loaded
+   messages name (`context_files`), the owner's saved system prompt, the citation ids
+   of those files and the stored cut point.
+3. The engine assembles the context (`contextq.assembly.assemble_context`).
+4. New citation ids and a moved cut point are stored in one short write transaction of
+   their own, only when there are any; should another request have given the same
+   documents ids first, the context is assembled again with the stored ones.
 
 It never calls an LLM and never waits on a task.
 """
@@ -16,26 +19,34 @@ It never calls an LLM and never waits on a task.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
 from typing import Any
 
 from sqlmodel import Session
 
-from contextq.history import (
-    CompactionView,
-    HierarchicalMemory,
-    HistoryContext,
-    Message,
-    ReadPlan,
-    assemble_history,
-    plan_read,
+from contextq.assembly import (
+    DEFAULT_SEARCH_TOOLS,
+    Assembled,
+    CitationMap,
+    ContextPlan,
+    Prompts,
+    assemble_context,
+    file_key,
+    plan_context,
+    reminder_texts,
 )
+from contextq.history import CompactionView, HierarchicalMemory, Message
+from contextq.history.plan import ReadPlan
 from contextq.settings import Settings
 from service import events
+from service.history.context_files import load_file_views
 from service.history.conversations import owned_conversation
 from service.history.memory import load_memory
+from store import context_queries as cq
 from store import history_queries as q
+from store.db import session_scope
 from store.history_tables import Conversation
 from store.message_cache import load_context_messages
 
@@ -45,8 +56,27 @@ class Loaded:
     """What a context read loaded: messages in seq order and what it knows about them."""
 
     messages: list[Message]
-    anchors: list[int] | None = None  # indices of system/pinned messages (no compaction)
     removed_before: list[str] = field(default_factory=list)  # ids before a window
+
+
+class _Raced(Exception):
+    """Another request stored citation ids for these documents first."""
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """A request's parameters (SPEC §2 GET …/context)."""
+
+    model: str | None = None
+    strategy: str | None = None
+    options: Mapping[str, Any] | None = None
+    force_filter: bool = False
+    skip_filter: bool = False
+    output_format: str = "openai"
+    tools_used: Sequence[str] | None = None
+    tools: Sequence[Any] | None = None
+    query: str | None = None
+    datetime_granularity: str | None = None
 
 
 def build_context(
@@ -61,40 +91,42 @@ def build_context(
     force_filter: bool = False,
     skip_filter: bool = False,
     output_format: str = "openai",
-    tools_used: list[str] | None = None,
+    tools_used: Sequence[str] | None = None,
+    tools: Sequence[Any] | None = None,
+    query: str | None = None,
+    datetime_granularity: str | None = None,
 ) -> dict[str, Any]:
-    """SPEC §2's context answer as a dict (ValidationFailed for bad options or format)."""
+    """SPEC §6's context answer as a dict (ValidationFailed for bad options, format or
+    tools; NotFound for another owner's conversation). `tools_used` None: the turn's tool
+    calls tell whether a search tool ran. `query` is the retrieval query of the project
+    slot (unused until the projects issue fills P)."""
     started = time.perf_counter()
-    conversation = owned_conversation(session, owner_id=owner_id, conversation_id=conversation_id)
-    plan = plan_read(
-        settings=settings,
-        model=model or conversation.model,
-        system_prompt=conversation.system_prompt,
-        compaction=_newest_compaction(session, conversation),
-        history_tokens=conversation.total_tokens,
-        strategy=strategy,
-        options=options,
-        default_strategy=conversation.context_strategy,
-        default_options=conversation.context_options,
-        context_threshold=conversation.context_threshold,
-        force_filter=force_filter,
-        skip_filter=skip_filter,
-        format=output_format,
-        tools=conversation.tools,
+    request = Request(
+        model,
+        strategy,
+        options,
+        force_filter,
+        skip_filter,
+        output_format,
+        tools_used,
+        tools,
+        query,
+        datetime_granularity,
     )
-    memory = None
-    if plan.filter.strategy == "hierarchical":
-        memory = load_memory(session, conversation_id=conversation.id)
-    loaded = _load(session, conversation, plan)
-    context = _assemble(conversation, plan, loaded, memory)
-    if context.report.error is not None and plan.window is not None:
-        # fail-open means the whole history, not the window: read it all and send it
-        error = context.report.error
-        plan = plan.fail_open()
-        loaded = _load(session, conversation, plan)
-        context = _assemble(conversation, plan, loaded, memory)
-        context.report.error = error
-    answer = _answer(conversation, context, loaded, tools_used)
+    conversation = owned_conversation(session, owner_id=owner_id, conversation_id=conversation_id)
+    for _attempt in range(3):
+        plan = _plan(session, settings, conversation, owner_id, request)
+        loaded, assembled = _assemble(session, settings, conversation, owner_id, plan)
+        try:
+            _store(conversation.id, plan, assembled)
+        except _Raced:
+            session.rollback()  # a fresh read sees the ids the other request stored
+            continue
+        break
+    answer = assembled.answer
+    answer["removed_message_ids"] = loaded.removed_before + answer["removed_message_ids"]
+    answer["original_message_count"] = conversation.message_count
+    answer["original_tokens"] = conversation.total_tokens
     answer["duration_ms"] = round((time.perf_counter() - started) * 1000, 3)  # reads included
     events.context_built(
         settings=settings,
@@ -103,6 +135,137 @@ def build_context(
         requested=strategy if strategy is not None else conversation.context_strategy,
     )
     return answer
+
+
+def _plan(
+    session: Session,
+    settings: Settings,
+    conversation: Conversation,
+    owner_id: str,
+    request: Request,
+) -> ContextPlan:
+    granularity = request.datetime_granularity or conversation.datetime_granularity or "day"
+    search_tools = conversation.search_tools
+    prompts = Prompts(
+        system_prompt=conversation.system_prompt,
+        owner_system_prompt=cq.owner_system_prompt(session, owner_id=owner_id),
+        custom_agent_prompt=conversation.custom_agent_prompt,
+        replace_system_prompt=conversation.replace_system_prompt,
+        reminders=reminder_texts(conversation.reminders, strict=False),
+        timezone=conversation.timezone,
+        datetime_granularity="minute" if granularity == "minute" else "day",
+        search_tools=tuple(search_tools) if search_tools is not None else DEFAULT_SEARCH_TOOLS,
+        tools_used=tuple(request.tools_used) if request.tools_used is not None else None,
+    )
+    return plan_context(
+        settings=settings,
+        now=datetime.now(UTC),
+        prompts=prompts,
+        model=request.model or conversation.model,
+        stored_model=conversation.model,
+        tools=request.tools if request.tools is not None else conversation.tools,
+        compaction=_newest_compaction(session, conversation),
+        history_tokens=conversation.total_tokens,
+        strategy=request.strategy,
+        options=request.options,
+        default_strategy=conversation.context_strategy,
+        default_options=conversation.context_options,
+        context_threshold=conversation.context_threshold,
+        force_filter=request.force_filter,
+        skip_filter=request.skip_filter,
+        format=request.output_format,
+        memory_options=getattr(conversation, "memory_options", None),
+        conversation_id=conversation.id,
+    )
+
+
+def _assemble(
+    session: Session,
+    settings: Settings,
+    conversation: Conversation,
+    owner_id: str,
+    plan: ContextPlan,
+) -> tuple[Loaded, Assembled]:
+    memory = None
+    if plan.read.filter.strategy == "hierarchical":
+        memory = load_memory(session, conversation_id=conversation.id)
+    cut = None
+    if plan.read.filter.strategy == "token_budget":
+        cut = cq.get_cut_point(session, conversation_id=conversation.id, model=plan.model_key)
+    loaded = _load(session, conversation, plan.read)
+    assembled = _run(
+        session,
+        settings,
+        conversation=conversation,
+        owner_id=owner_id,
+        plan=plan,
+        loaded=loaded,
+        cut=cut,
+        memory=memory,
+    )
+    if assembled.error is not None and plan.read.window is not None:
+        # fail-open means the whole history, not the window: read it all and send it
+        error = assembled.error
+        whole = replace(plan, read=plan.read.fail_open())
+        loaded = _load(session, conversation, whole.read)
+        assembled = _run(
+            session,
+            settings,
+            conversation=conversation,
+            owner_id=owner_id,
+            plan=whole,
+            loaded=loaded,
+            cut=None,
+            memory=memory,
+        )
+        assembled.answer["error"] = error
+        assembled.answer["filtered"] = False
+        assembled.cut_seq = None
+    return loaded, assembled
+
+
+def _run(
+    session: Session,
+    settings: Settings,
+    *,
+    conversation: Conversation,
+    owner_id: str,
+    plan: ContextPlan,
+    loaded: Loaded,
+    cut: int | None,
+    memory: HierarchicalMemory | None,
+) -> Assembled:
+    file_ids = [f for m in loaded.messages for f in m.file_ids]
+    files = load_file_views(session, settings=settings, owner_id=owner_id, file_ids=file_ids)
+    keys = [file_key(f) for f in dict.fromkeys(file_ids)]
+    stored, highest = cq.citation_ids(session, conversation_id=conversation.id, source_keys=keys)
+    return assemble_context(
+        loaded.messages,
+        plan,
+        files=files,
+        citations=CitationMap(stored, highest),
+        cut_seq=cut,
+        memory=memory,
+        conversation_id=conversation.id,
+    )
+
+
+def _store(conversation_id: str, plan: ContextPlan, assembled: Assembled) -> None:
+    """New citation ids and a moved cut point, in one short transaction (only if any)."""
+    if not assembled.new_citations and assembled.cut_seq is None:
+        return
+    with session_scope() as session:
+        if not cq.add_citations(
+            session, conversation_id=conversation_id, ids=assembled.new_citations
+        ):
+            raise _Raced
+        if assembled.cut_seq is not None:
+            cq.put_cut_point(
+                session,
+                conversation_id=conversation_id,
+                model=plan.model_key,
+                seq=assembled.cut_seq,
+            )
 
 
 def _newest_compaction(session: Session, conversation: Conversation) -> CompactionView | None:
@@ -117,10 +280,14 @@ def _newest_compaction(session: Session, conversation: Conversation) -> Compacti
 
 
 def _load(session: Session, conversation: Conversation, plan: ReadPlan) -> Loaded:
-    """The messages `plan.load` asks for."""
+    """The messages `plan.load` asks for, and the newest user message wherever it is."""
+    user_seq = cq.newest_user_seq(session, conversation_id=conversation.id)
+    also = [user_seq] if user_seq is not None else []
     if plan.compaction is not None:
         through = plan.compaction.through_seq
-        after = load_context_messages(session, conversation=conversation, through_seq=through)
+        after = load_context_messages(
+            session, conversation=conversation, through_seq=through, also_seqs=also
+        )
         return Loaded(after.messages)
     start = None
     window = plan.window
@@ -132,44 +299,12 @@ def _load(session: Session, conversation: Conversation, plan: ReadPlan) -> Loade
             )
         start = window.start(last_seq=conversation.last_seq, first_seq_past=first_past)
     if start is None:
-        everything = load_context_messages(session, conversation=conversation)
-        return Loaded(everything.messages, everything.anchors)
+        return Loaded(load_context_messages(session, conversation=conversation).messages)
     window_read = load_context_messages(
-        session, conversation=conversation, through_seq=start - 1, with_removed=True
+        session,
+        conversation=conversation,
+        through_seq=start - 1,
+        with_removed=True,
+        also_seqs=also,
     )
-    return Loaded(window_read.messages, window_read.anchors, window_read.removed_before)
-
-
-def _assemble(
-    conversation: Conversation,
-    plan: ReadPlan,
-    loaded: Loaded,
-    memory: HierarchicalMemory | None,
-) -> HistoryContext:
-    return assemble_history(
-        loaded.messages,
-        plan,
-        conversation_id=conversation.id,
-        anchors=loaded.anchors,
-        memory=memory,
-    )
-
-
-def _answer(
-    conversation: Conversation,
-    context: HistoryContext,
-    loaded: Loaded,
-    tools_used: list[str] | None,
-) -> dict[str, Any]:
-    """The report with what only the stored rows know, and the messages."""
-    answer = context.report.to_dict()
-    answer["removed_message_ids"] = loaded.removed_before + answer["removed_message_ids"]
-    answer["original_message_count"] = conversation.message_count
-    answer["original_tokens"] = conversation.total_tokens
-    answer["pending_file_ids"] = []
-    answer["failed_file_ids"] = []
-    answer["tools_used"] = list(tools_used or [])
-    answer["messages"] = context.messages
-    if context.report.format == "anthropic":
-        answer["system"] = context.system
-    return answer
+    return Loaded(window_read.messages, window_read.removed_before)

@@ -14,6 +14,7 @@ from typing import Any
 
 from sqlmodel import Session
 
+from contextq.assembly import check_timezone, parse_tools, reminder_texts
 from contextq.errors import NotFound, ValidationFailed
 from contextq.history import validate_options, validate_strategy, validate_threshold
 from contextq.history.options import DEFAULT_STRATEGY
@@ -57,7 +58,24 @@ def _checked(
         out["context_threshold"] = validate_threshold(out["context_threshold"])
     if out.get("memory_options") is not None:
         out["memory_options"] = checked_memory_options(out["memory_options"], settings)
+    _check_context_fields(out)
     return out
+
+
+def _check_context_fields(data: Mapping[str, Any]) -> None:
+    """The fields the context reads (SPEC §6), checked where they are written: tool
+    definitions in either format, reminders as texts, an IANA time zone, tool names."""
+    parse_tools(data.get("tools"), field="tools")
+    try:
+        reminder_texts(data.get("reminders"))
+    except ValueError as exc:
+        raise ValidationFailed(str(exc), field="reminders") from None
+    check_timezone(data.get("timezone"), field="timezone")
+    for i, name in enumerate(data.get("search_tools") or ()):
+        if not isinstance(name, str) or not name.strip() or len(name) > 128:
+            raise ValidationFailed(
+                "search_tools must be tool names (1-128 characters)", field=f"search_tools[{i}]"
+            )
 
 
 def _checkpoint(session: Session, settings: Settings, conversation: Conversation) -> None:

@@ -28,6 +28,7 @@ from service.history.conversations import owned_conversation
 from service.history.memory import observe_messages
 from service.workspaces.tool_results import offload_after_commit
 from store import history_queries as q
+from store.context_queries import owned_file_ids
 from store.history_tables import Conversation, StoredMessage
 from store.tables import new_id, utcnow
 
@@ -80,6 +81,7 @@ def append_messages(
         _prepare(data, f"messages[{i}]." if batch else "", conversation.model)
         for i, data in enumerate(messages)
     ]
+    _check_file_ids(session, owner_id, parsed, batch)
     now = utcnow()
     if parsed:
         observe_messages(
@@ -101,6 +103,25 @@ def append_messages(
             session, settings=settings, owner_id=owner_id, conversation_id=conversation.id
         )
     return Appended(rows, job_id)
+
+
+def _check_file_ids(
+    session: Session, owner_id: str, messages: Sequence[Message], batch: bool
+) -> None:
+    """`file_ids` must name the owner's existing files (ValidationFailed naming the id)."""
+    wanted = [f for m in messages for f in m.file_ids]
+    if not wanted:
+        return
+    owned = owned_file_ids(session, owner_id=owner_id, file_ids=wanted)
+    for i, message in enumerate(messages):
+        for j, file_id in enumerate(message.file_ids):
+            if file_id not in owned:
+                where = f"messages[{i}].file_ids[{j}]" if batch else f"file_ids[{j}]"
+                raise ValidationFailed(
+                    f"file {file_id!r} is not one of your files (unknown or deleted); "
+                    "upload it with POST /v1/files and attach the id it gets",
+                    field=where,
+                )
 
 
 def _check_pin_room(conversation: Conversation, more: int, settings: Settings) -> None:

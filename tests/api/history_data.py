@@ -139,8 +139,9 @@ def check_openai_invariants(
 ) -> None:
     """System kept, pinned kept, no orphan tool message, a subsequence of the input."""
     start = 0
-    if system_prompt:
-        assert sent[0] == {"role": "system", "content": system_prompt}
+    if system_prompt:  # the prompt, then its sections (the date, …)
+        assert sent[0]["role"] == "system"
+        assert sent[0]["content"].startswith(system_prompt)
         start = 1
     history = [m for m in sent[start:] if marker_of(m) is not None]
     markers = [marker_of(m) for m in history]
@@ -165,22 +166,30 @@ def check_openai_invariants(
 
 
 def validate_with_sdks(answer: dict[str, Any]) -> None:
-    """The messages pass the OpenAI (format=openai) or Anthropic SDK's own types."""
+    """The messages (and tools) pass the OpenAI (format=openai) or Anthropic SDK's own
+    types, in strict mode; Anthropic's `system` is a list of text blocks."""
     from pydantic import TypeAdapter
 
     if answer["format"] == "openai":
-        from openai.types.chat import ChatCompletionMessageParam
+        from openai.types.chat import ChatCompletionMessageParam, ChatCompletionToolParam
 
         adapter = TypeAdapter(ChatCompletionMessageParam)
         for m in answer["messages"]:
             adapter.validate_python(m, strict=True)
+        for tool in answer.get("tools") or ():
+            TypeAdapter(ChatCompletionToolParam).validate_python(tool, strict=True)
     else:
-        from anthropic.types import MessageParam
+        from anthropic.types import MessageParam, TextBlockParam, ToolParam
 
         adapter = TypeAdapter(MessageParam)
-        assert answer["system"] is None or isinstance(answer["system"], str)
+        system = answer["system"]
+        assert system is None or isinstance(system, list)
+        for block in system or ():
+            TypeAdapter(TextBlockParam).validate_python(block, strict=True)
         roles = [m["role"] for m in answer["messages"]]
         assert roles[0] == "user"
         assert all(a != b for a, b in itertools.pairwise(roles)), "roles must alternate"
         for m in answer["messages"]:
             adapter.validate_python(m, strict=True)
+        for tool in answer.get("tools") or ():
+            TypeAdapter(ToolParam).validate_python(tool, strict=True)

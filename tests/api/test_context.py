@@ -89,7 +89,7 @@ def test_anthropic_format_validates_against_the_sdk(
     cid = _load(app_client, history, model="claude-sonnet-4-5")
     answer = _context(app_client, cid, format="anthropic")
     assert answer["format"] == "anthropic"
-    assert answer["system"].startswith(SYSTEM)
+    assert answer["system"][0]["text"].startswith(SYSTEM)
     assert all(m["role"] in ("user", "assistant") for m in answer["messages"])
     blocks = [b for m in answer["messages"] if isinstance(m["content"], list) for b in m["content"]]
     uses = {b["id"] for b in blocks if b["type"] == "tool_use"}
@@ -103,7 +103,9 @@ def test_window_read_matches_the_engine_over_the_whole_history(
 ) -> None:
     """The route reads only a window (of messages cached at insert); the engine over every
     message, parsed afresh from the table, must agree."""
-    from contextq.history import build_history_context
+    from datetime import UTC, datetime
+
+    from contextq.assembly import Prompts, assemble_context, plan_context
     from contextq.settings import get_settings
     from store import message_cache
     from store.db import read_session
@@ -118,17 +120,19 @@ def test_window_read_matches_the_engine_over_the_whole_history(
             conv = session.get(Conversation, cid)
             assert conv is not None
             everything = message_cache.load_context_messages(session, conversation=conv).messages
-        expected = build_history_context(
-            everything,
+        plan = plan_context(
             settings=get_settings(),
+            now=datetime.now(UTC),
+            prompts=Prompts(system_prompt=SYSTEM),
             model="gpt-4o",
-            system_prompt=SYSTEM,
+            stored_model="gpt-4o",
             strategy=params.get("strategy"),
             options=json.loads(params["options"]) if "options" in params else None,
         )
-        assert answer["messages"] == expected.messages
-        assert answer["removed_message_ids"] == expected.report.removed_message_ids
-        assert answer["usage_before"] == expected.report.usage_before
+        expected = assemble_context(everything, plan).answer  # no cut point stored yet
+        assert answer["messages"] == expected["messages"]
+        assert answer["removed_message_ids"] == expected["removed_message_ids"]
+        assert answer["token_count"] == expected["token_count"]
 
 
 def test_sliding_window_skip_force_and_noop(app_client: Any) -> None:
@@ -167,8 +171,12 @@ def test_unknown_strategy_falls_back_to_noop_and_bad_options_are_422(
     with caplog.at_level("WARNING"):
         answer = _context(app_client, cid, strategy="telepathy")
     assert answer["strategy"] == "noop" and answer["filtered"] is False
-    assert len(answer["messages"]) == len(history) + 1
-    assert any("telepathy" in r.getMessage() for r in caplog.records)
+    # nothing filtered, but never past the hard room (16000 - 4000): the oldest left out
+    assert answer["token_count"] <= 12_000 < answer["usage_before"] * 16_000
+    assert any("hard room" in w for w in answer["warnings"])
+    assert any("unknown strategy 'telepathy'" in w for w in answer["warnings"])
+    logged = [r.getMessage() for r in caplog.records if "telepathy" in r.getMessage()]
+    assert logged and cid in logged[0]  # the warning names the conversation
     for options, field in (
         ("{not json", "options"),
         ("[1]", "options"),
@@ -312,6 +320,8 @@ def test_a_failing_strategy_sends_the_whole_history_not_the_window(
     monkeypatch.setattr(filtering, "token_budget", broken)
     answer = _context(app_client, cid)
     assert answer["error"] == "RuntimeError: boom" and answer["filtered"] is False
-    assert answer["removed_message_ids"] == []
-    assert len(answer["messages"]) == len(history) + 1
+    # everything that fits the hard room (16000 - 4000), not the budget's window
+    assert len(answer["removed_message_ids"]) < len(planned["removed_message_ids"])
+    assert planned["token_count"] < answer["token_count"] <= 12_000
+    assert any("hard room" in w for w in answer["warnings"])
     check_openai_invariants(answer["messages"], history, system_prompt=SYSTEM)

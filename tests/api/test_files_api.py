@@ -15,7 +15,7 @@ from api.multipart import sanitize_filename
 from store.tables import File
 from tests.support.api import in_process_client
 from tests.support.db import all_rows, get_row
-from tests.support.files import multipart_body, upload, upload_raw
+from tests.support.files import multipart_body, upload, upload_raw, upload_targets
 from tests.support.procs import free_port
 
 ROUTES = [
@@ -72,10 +72,8 @@ def test_owner_b_gets_404_for_owner_a_files_on_every_route(stack, make_owner) ->
 def test_upload_answers_202_with_the_file_object_and_enqueues_after_commit(
     stack, app_client, owner
 ) -> None:
-    project_id = app_client.post("/v1/projects", json={"name": "reports"}).json()["id"]
-    body = upload(
-        app_client, "report.md", b"# Title\n\nbody\n", conversation_id="c1", project_id=project_id
-    )
+    c1, p1 = upload_targets(app_client, owner.owner_id)
+    body = upload(app_client, "report.md", b"# Title\n\nbody\n", conversation_id=c1, project_id=p1)
     assert list(body) == [
         "id",
         "filename",
@@ -250,14 +248,14 @@ def test_content_is_409_until_ready(stack, app_client) -> None:
     assert resp.status_code == 409 and "not ready" in resp.json()["detail"]
 
 
-def test_list_filters_and_cursor_pagination(stack, app_client) -> None:
-    p1 = app_client.post("/v1/projects", json={"name": "p1"}).json()["id"]
+def test_list_filters_and_cursor_pagination(stack, app_client, owner) -> None:
+    c1, p1 = upload_targets(app_client, owner.owner_id)
     ids = [
         upload(
             app_client,
             f"f{i}.txt",
             f"file {i}\n".encode(),
-            conversation_id="c1" if i % 2 else None,
+            conversation_id=c1 if i % 2 else None,
             project_id=p1 if i < 2 else None,
         )["id"]
         for i in range(5)
@@ -272,7 +270,7 @@ def test_list_filters_and_cursor_pagination(stack, app_client) -> None:
         if cursor is None:
             break
     assert pages == 3 and seen == list(reversed(ids))  # newest first, no duplicates
-    conv = app_client.get("/v1/files", params={"conversation_id": "c1"}).json()["data"]
+    conv = app_client.get("/v1/files", params={"conversation_id": c1}).json()["data"]
     assert {f["id"] for f in conv} == {ids[1], ids[3]}
     proj = app_client.get("/v1/files", params={"project_id": p1}).json()["data"]
     assert {f["id"] for f in proj} == {ids[0], ids[1]}

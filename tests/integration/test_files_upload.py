@@ -15,7 +15,7 @@ import tiktoken
 
 from store.tables import File
 from tests.support.db import all_rows, get_row
-from tests.support.files import upload, upload_raw, wait_file_done
+from tests.support.files import upload, upload_raw, upload_targets, wait_file_done
 
 pytestmark = pytest.mark.integration
 
@@ -57,14 +57,14 @@ def test_text_and_python_files_end_to_end(
     stack, worker, client, owner, independent_cl100k: tiktoken.Encoding
 ) -> None:
     text_bytes, py_bytes = _prose(120), _python(60)
-    project_id = client.post("/v1/projects", json={"name": "proj-1"}).json()["id"]
+    conversation_id, project_id = upload_targets(client, owner.owner_id)
     up_text = upload(client, "notes.txt", text_bytes, content_type="text/plain")
     up_py = upload(
         client,
         "module.py",
         py_bytes,
         content_type="text/x-python",
-        conversation_id="conv-1",
+        conversation_id=conversation_id,
         project_id=project_id,
     )
     for body in (up_text, up_py):
@@ -101,7 +101,7 @@ def test_text_and_python_files_end_to_end(
     assert py["token_count"] == len(independent_cl100k.encode(py_bytes.decode()))
     assert py["truncation"]["truncated"] is True
     assert re.search(r"lines: 40 of \d+", py["truncation"]["summary"])
-    assert (py["conversation_id"], py["project_id"]) == ("conv-1", project_id)
+    assert (py["conversation_id"], py["project_id"]) == (conversation_id, project_id)
     resp = client.get(f"/v1/files/{py['id']}/content")
     assert resp.status_code == 200
     assert "PYSENTINEL-001" in resp.text and "f_59" not in resp.text

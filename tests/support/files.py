@@ -31,6 +31,14 @@ def upload(
     return resp.json()
 
 
+def upload_targets(client: Any, owner_id: str) -> tuple[str, str]:
+    """A conversation and a project of the owner (over the API), for uploads that name
+    them."""
+    cid = client.post("/v1/conversations", json={}).json()["id"]
+    pid = client.post("/v1/projects", json={"name": "reports"}).json()["id"]
+    return str(cid), str(pid)
+
+
 def wait_file_done(client: Any, file_id: str, *, timeout: float = 60.0) -> dict[str, Any]:
     """Poll GET /v1/files/{id} until ready or failed; return the File object."""
     deadline = time.monotonic() + timeout

@@ -35,9 +35,11 @@ def assert_valid_openai(messages: list[dict[str, Any]]) -> None:
             assert m["tool_call_id"]
 
 
-def assert_valid_anthropic(system: str | None, messages: list[dict[str, Any]]) -> None:
+def assert_valid_anthropic(
+    system: str | list[dict[str, Any]] | None, messages: list[dict[str, Any]]
+) -> None:
     ANTHROPIC_MESSAGES.validate_python(messages)
-    assert system is None or isinstance(system, str)
+    assert system is None or isinstance(system, str | list)
     assert messages[0]["role"] == "user"
     for a, b in itertools.pairwise(messages):
         assert a["role"] != b["role"], "roles must alternate"

@@ -4,20 +4,21 @@ assembling (a window read must give what the whole history gives)."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
+from datetime import UTC, datetime
 from itertools import accumulate
 from typing import Any
 
 import pytest
 
+from contextq.assembly import ContextPlan, Prompts, assemble_context, plan_context
 from contextq.catalog import resolve_model
 from contextq.errors import ValidationFailed
 from contextq.history import (
     CompactionView,
     Message,
-    assemble_history,
     build_history_context,
     compute_budget,
-    find_anchors,
     plan_read,
 )
 from contextq.settings import Settings
@@ -25,6 +26,14 @@ from contextq.tokens import count_tokens
 from tests.engine.history.builders import agent_history
 
 SMALL = Settings(MAX_CONTEXT_TOKENS=8_000)
+NOW = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)
+PROMPTS = Prompts(system_prompt="Be precise.", use_default=False, sections=False)
+
+
+def _with_read(plan: ContextPlan, read: Any) -> ContextPlan:
+    return replace(plan, read=read)
+
+
 TOOLS = [
     {
         "type": "function",
@@ -71,15 +80,17 @@ def test_a_window_read_gives_what_the_whole_history_gives(
 ) -> None:
     messages = _history(400)
     total = sum(m.token_count or 0 for m in messages)
-    plan = plan_read(
+    context_plan = plan_context(
         settings=SMALL,
+        now=NOW,
+        prompts=PROMPTS,
         model="gpt-4o",
-        system_prompt="Be precise.",
         history_tokens=total,
         strategy=strategy,
         options=options,
         tools=tools,
     )
+    plan = context_plan.read
     assert plan.load == "window" and plan.filter.runs is True
     window = plan.window
     assert window is not None
@@ -90,13 +101,13 @@ def test_a_window_read_gives_what_the_whole_history_gives(
     start = window.start(last_seq=messages[-1].seq, first_seq_past=first_past)
     assert start is not None and start > 100  # only the newest part is read
     read = _window_read(messages, start)
-    windowed = assemble_history(read, plan, anchors=find_anchors(read))
-    whole = assemble_history(messages, plan)
-    assert windowed.messages == whole.messages
-    assert windowed.report.filtered and windowed.report.error is None
+    windowed = assemble_context(read, context_plan).answer
+    whole = assemble_context(messages, context_plan).answer
+    assert windowed["messages"] == whole["messages"]
+    assert windowed["token_count"] == whole["token_count"]
+    assert windowed["filtered"] and windowed["error"] is None
     removed_before = [m.id for m in messages if m.seq < start and m.role != "system"]
-    assert removed_before + windowed.report.removed_message_ids == whole.report.removed_message_ids
-    assert windowed.report.usage_before == whole.report.usage_before
+    assert removed_before + windowed["removed_message_ids"] == whole["removed_message_ids"]
 
 
 def test_the_budget_is_the_engines_own_with_tools_and_a_separate_input_limit() -> None:
@@ -173,9 +184,16 @@ def test_fail_open_plan_reads_everything_unfiltered() -> None:
     fallback = plan.fail_open()
     assert fallback.load == "all" and fallback.filter.runs is False
     assert fallback.filter.budget == plan.filter.budget
-    messages = _history(50)
-    context = assemble_history(messages, fallback)
-    assert context.report.kept_message_count == len(messages) and not context.report.filtered
+    context_plan = plan_context(settings=SMALL, now=NOW, prompts=PROMPTS, model="gpt-4o")
+    small = _history(10)
+    answer = assemble_context(small, _with_read(context_plan, fallback)).answer
+    assert answer["kept_message_count"] == len(small) and not answer["filtered"]
+    # never past the hard room, even unfiltered: the oldest left out, with a warning
+    big = _history(50)
+    answer = assemble_context(big, _with_read(context_plan, fallback)).answer
+    assert not answer["filtered"] and answer["kept_message_count"] < len(big)
+    assert answer["token_count"] <= plan.filter.budget.hard_limit_tokens
+    assert any("hard room" in w for w in answer["warnings"])
 
 
 def test_tools_with_strategies_without_budget_options() -> None:
@@ -185,5 +203,5 @@ def test_tools_with_strategies_without_budget_options() -> None:
         context = build_history_context(
             messages, settings=SMALL, model="gpt-4o", strategy=strategy, tools=TOOLS
         )
-        assert context.report.strategy == strategy
-        assert context.report.error is None
+        assert context.report["strategy"] == strategy
+        assert context.report["error"] is None

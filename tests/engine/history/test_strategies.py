@@ -120,18 +120,35 @@ def test_pinned_tool_result_brings_its_call() -> None:
     assert kept(msgs, sel.kept) == ["m2", "m3", "m6"]
 
 
-def test_min_messages_kept_past_budget_within_hard_limit() -> None:
-    msgs = fixed(*[user(i, "x") for i in range(1, 11)])
-    assert (
-        len(token_budget(msgs, budget_tokens=30, hard_limit_tokens=60, min_messages_to_keep=5).kept)
-        == 5
+def test_min_messages_give_way_to_the_budget_with_a_warning() -> None:
+    msgs = fixed(*[user(i, "x") for i in range(1, 11)])  # 10 tokens each
+    # the hysteresis cut (trim) keeps 2, the minimum takes it to 5 within the budget
+    sel = token_budget(msgs, budget_tokens=60, trim_tokens=20, min_messages_to_keep=5)
+    assert len(sel.kept) == 5 and not sel.warnings
+    # the budget holds only 4: the minimum gives way, with a warning
+    sel = token_budget(msgs, budget_tokens=40, trim_tokens=20, min_messages_to_keep=5)
+    assert len(sel.kept) == 4
+    assert sel.warnings and "MIN_MESSAGES_TO_KEEP (5)" in sel.warnings[0]
+    # nothing past the budget, not even the newest message (the assembly previews it)
+    assert token_budget(msgs, budget_tokens=0, min_messages_to_keep=0).kept == []
+
+
+def test_token_budget_hysteresis_keeps_its_cut_until_the_budget_is_exceeded() -> None:
+    msgs = fixed(*[user(i, "x") for i in range(1, 21)])  # 10 tokens each, 200 in all
+    first = token_budget(msgs, budget_tokens=100, trim_tokens=70, min_messages_to_keep=0)
+    assert len(first.kept) == 7 and first.cut_seq == msgs[first.kept[0]].seq
+    grown = fixed(*[user(i, "x") for i in range(1, 24)])  # three more messages
+    kept = token_budget(grown, budget_tokens=100, trim_tokens=70, cut_seq=first.cut_seq)
+    assert kept.cut_seq == first.cut_seq and len(kept.kept) == 10  # the same start
+    over = fixed(*[user(i, "x") for i in range(1, 25)])  # 11 from the cut: over 100
+    recut = token_budget(
+        over, budget_tokens=100, trim_tokens=70, cut_seq=first.cut_seq, min_messages_to_keep=0
     )
-    assert (
-        len(token_budget(msgs, budget_tokens=30, hard_limit_tokens=40, min_messages_to_keep=5).kept)
-        == 4
-    )
-    # the newest message is always kept, even alone over the budget
-    assert token_budget(msgs, budget_tokens=0, min_messages_to_keep=0).kept == [9]
+    assert recut.cut_seq is not None and recut.cut_seq > first.cut_seq
+    assert len(recut.kept) == 7
+    # a history that fits whole is not cut at all
+    whole = token_budget(msgs[:5], budget_tokens=100, trim_tokens=70)
+    assert len(whole.kept) == 5 and whole.cut_seq is None
 
 
 def test_only_the_newest_max_pinned_are_protected() -> None:
@@ -244,12 +261,22 @@ def test_threshold_trigger_force_and_skip() -> None:
     forced = filter_history(
         few,
         limits=LIMITS,
-        settings=settings,
+        settings=Settings(MIN_MESSAGES_TO_KEEP=0),
         strategy="sliding_window",
         options={"window_size": 2},
         force_filter=True,
     )
     assert forced.filtered and ids(forced.messages) == ["m4", "m5"]
+    # MIN_MESSAGES_TO_KEEP holds for sliding_window too (seed 004)
+    minimum = filter_history(
+        msgs,
+        limits=LIMITS,
+        settings=Settings(MIN_MESSAGES_TO_KEEP=4),
+        strategy="sliding_window",
+        options={"window_size": 2},
+        force_filter=True,
+    )
+    assert ids(minimum.messages) == ["m37", "m38", "m39", "m40"]
     skipped = filter_history(msgs, limits=LIMITS, settings=settings, skip_filter=True)
     assert not skipped.filtered and skipped.kept_count == len(msgs)
     with pytest.raises(ValidationFailed) as err:
@@ -266,20 +293,19 @@ def test_auto_compression_switch() -> None:
 
 def test_min_messages_to_keep_setting_is_the_default() -> None:
     msgs = big_history()
+    options = {"budget_percentage": 0.1, "reserve_tokens": 0, "trim_to": 0.3}
     res = filter_history(
-        msgs,
-        limits=LIMITS,
-        settings=Settings(MIN_MESSAGES_TO_KEEP=0),
-        options={"budget_percentage": 0.05, "reserve_tokens": 0},
+        msgs, limits=LIMITS, settings=Settings(MIN_MESSAGES_TO_KEEP=0), options=options
     )
     res_min = filter_history(
-        msgs,
-        limits=LIMITS,
-        settings=Settings(MIN_MESSAGES_TO_KEEP=3),
-        options={"budget_percentage": 0.05, "reserve_tokens": 0},
+        msgs, limits=LIMITS, settings=Settings(MIN_MESSAGES_TO_KEEP=3), options=options
     )
-    assert res.kept_count == 1
-    assert res_min.kept_count == 3
+    assert res.kept_count == 1  # trimmed to 30% of a budget of about 3 messages
+    assert res_min.kept_count == 3 and not res_min.warnings
+    short = filter_history(
+        msgs, limits=LIMITS, settings=Settings(MIN_MESSAGES_TO_KEEP=8), options=options
+    )
+    assert short.kept_count < 8 and "MIN_MESSAGES_TO_KEEP (8)" in short.warnings[0]
 
 
 def test_unknown_strategy_falls_back_to_noop(caplog: pytest.LogCaptureFixture) -> None:

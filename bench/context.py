@@ -1,0 +1,301 @@
+"""Context assembly benchmark (issue 8): GET /context over HTTP with files, and a prefix
+that stays put. Prints figures and ratios against baselines measured in the same run.
+
+    .venv/bin/python bench/context.py            # about 3 minutes
+    .venv/bin/python bench/context.py --quick    # fewer requests and turns
+
+1. Latency: the real API (uvicorn subprocess, SQLite, temporary DATA_DIR) answers
+   `GET /v1/conversations/{id}/context` (gpt-4o, token_budget) for a 10 000-message agent
+   history whose newest user messages carry 20 processed files (8 markdown, 4 CSV,
+   4 DOCX, 4 PNG; processed by `process_file`, the worker's own function, in this
+   process). Baseline: the same history without files. Also 1 000 messages with the
+   same files (cost flat in the history length). Target: p99 ≤ 50 ms at 10 000.
+2. Prefix stability over 100 consecutive turns past the budget: the share of turns whose
+   answer starts with everything the previous answer held before its newest turn, and
+   the tokens an Anthropic call would read from its prompt cache (the previous answer's
+   `stable_prefix_tokens` when that prefix is kept, else its system blocks), for the
+   default hysteresis (`trim_to` 0.7) against per-turn trimming (`trim_to` 1.0: every
+   turn cuts just enough), on gpt-4o with agent turns and gpt-4 with chat turns.
+   Target: ≥ 80 % of turns keep the prefix.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import random
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from bench.history_http import _free_port, _pct, _prepare, _start_api, _stop  # noqa: E402
+
+TARGET_P99_MS = 50.0
+TARGET_KEPT = 0.8
+SYSTEM = "You are a careful coding agent."
+WORDS = ("the queue worker parses config files and retries failed uploads before timeout").split()  # noqa: SIM905
+
+
+def words(rng: random.Random, n: int) -> str:
+    return " ".join(rng.choice(WORDS) for _ in range(n))
+
+
+# ---------------------------------------------------------------- files
+
+
+def _samples(rng: random.Random) -> list[tuple[str, bytes]]:
+    from docx import Document
+    from PIL import Image
+
+    out = [(f"notes{i}.md", f"# Notes {i}\n\n{words(rng, 1500)}\n".encode()) for i in range(8)]
+    for i in range(4):
+        rows = "\n".join(f"{r},{rng.randint(0, 999)},{words(rng, 4)}" for r in range(300))
+        out.append((f"table{i}.csv", f"id,value,label\n{rows}\n".encode()))
+    for i in range(4):
+        document = Document()
+        for _ in range(30):
+            document.add_paragraph(words(rng, 60))
+        buffer = io.BytesIO()
+        document.save(buffer)
+        out.append((f"report{i}.docx", buffer.getvalue()))
+    for i in range(4):
+        buffer = io.BytesIO()
+        Image.new("RGB", (800, 600), (40 * i, 120, 200)).save(buffer, format="PNG")
+        out.append((f"chart{i}.png", buffer.getvalue()))
+    return out
+
+
+def _files(client: Any, rng: random.Random) -> list[str]:
+    """20 files uploaded over HTTP, processed by the worker's own function here."""
+    from contextq.settings import get_settings
+    from service.files.processing import process_file
+
+    ids = []
+    for name, data in _samples(rng):
+        r = client.post("/v1/files", files={"file": (name, data)})
+        r.raise_for_status()
+        file_id = r.json()["id"]
+        outcome = process_file(settings=get_settings(), file_id=file_id)
+        assert outcome.status == "ready", (name, outcome)
+        ids.append(file_id)
+    return ids
+
+
+# ---------------------------------------------------------------- latency
+
+
+def _conversation(client: Any, n: int, file_ids: list[str]) -> str:
+    from tests.api.history_data import agent_history
+
+    history = agent_history(n, pinned=5)
+    users = [i for i, m in enumerate(history) if m["role"] == "user"]
+    spread = users[-len(file_ids) * 3 :: 3] if file_ids else []
+    for i, file_id in zip(spread, file_ids, strict=False):  # one file each, among the newest
+        history[i]["file_ids"] = [file_id]
+    cid = client.post("/v1/conversations", json={"model": "gpt-4o", "system_prompt": SYSTEM})
+    cid = cid.raise_for_status().json()["id"]
+    for i in range(0, len(history), 10_000):
+        batch = {"messages": history[i : i + 10_000]}
+        client.post(f"/v1/conversations/{cid}/messages", json=batch).raise_for_status()
+    return str(cid)
+
+
+def _latency(client: Any, cid: str, requests: int) -> dict[str, Any]:
+    url = f"/v1/conversations/{cid}/context"
+    started = time.perf_counter()
+    answer = client.get(url).raise_for_status().json()
+    first = (time.perf_counter() - started) * 1000
+    for _ in range(5):
+        client.get(url).raise_for_status()
+    times = []
+    for _ in range(requests):
+        t = time.perf_counter()
+        client.get(url).raise_for_status()
+        times.append((time.perf_counter() - t) * 1000)
+    files = answer["token_breakdown"]["files"]
+    return {
+        "first": first,
+        "p50": _pct(times, 50),
+        "p99": _pct(times, 99),
+        "mean": statistics.fmean(times),
+        "kept": answer["kept_message_count"],
+        "tokens": answer["token_count"],
+        "files": files,
+    }
+
+
+def latency_section(client: Any, requests: int) -> dict[str, dict[str, Any]]:
+    rng = random.Random(1)
+    file_ids = _files(client, rng)
+    rows = {
+        "10 000 messages, 20 files": _conversation(client, 10_000, file_ids),
+        "10 000 messages, no files (baseline)": _conversation(client, 10_000, []),
+        "1 000 messages, 20 files": _conversation(client, 1_000, file_ids),
+    }
+    return {label: _latency(client, cid, requests) for label, cid in rows.items()}
+
+
+# ---------------------------------------------------------------- prefix stability
+
+
+def _strip(blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{k: v for k, v in b.items() if k != "cache_control"} for b in blocks]
+
+
+def _prefix(answer: dict[str, Any]) -> list[Any]:
+    """What the answer holds before its newest turn, as the next answer must start."""
+    if answer["format"] == "openai":
+        turn = max(i for i, m in enumerate(answer["messages"]) if m["role"] == "user")
+        return list(answer["messages"][:turn])
+    out: list[Any] = [_strip(answer["system"])]
+    for m in answer["messages"]:
+        marked = [i for i, b in enumerate(m["content"]) if "cache_control" in b]
+        if marked:
+            out.append({"role": m["role"], "content": _strip(m["content"][: marked[0] + 1])})
+            return out
+        out.append({"role": m["role"], "content": _strip(m["content"])})
+    return out
+
+
+def _starts_with(answer: dict[str, Any], prefix: list[Any]) -> bool:
+    if answer["format"] == "openai":
+        return answer["messages"][: len(prefix)] == prefix
+    current = [_strip(answer["system"])]
+    for m in answer["messages"][: len(prefix) - 1]:
+        current.append({"role": m["role"], "content": _strip(m["content"])})
+    last = prefix[-1]
+    if len(prefix) > 1 and len(current) == len(prefix):
+        content = current[-1]["content"][: len(last["content"])]
+        current[-1] = {"role": current[-1]["role"], "content": content}
+    return current == prefix
+
+
+def _turn(client: Any, cid: str, rng: random.Random, turn: int, agent: bool) -> None:
+    user = {"role": "user", "content": f"Turn {turn}: {words(rng, 30)}"}
+    if not agent:
+        client.post(f"/v1/conversations/{cid}/messages", json=user).raise_for_status()
+        return
+    call = {
+        "role": "assistant",
+        "content": words(rng, 10),
+        "tool_calls": [{"id": f"t{turn}", "type": "function",
+                        "function": {"name": "bash", "arguments": '{"cmd": "make test"}'}}],
+    }  # fmt: skip
+    result = {"role": "tool", "tool_call_id": f"t{turn}", "content": words(rng, 220)}
+    batch = {"messages": [user, call, result]}
+    client.post(f"/v1/conversations/{cid}/messages", json=batch).raise_for_status()
+
+
+def _stability(
+    client: Any, model: str, fmt: str, trim_to: float, turns: int, agent: bool
+) -> dict[str, Any]:
+    from tests.api.history_data import agent_history
+
+    rng = random.Random(7)
+    body = {"model": model, "system_prompt": SYSTEM, "context_options": {"trim_to": trim_to}}
+    cid = client.post("/v1/conversations", json=body).raise_for_status().json()["id"]
+    size = 3_000 if model == "gpt-4o" else 300
+    client.post(
+        f"/v1/conversations/{cid}/messages",
+        json={"messages": agent_history(size, seed=3, pinned=0)},
+    ).raise_for_status()
+    kept = reused = sent = 0
+    previous: dict[str, Any] | None = None
+    url = f"/v1/conversations/{cid}/context"
+    for turn in range(turns + 1):
+        _turn(client, cid, rng, turn, agent)
+        answer = client.get(url, params={"format": fmt}).raise_for_status().json()
+        assert answer["filtered"], "the conversation must be past its budget"
+        if previous is not None:
+            hit = _starts_with(answer, _prefix(previous))
+            kept += hit
+            sent += answer["token_count"]
+            if fmt == "anthropic":
+                system = answer["token_breakdown"]["system"]
+                reused += previous["stable_prefix_tokens"] if hit else system
+        previous = answer
+        reply = {"role": "assistant", "content": words(rng, 40)}
+        client.post(f"/v1/conversations/{cid}/messages", json=reply).raise_for_status()
+    return {"kept": kept / turns, "reused": reused / sent if sent else 0.0, "turns": turns}
+
+
+def stability_section(client: Any, turns: int) -> list[tuple[str, str, float, dict[str, Any]]]:
+    rows = []
+    for model, agent in (("gpt-4o", True), ("gpt-4", False)):
+        for fmt in ("openai", "anthropic"):
+            for trim_to in (0.7, 1.0):
+                rows.append(
+                    (model, fmt, trim_to, _stability(client, model, fmt, trim_to, turns, agent))
+                )
+    return rows
+
+
+# ---------------------------------------------------------------- report
+
+
+def report(latency: dict[str, dict[str, Any]], stability: list[Any]) -> None:
+    print(
+        "\n1. GET /v1/conversations/{id}/context over HTTP (uvicorn, SQLite, gpt-4o, token_budget)"
+    )
+    print(f"{'case':<38} {'first':>9} {'p50':>9} {'p99':>9} {'kept':>6} {'tokens':>8} {'files':>7}")
+    for label, r in latency.items():
+        print(
+            f"{label:<38} {r['first']:>7.1f}ms {r['p50']:>7.1f}ms {r['p99']:>7.1f}ms "
+            f"{r['kept']:>6} {r['tokens']:>8} {r['files']:>7}"
+        )
+    with_files = latency["10 000 messages, 20 files"]
+    base = latency["10 000 messages, no files (baseline)"]
+    small = latency["1 000 messages, 20 files"]
+    ok = with_files["p99"] <= TARGET_P99_MS
+    print(
+        f"p99 with files / without: {with_files['p99'] / base['p99']:.2f}x; 10 000 / 1 000 "
+        f"messages: {with_files['p50'] / small['p50']:.2f}x (p50); target p99 <= "
+        f"{TARGET_P99_MS:.0f} ms: {'MET' if ok else 'MISSED'}"
+    )
+    print("\n2. Prefix stability over consecutive turns past the budget")
+    print(f"{'model':<8} {'format':<10} {'cut':<24} {'prefix kept':>12} {'cache reuse':>12}")
+    for model, fmt, trim_to, r in stability:
+        label = "hysteresis (trim_to 0.7)" if trim_to < 1 else "per-turn (trim_to 1.0)"
+        reuse = f"{r['reused']:.0%}" if fmt == "anthropic" else "-"
+        print(f"{model:<8} {fmt:<10} {label:<24} {r['kept']:>11.0%} {reuse:>12}")
+    worst = min(r["kept"] for _, _, t, r in stability if t < 1)
+    verdict = "MET" if worst >= TARGET_KEPT else "MISSED"
+    print(f"target >= {TARGET_KEPT:.0%} of turns keep the prefix: {verdict} (worst {worst:.0%})")
+
+
+def main() -> None:
+    import httpx
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true")
+    args = parser.parse_args()
+    requests, turns = (60, 30) if args.quick else (200, 100)
+    data_dir = Path(tempfile.mkdtemp(prefix="contextq-bench-context-"))
+    proc = None
+    try:
+        key = _prepare(data_dir)
+        port = _free_port()
+        proc = _start_api(data_dir, port, data_dir / "api.log")
+        headers = {"Authorization": f"Bearer {key}"}
+        with httpx.Client(
+            base_url=f"http://127.0.0.1:{port}", headers=headers, timeout=600
+        ) as client:
+            latency = latency_section(client, requests)
+            stability = stability_section(client, turns)
+        report(latency, stability)
+    finally:
+        if proc is not None:
+            _stop(proc)
+        shutil.rmtree(data_dir, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,327 @@
+"""The ready-to-send context (SPEC §6): the history, files, prompts and reminders in one
+budget, laid out top to bottom and rendered in the target format.
+
+Order: S (with the history's own system messages) → summary → memory block → history
+(oldest first, each user message with its documents just above it) → CA → P → F → U
+→ the turn's tool calls and results → R. `assemble_context` never calls an LLM and
+never waits on anything.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from contextq.assembly import layout
+from contextq.assembly.attachments import Document, FileNote
+from contextq.assembly.citations import CitationMap
+from contextq.assembly.fill import Parts, Ran, total_before
+from contextq.assembly.fill import fill as fill_history
+from contextq.assembly.inputs import FileView
+from contextq.assembly.pieces import Piece, documents_piece, text_piece
+from contextq.assembly.plan import ContextPlan
+from contextq.assembly.project import render_project
+from contextq.assembly.prompts import custom_agent_text, reminder_text, system_text
+from contextq.assembly.render import Rendered, render
+from contextq.assembly.turn import search_ran, split_turn
+from contextq.assembly.work import Work, build_work
+from contextq.history.context import visible_history
+from contextq.history.types import Message
+
+if TYPE_CHECKING:
+    from contextq.history.memory import HierarchicalMemory
+
+log = logging.getLogger("contextq.history")
+
+
+@dataclass(slots=True)
+class Assembled:
+    """The context answer (`answer`) and what the service stores after it."""
+
+    answer: dict[str, Any]
+    new_citations: dict[str, int]  # source_key → id, first cited by this answer
+    cut_seq: int | None  # the cut point to keep (token_budget filtering), else None
+    error: str | None = None  # filtering failed and everything was sent (fail-open)
+
+
+def newest_user_seq(messages: Sequence[Message]) -> int | None:
+    split = split_turn(messages)
+    return messages[split.start].seq if split.start < len(messages) else None
+
+
+def assemble_context(
+    messages: Sequence[Message],
+    plan: ContextPlan,
+    *,
+    files: Mapping[str, FileView] | None = None,
+    citations: CitationMap | None = None,
+    cut_seq: int | None = None,
+    memory: HierarchicalMemory | None = None,
+    conversation_id: str | None = None,
+) -> Assembled:
+    """The context answer for `messages` (what `plan.read.load` said to read, in seq
+    order, `token_count` set). Never fails on a strategy error: it sends everything it
+    may (fail-open), logged and reported in `error`."""
+    started = time.perf_counter()
+    citations = citations or CitationMap()
+    read = plan.read
+    work, searched = _prepare(messages, plan, files or {}, citations)
+    parts = _parts(plan, searched, citations)
+    before = total_before(work, parts, plan)
+    runs = read.filter.runs_for_total(before)
+    limit = read.filter.budget.budget_tokens if runs else read.filter.budget.hard_limit_tokens
+    fill, result = fill_history(
+        work, parts, plan, runs=runs, limit=limit, cut_seq=cut_seq, memory=memory,
+        citations=citations,
+    )  # fmt: skip
+    final = _finish(
+        work, parts, fill=fill, plan=plan, citations=citations, limit=fill.limit or limit
+    )
+    answer = _answer(
+        work, fill, result=result, plan=plan, rendered=final, before=before, runs=runs,
+        conversation_id=conversation_id, citations=citations,
+    )  # fmt: skip
+    answer["duration_ms"] = round((time.perf_counter() - started) * 1000, 3)
+    if answer["filtered"]:
+        log.info(
+            "[ContextFilter] Filtered conversation %s: %d → %d messages using %s in %.1fms",
+            conversation_id, len(work.history), len(fill.kept), answer["strategy"],
+            answer["duration_ms"],
+        )  # fmt: skip
+    new_cut = result.cut_seq if result is not None and result.error is None else None
+    return Assembled(
+        answer,
+        dict(citations.assigned),
+        new_cut if new_cut != cut_seq else None,
+        result.error if result is not None else None,
+    )
+
+
+def _prepare(
+    messages: Sequence[Message],
+    plan: ContextPlan,
+    files: Mapping[str, FileView],
+    citations: CitationMap,
+) -> tuple[Work, bool]:
+    """The visible history (the newest user message kept even under a compaction) as
+    pieces, and whether a search tool ran in the current turn."""
+    read = plan.read
+    through = read.compaction.through_seq if read.compaction is not None else None
+    u_seq = newest_user_seq(messages)
+    history = visible_history(messages, through, [u_seq] if u_seq is not None else [])
+    split = split_turn(history)
+    u = split.start if split.start < len(history) else None
+    prompts = plan.prompts
+    searched = search_ran(
+        history[u:] if u is not None else [],
+        turn_open=split.open,
+        tools_used=prompts.tools_used,
+        search_tools=prompts.search_tools,
+    )
+    work = build_work(
+        history,
+        u=u,
+        target=plan.target,
+        limits=read.filter.limits,
+        files=files,
+        citations=citations,
+    )
+    return work, searched
+
+
+def _parts(plan: ContextPlan, searched: bool, citations: CitationMap) -> Parts:
+    target = plan.target
+    prompts = plan.prompts
+    system = system_text(prompts, now=plan.now, tools=plan.tools, search_ran=searched)
+    ca = custom_agent_text(prompts)
+    reminder = reminder_text(prompts, search_ran=searched)
+    summary_piece = None
+    summary_text = None
+    if plan.read.summary:
+        summary_text = plan.read.compaction.summary if plan.read.compaction else None
+        summary_piece = text_piece(plan.read.summary[0].text(), "user", "summary", target)
+    return Parts(
+        system=text_piece(system, "system", "system", target) if system else None,
+        custom_agent=text_piece(ca, "user", "custom_agent", target) if ca else None,
+        reminder=text_piece(reminder, "user", "reminders", target) if reminder else None,
+        summary=summary_piece,
+        summary_text=summary_text,
+    )
+
+
+def _order(work: Work, parts: Parts, fill: layout.Fill) -> tuple[list[Piece], int]:
+    """The pieces top to bottom, and where the newest turn starts (CA, P, F, U, …)."""
+    history = work.history
+    kept = sorted(fill.kept)
+    pieces: list[Piece] = [parts.system] if parts.system is not None else []
+    lead = 0  # the history's own leading system messages go with the system prompt
+    while lead < len(kept) and history[kept[lead]].role == "system":
+        pieces.append(work.pieces[kept[lead]])
+        lead += 1
+    pieces += [p for p in (parts.summary, *parts.preamble) if p is not None]
+    turn_start: int | None = None
+    moving = [p for p in (parts.custom_agent, parts.project) if p is not None]
+    for i in kept[lead:]:
+        if i == work.u:
+            turn_start = len(pieces)
+            pieces += moving
+        if i in work.docs:
+            pieces.append(work.docs[i])
+        pieces.append(work.pieces[i])
+    if turn_start is None:  # no user message: CA and P go last, before R
+        turn_start = len(pieces)
+        pieces += moving
+    if parts.reminder is not None:
+        pieces.append(parts.reminder)
+    return pieces, turn_start
+
+
+def _cite(pieces: list[Piece], citations: CitationMap, plan: ContextPlan) -> list[Piece]:
+    """Final citation ids for the documents sent (new ones numbered in order of
+    appearance); documents sized with provisional ids are re-rendered when theirs moved."""
+    keys = [d.source_key for p in pieces if p.documents for d in p.documents]
+    final = citations.assign(keys)
+    out: list[Piece] = []
+    for piece in pieces:
+        documents = piece.documents
+        moved = documents and any(
+            citations.provisional(d.source_key) != final[d.source_key] for d in documents
+        )
+        if not documents or not moved:
+            out.append(piece)
+        elif piece.category == "project":
+            out.append(render_project(plan.project, documents, final, plan.target) or piece)
+        else:
+            out.append(documents_piece(documents, final, piece.category, plan.target))
+    return out
+
+
+def _finish(
+    work: Work,
+    parts: Parts,
+    *,
+    fill: layout.Fill,
+    plan: ContextPlan,
+    citations: CitationMap,
+    limit: int,
+) -> Rendered:
+    """Order, cite and render; should the honest count still pass `limit`, leave out the
+    oldest unprotected history unit and render again."""
+    while True:
+        pieces, turn_start = _order(work, parts, fill)
+        rendered = render(_cite(pieces, citations, plan), turn_start=turn_start, target=plan.target)
+        if rendered.token_count <= limit:
+            return rendered
+        droppable = sorted(i for i in fill.kept if i not in fill.protected)
+        if not droppable:
+            fill.warnings.append(
+                f"the context ({rendered.token_count} tokens) is over its limit ({limit}): "
+                "what remains cannot be left out"
+            )
+            return rendered
+        layout.fit_history(work, fill.kept, fill.protected, _history_cost(work, fill) - 1)
+
+
+def _history_cost(work: Work, fill: layout.Fill) -> int:
+    return sum(work.cost(i) for i in fill.kept)
+
+
+def _notes(work: Work, fill: layout.Fill) -> list[FileNote]:
+    """Every attached file of a message sent that is not included, once, with its reason."""
+    seen: dict[str, FileNote] = {}
+    for i in sorted(fill.kept):
+        found = work.attached.get(i)
+        for note in found.notes if found is not None else ():
+            seen.setdefault(note.file_id, note)
+    kept_files = {f for i in fill.kept for f in work.history[i].file_ids}
+    for note in work.notes:
+        if note.file_id in kept_files:
+            seen.setdefault(note.file_id, note)
+    return list(seen.values())
+
+
+def _citations(rendered: Rendered, citations: CitationMap) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    final = {**citations.stored, **citations.assigned}
+    for piece in rendered.kept:
+        for document in piece.documents or ():
+            if document.source_key in seen:
+                continue
+            seen.add(document.source_key)
+            out.append(_citation(document, final[document.source_key]))
+    return out
+
+
+def _citation(document: Document, citation_id: int) -> dict[str, Any]:
+    return {
+        "citation_id": citation_id,
+        "file_id": document.file_id,
+        "title": document.title,
+        "source": document.source,
+        "chunk": dict(document.chunk) if document.chunk is not None else None,
+    }
+
+
+def _before(before: int, rendered: Rendered, fill: layout.Fill, work: Work) -> int:
+    """The context before filtering: the answer itself when nothing was left out or cut
+    (exact), else the sum of every part's cost alone (merged Anthropic turns cost a
+    little less)."""
+    whole = len(fill.kept) == len(work.history) and not fill.warnings and not work.notes
+    return rendered.token_count if whole else before
+
+
+def _answer(
+    work: Work,
+    fill: layout.Fill,
+    *,
+    result: Ran | None,
+    plan: ContextPlan,
+    rendered: Rendered,
+    before: int,
+    runs: bool,
+    conversation_id: str | None,
+    citations: CitationMap,
+) -> dict[str, Any]:
+    f = plan.read.filter
+    limits = f.limits
+    notes = _notes(work, fill)
+    history = work.history
+    filtered = runs and (result is None or result.error is None)
+    window = max(1, limits.context_window)
+    answer: dict[str, Any] = {
+        "conversation_id": conversation_id,
+        "model": limits.model or limits.catalog_id or "",
+        "provider": limits.provider,
+        "format": plan.target.format,
+        "context_limit": limits.context_window,
+        "budget_tokens": f.budget.budget_tokens,
+        "token_count": rendered.token_count,
+        "token_breakdown": rendered.breakdown,
+        "strategy": f.strategy,
+        "filtered": filtered,
+        "compaction_id": plan.read.compaction.id if plan.read.compaction else None,
+        "kept_message_count": len(fill.kept),
+        "removed_message_ids": [
+            str(m.id) for i, m in enumerate(history) if i not in fill.kept and m.id is not None
+        ],
+        "pending_file_ids": [n.file_id for n in notes if n.pending],
+        "failed_file_ids": [n.file_id for n in notes if not n.pending],
+        "file_notes": [{"file_id": n.file_id, "reason": n.reason} for n in notes],
+        "citations": _citations(rendered, citations),
+        "tools": list(plan.tools_out),
+        "cleared_tool_result_ids": [],
+        "usage_before": round(_before(before, rendered, fill, work) / window, 4),
+        "usage_after": round(rendered.token_count / window, 4),
+        "filter_duration_ms": result.duration_ms if result is not None else 0.0,
+        "error": result.error if result is not None else None,
+        "warnings": list(dict.fromkeys([*f.warnings, *fill.warnings])),
+        "messages": rendered.messages,
+    }
+    if plan.target.format == "anthropic":
+        answer["system"] = rendered.system
+        answer["stable_prefix_tokens"] = rendered.stable_prefix_tokens
+    return answer

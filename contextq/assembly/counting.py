@@ -1,0 +1,200 @@
+"""The token count of a context as sent (SPEC §6 "Budget"), one definition for both formats.
+
+A message costs `MESSAGE_OVERHEAD_TOKENS` (3) plus its *node* count, and the list
+`REPLY_PRIMING_TOKENS` (3) more. A node (a message dict or a content part/block) counts:
+
+- an image part: the model provider's published formula for its pixel size (OpenAI
+  high detail — 85 for `detail: low` —, Anthropic's wxh/750: `contextq.files.images`;
+  Gemini's 258 per 768-px tile);
+- an `input_audio` part: its duration at the provider's rate (OpenAI 10 tokens/s,
+  Gemini 32 tokens/s);
+- a node whose `content` is a list: the node with `content: []` as compact JSON, plus
+  each element's count;
+- anything else: its compact JSON (`json.dumps(..., separators=(",", ":"),
+  ensure_ascii=False)`) in the model's encoding.
+
+With `format=anthropic` the `system` blocks count as nodes (no message overhead). A
+string content is counted whole, exactly as `contextq.history.message_tokens` counts a
+stored message, so a stored count is reused as is when the encoding matches.
+
+Each JSON string is tokenized once and remembered (`_JSON_TOKENS`, bounded by size):
+documents and long messages are not re-tokenized on every request.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import io
+import math
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from contextq.files.images import anthropic_tokens, openai_high_tokens
+from contextq.history.message_tokens import (
+    MESSAGE_OVERHEAD_TOKENS,
+    REPLY_PRIMING_TOKENS,
+    serialise,
+)
+from contextq.tokens import count_tokens
+
+__all__ = [
+    "MESSAGE_OVERHEAD_TOKENS",
+    "REPLY_PRIMING_TOKENS",
+    "audio_tokens",
+    "image_tokens",
+    "json_tokens",
+    "message_tokens",
+    "node_tokens",
+]
+
+AUDIO_TOKENS_PER_SECOND = {"openai": 10.0, "google": 32.0}
+UNKNOWN_IMAGE_SIZE = (1024, 1024)  # an image given by URL: its size is not known here
+GEMINI_TILE_TOKENS = 258
+
+
+def gemini_image_tokens(width: int, height: int) -> int:
+    """Gemini: 258 when both sides are ≤ 384 px, else 258 per 768x768 tile."""
+    if width <= 384 and height <= 384:
+        return GEMINI_TILE_TOKENS
+    return GEMINI_TILE_TOKENS * math.ceil(width / 768) * math.ceil(height / 768)
+
+
+def image_tokens(width: int, height: int, provider: str, detail: str = "high") -> int:
+    """An image's tokens by the formula of the model's provider (OpenAI's for the
+    providers that publish none)."""
+    if provider == "anthropic":
+        return anthropic_tokens(width, height)
+    if provider == "google":
+        return gemini_image_tokens(width, height)
+    return 85 if detail == "low" else openai_high_tokens(width, height)
+
+
+def audio_tokens(duration_s: float, provider: str) -> int:
+    rate = AUDIO_TOKENS_PER_SECOND.get(provider, AUDIO_TOKENS_PER_SECOND["openai"])
+    return max(1, math.ceil(duration_s * rate))
+
+
+class _TokenCache:
+    """JSON string → token count per encoding, least recently used out first, bounded
+    by the characters it holds."""
+
+    def __init__(self, max_chars: int = 64_000_000) -> None:
+        self.max_chars = max_chars
+        self._items: OrderedDict[tuple[str, str], int] = OrderedDict()
+        self._chars = 0
+        self._lock = threading.Lock()
+
+    def count(self, text: str, encoding: str) -> int:
+        key = (encoding, text)
+        with self._lock:
+            found = self._items.get(key)
+            if found is not None:
+                self._items.move_to_end(key)
+                return found
+        tokens = count_tokens(text, encoding)
+        with self._lock:
+            if key not in self._items:
+                self._items[key] = tokens
+                self._chars += len(text)
+                while self._chars > self.max_chars and self._items:
+                    (_, old), _n = self._items.popitem(last=False)
+                    self._chars -= len(old)
+        return tokens
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+            self._chars = 0
+
+
+_JSON_TOKENS = _TokenCache()
+
+
+def json_tokens(node: Any, encoding: str) -> int:
+    """Tokens of `node` as compact JSON (remembered per JSON string)."""
+    return _JSON_TOKENS.count(serialise(node), encoding)
+
+
+SizeOf = Callable[[str], tuple[int, int] | None]
+
+
+def image_size_of_data(data_b64: str) -> tuple[int, int] | None:
+    """Pixel size of a base64 image (header only; None when it cannot be read)."""
+    try:
+        raw = base64.b64decode(data_b64, validate=False)
+    except (binascii.Error, ValueError):
+        return None
+    try:
+        from PIL import Image
+
+        with Image.open(io.BytesIO(raw)) as image:
+            return int(image.width), int(image.height)
+    except Exception:
+        return None
+
+
+def _image_node_tokens(node: Mapping[str, Any], provider: str, size_of: SizeOf) -> int:
+    detail = "high"
+    data: str | None = None
+    if node.get("type") == "image_url":
+        image_url = node.get("image_url") or {}
+        detail = str(image_url.get("detail") or "high")
+        url = str(image_url.get("url", ""))
+        if url.startswith("data:") and "," in url:
+            data = url.split(",", 1)[1]
+    else:
+        source = node.get("source") or {}
+        if source.get("type") == "base64":
+            data = str(source.get("data", ""))
+    size = (size_of(data) if data else None) or UNKNOWN_IMAGE_SIZE
+    return image_tokens(size[0], size[1], provider, detail)
+
+
+def node_tokens(
+    node: Mapping[str, Any],
+    *,
+    encoding: str,
+    provider: str,
+    size_of: SizeOf = image_size_of_data,
+    audio_seconds: Callable[[str], float | None] | None = None,
+) -> int:
+    """A node's count (module docstring)."""
+    kind = node.get("type")
+    if kind in ("image_url", "image"):
+        return _image_node_tokens(node, provider, size_of)
+    if kind == "input_audio":
+        data = str((node.get("input_audio") or {}).get("data", ""))
+        seconds = audio_seconds(data) if audio_seconds is not None else None
+        return audio_tokens(seconds if seconds is not None else 0.0, provider)
+    content = node.get("content")
+    if isinstance(content, list):
+        frame = json_tokens({**node, "content": []}, encoding)
+        return frame + sum(
+            node_tokens(
+                part,
+                encoding=encoding,
+                provider=provider,
+                size_of=size_of,
+                audio_seconds=audio_seconds,
+            )
+            for part in content
+            if isinstance(part, Mapping)
+        )
+    return json_tokens(node, encoding)
+
+
+def message_tokens(message: Mapping[str, Any], *, encoding: str, provider: str) -> int:
+    """A whole message: overhead + node count."""
+    return MESSAGE_OVERHEAD_TOKENS + node_tokens(message, encoding=encoding, provider=provider)
+
+
+def frame_tokens(role: str, encoding: str) -> int:
+    """An Anthropic message's own cost around its blocks: overhead + `{"role", "content": []}`."""
+    return MESSAGE_OVERHEAD_TOKENS + json_tokens({"role": role, "content": []}, encoding)
+
+
+def clear_caches() -> None:
+    _JSON_TOKENS.clear()

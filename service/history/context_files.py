@@ -1,0 +1,130 @@
+"""The files a context shows, as the engine's `FileView`s (SPEC §6 "How files are given").
+
+One query reads the rows of the files the loaded messages name (status, category,
+truncation, metadata: these change while a file is processed, so they are always read);
+processed texts and binary artefacts are immutable once a file is ready, so they are
+kept in process-wide caches — texts by file id, images and audio (base64) by content
+sha256 — bounded by size. A file id no row of the owner has any more is `missing`
+(deleted since it was attached: `append_messages` refuses unknown ids).
+"""
+
+from __future__ import annotations
+
+import base64
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from typing import Any
+
+from sqlmodel import Session
+
+from contextq.assembly import FileView
+from contextq.settings import Settings
+from store import context_queries as q
+from store.blobs import get_blob_store
+
+
+class _SizedCache:
+    """key → str, least recently used out first, bounded by the characters held."""
+
+    def __init__(self, max_chars: int) -> None:
+        self.max_chars = max_chars
+        self._items: OrderedDict[str, str] = OrderedDict()
+        self._chars = 0
+        self._lock = threading.Lock()
+
+    def get(self, key: str) -> str | None:
+        with self._lock:
+            found = self._items.get(key)
+            if found is not None:
+                self._items.move_to_end(key)
+            return found
+
+    def put(self, key: str, value: str) -> None:
+        if len(value) > self.max_chars:
+            return
+        with self._lock:
+            if key in self._items:
+                return
+            self._items[key] = value
+            self._chars += len(value)
+            while self._chars > self.max_chars:
+                _, old = self._items.popitem(last=False)
+                self._chars -= len(old)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+            self._chars = 0
+
+
+TEXTS = _SizedCache(64_000_000)  # processed texts by file id (≤ MAX_TOTAL_OUTPUT each)
+ARTEFACTS = _SizedCache(256_000_000)  # base64 images / audio by content sha256
+
+
+def load_file_views(
+    session: Session, *, settings: Settings, owner_id: str, file_ids: Sequence[str]
+) -> dict[str, FileView]:
+    """A view of every id in `file_ids` (missing ones included)."""
+    wanted = list(dict.fromkeys(file_ids))
+    if not wanted:
+        return {}
+    rows = {row.id: row for row in q.file_rows(session, owner_id=owner_id, file_ids=wanted)}
+    texts = _texts(session, [r for r in rows.values() if r.status == "ready"])
+    views: dict[str, FileView] = {}
+    for file_id in wanted:
+        row = rows.get(file_id)
+        views[file_id] = (
+            FileView(file_id, "missing") if row is None else _view(row, texts, settings)
+        )
+    return views
+
+
+def _texts(session: Session, ready: Sequence[Any]) -> dict[str, str]:
+    found: dict[str, str] = {}
+    missing: list[str] = []
+    for row in ready:
+        text = TEXTS.get(row.id)
+        if text is None:
+            missing.append(row.id)
+        else:
+            found[row.id] = text
+    for file_id, text in q.file_texts(session, file_ids=missing).items():
+        TEXTS.put(file_id, text)
+        found[file_id] = text
+    return found
+
+
+def _view(row: Any, texts: dict[str, str], settings: Settings) -> FileView:
+    truncation = row.truncation or {}
+    summary = truncation.get("summary") if truncation.get("truncated") else None
+    data = None
+    if row.status == "ready" and row.content_sha256 and row.category in ("image", "audio"):
+        data = _artefact(row.content_sha256, settings)
+    return FileView(
+        id=row.id,
+        status=row.status,
+        filename=row.filename,
+        category=row.category,
+        file_type=row.file_type,
+        text=texts.get(row.id),
+        truncation_summary=summary or None,
+        metadata=row.meta or {},
+        error=row.error,
+        data_b64=data,
+        media_type=row.content_media_type,
+    )
+
+
+def _artefact(sha256: str, settings: Settings) -> str | None:
+    """The base64 of a stored artefact (None when it is gone from storage)."""
+    found = ARTEFACTS.get(sha256)
+    if found is not None:
+        return found
+    try:
+        raw = get_blob_store(settings).path(sha256).read_bytes()
+    except OSError:
+        return None
+    encoded = base64.b64encode(raw).decode("ascii")
+    ARTEFACTS.put(sha256, encoded)
+    return encoded

@@ -1,0 +1,190 @@
+"""Keyword-only queries of the context read (SPEC §6): owner settings, citation ids, cut
+points, and the file rows and processed texts a context shows. Persistence only: what
+they mean is `contextq.assembly`'s; `service.history.context` calls these.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.engine import Row
+from sqlmodel import Session
+
+from store.context_tables import ContextCutPoint, ConversationCitation, OwnerSettings
+from store.history_tables import StoredMessage
+from store.tables import File, FileContent, utcnow
+
+FILE_VIEW_COLUMNS = (
+    File.id,
+    File.status,
+    File.filename,
+    File.category,
+    File.file_type,
+    File.truncation,
+    File.meta,
+    File.error,
+    File.content_sha256,
+    File.content_media_type,
+)
+
+# ---------------------------------------------------------------- owner settings
+
+
+def get_owner_settings(session: Session, *, owner_id: str) -> OwnerSettings | None:
+    return session.get(OwnerSettings, owner_id)
+
+
+def put_owner_settings(
+    session: Session, *, owner_id: str, system_prompt: str | None
+) -> OwnerSettings:
+    row = session.get(OwnerSettings, owner_id, with_for_update=True)
+    if row is None:
+        row = OwnerSettings(owner_id=owner_id)
+    row.system_prompt = system_prompt
+    row.updated_at = utcnow()
+    session.add(row)
+    session.flush()
+    return row
+
+
+def owner_system_prompt(session: Session, *, owner_id: str) -> str | None:
+    return session.execute(
+        select(OwnerSettings.system_prompt).where(OwnerSettings.owner_id == owner_id)
+    ).scalar_one_or_none()
+
+
+# ---------------------------------------------------------------- citations
+
+
+def citation_ids(
+    session: Session, *, conversation_id: str, source_keys: Sequence[str]
+) -> tuple[dict[str, int], int]:
+    """The stored ids of `source_keys`, and the highest id in use in the conversation."""
+    known: dict[str, int] = {}
+    if source_keys:
+        rows = session.execute(
+            select(ConversationCitation.source_key, ConversationCitation.citation_id).where(
+                ConversationCitation.conversation_id == conversation_id,
+                ConversationCitation.source_key.in_(sorted(set(source_keys))),  # type: ignore[attr-defined]
+            )
+        ).all()
+        known = {key: int(cid) for key, cid in rows}
+    highest = session.execute(
+        select(func.max(ConversationCitation.citation_id)).where(
+            ConversationCitation.conversation_id == conversation_id
+        )
+    ).scalar_one()
+    return known, int(highest or 0)
+
+
+def _insert(session: Session) -> Any:
+    dialect = session.get_bind().dialect.name
+    return postgresql.insert if dialect == "postgresql" else sqlite.insert
+
+
+def add_citations(session: Session, *, conversation_id: str, ids: Mapping[str, int]) -> bool:
+    """Store new citation ids; False when another request stored some of these keys or
+    ids first (the caller then rolls back and rebuilds with the stored ones)."""
+    if not ids:
+        return True
+    now = utcnow()
+    rows = [
+        {"conversation_id": conversation_id, "source_key": k, "citation_id": v, "created_at": now}
+        for k, v in ids.items()
+    ]
+    stmt = (
+        _insert(session)(ConversationCitation)
+        .values(rows)
+        .on_conflict_do_nothing()
+        .returning(ConversationCitation.source_key)
+    )
+    inserted = session.connection().execute(stmt).all()  # Core: the rows it inserted
+    return len(inserted) == len(rows)
+
+
+# ---------------------------------------------------------------- cut points
+
+
+def get_cut_point(session: Session, *, conversation_id: str, model: str) -> int | None:
+    return session.execute(
+        select(ContextCutPoint.seq).where(
+            ContextCutPoint.conversation_id == conversation_id, ContextCutPoint.model == model
+        )
+    ).scalar_one_or_none()
+
+
+def put_cut_point(session: Session, *, conversation_id: str, model: str, seq: int) -> None:
+    insert = _insert(session)
+    stmt = insert(ContextCutPoint).values(
+        conversation_id=conversation_id, model=model, seq=seq, updated_at=utcnow()
+    )
+    stmt = stmt.on_conflict_do_update(
+        index_elements=["conversation_id", "model"],
+        set_={"seq": stmt.excluded.seq, "updated_at": stmt.excluded.updated_at},
+    )
+    session.connection().execute(stmt)
+
+
+# ---------------------------------------------------------------- files and messages
+
+
+def file_rows(session: Session, *, owner_id: str, file_ids: Sequence[str]) -> list[Row[Any]]:
+    """The owner's files among `file_ids` (`FILE_VIEW_COLUMNS`)."""
+    if not file_ids:
+        return []
+    return list(
+        session.execute(
+            select(*FILE_VIEW_COLUMNS).where(
+                File.owner_id == owner_id,
+                File.id.in_(sorted(set(file_ids))),  # type: ignore[attr-defined]
+            )
+        ).all()
+    )
+
+
+def owned_file_ids(session: Session, *, owner_id: str, file_ids: Sequence[str]) -> set[str]:
+    if not file_ids:
+        return set()
+    return set(
+        session.execute(
+            select(File.id).where(
+                File.owner_id == owner_id,
+                File.id.in_(sorted(set(file_ids))),  # type: ignore[attr-defined]
+            )
+        ).scalars()
+    )
+
+
+def file_texts(session: Session, *, file_ids: Sequence[str]) -> dict[str, str]:
+    if not file_ids:
+        return {}
+    rows = session.execute(
+        select(FileContent.file_id, FileContent.text).where(
+            FileContent.file_id.in_(sorted(set(file_ids)))  # type: ignore[attr-defined]
+        )
+    ).all()
+    return {file_id: text for file_id, text in rows}
+
+
+def newest_user_seq(session: Session, *, conversation_id: str) -> int | None:
+    """The seq of the conversation's newest user message (through an index)."""
+    seq = session.execute(
+        select(func.max(StoredMessage.seq)).where(
+            StoredMessage.conversation_id == conversation_id, StoredMessage.role == "user"
+        )
+    ).scalar_one()
+    return None if seq is None else int(seq)
+
+
+def owned_conversation_exists(session: Session, owner_id: str, conversation_id: str) -> bool:
+    from store.history_tables import Conversation
+
+    found = session.execute(
+        select(Conversation.id).where(
+            Conversation.id == conversation_id, Conversation.owner_id == owner_id
+        )
+    ).first()
+    return found is not None

@@ -1,0 +1,68 @@
+"""Tables of the ready-to-send context (SPEC §6): the owner's saved system prompt, a
+conversation's citation ids, and the cut points of its filtered contexts.
+
+- `owner_settings`: one row per owner that saved settings (`PUT /v1/settings`).
+- `conversation_citations`: a document's citation id in a conversation, stable once
+  given (unique per conversation and source key, and per conversation and id).
+- `context_cut_points`: where a filtered context's history starts, per conversation and
+  model (SPEC §4 "A prefix that stays put"): kept until the budget is exceeded again.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import Column, ForeignKey, String, Text, UniqueConstraint
+from sqlmodel import Field, SQLModel
+
+from store.history_tables import ID_LEN
+from store.tables import _ts
+
+SOURCE_KEY_LEN = 96
+MODEL_KEY_LEN = 200
+
+
+class OwnerSettings(SQLModel, table=True):
+    __tablename__ = "owner_settings"
+
+    owner_id: str = Field(
+        sa_column=Column(String(32), ForeignKey("owners.id", ondelete="CASCADE"), primary_key=True)
+    )
+    system_prompt: str | None = Field(default=None, sa_column=Column(Text))
+    updated_at: datetime = _ts()
+
+
+class ConversationCitation(SQLModel, table=True):
+    __tablename__ = "conversation_citations"
+    __table_args__ = (
+        UniqueConstraint("conversation_id", "citation_id", name="uq_citations_conversation_id"),
+    )
+
+    conversation_id: str = Field(
+        sa_column=Column(
+            String(ID_LEN),
+            ForeignKey("conversations.id", ondelete="CASCADE"),
+            primary_key=True,
+        )
+    )
+    source_key: str = Field(primary_key=True, max_length=SOURCE_KEY_LEN)  # file:<id>, chunk:<id>
+    citation_id: int
+    created_at: datetime = _ts()
+
+
+class ContextCutPoint(SQLModel, table=True):
+    __tablename__ = "context_cut_points"
+
+    conversation_id: str = Field(
+        sa_column=Column(
+            String(ID_LEN),
+            ForeignKey("conversations.id", ondelete="CASCADE"),
+            primary_key=True,
+        )
+    )
+    model: str = Field(primary_key=True, max_length=MODEL_KEY_LEN)
+    seq: int
+    updated_at: datetime = _ts()
+
+
+__all__ = ["ContextCutPoint", "ConversationCitation", "OwnerSettings"]

@@ -1,0 +1,82 @@
+"""An independent recount of a context answer's `token_count`, from its JSON alone.
+
+The definition README's API section states (SPEC §6 "a test recounts it"): every
+message costs 3 plus its node count, the list 3 more; a node whose `content` is a list
+counts as itself with `content: []` plus each element; an image counts by the model
+provider's formula for its decoded pixel size; an `input_audio` part by its duration;
+anything else is its compact JSON in the model's encoding. Anthropic's `system` blocks
+count as nodes. Nothing here imports the assembly: it reads the answer as a client would.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import math
+from collections.abc import Callable
+from typing import Any
+
+import tiktoken
+from PIL import Image
+
+from contextq.files.images import anthropic_tokens, openai_high_tokens
+from contextq.tokens import encoding_for_model
+
+AudioSeconds = Callable[[str], float]
+
+
+def _json_tokens(node: Any, enc: tiktoken.Encoding) -> int:
+    text = json.dumps(node, ensure_ascii=False, separators=(",", ":"))
+    return len(enc.encode_ordinary(text))
+
+
+def _image_size(data: str) -> tuple[int, int]:
+    with Image.open(io.BytesIO(base64.b64decode(data))) as image:
+        return image.width, image.height
+
+
+def _image(node: dict[str, Any], provider: str) -> int:
+    if node["type"] == "image_url":
+        detail = node["image_url"].get("detail", "high")
+        data = node["image_url"]["url"].split(",", 1)[1]
+    else:
+        detail, data = "high", node["source"]["data"]
+    width, height = _image_size(data)
+    if provider == "anthropic":
+        return anthropic_tokens(width, height)
+    if provider == "google":
+        if width <= 384 and height <= 384:
+            return 258
+        return 258 * math.ceil(width / 768) * math.ceil(height / 768)
+    return 85 if detail == "low" else openai_high_tokens(width, height)
+
+
+def _node(
+    node: dict[str, Any], enc: tiktoken.Encoding, provider: str, audio: AudioSeconds | None
+) -> int:
+    kind = node.get("type")
+    if kind in ("image_url", "image"):
+        return _image(node, provider)
+    if kind == "input_audio":
+        assert audio is not None, "an input_audio part needs its duration to be counted"
+        rate = 32.0 if provider == "google" else 10.0
+        return max(1, math.ceil(audio(node["input_audio"]["data"]) * rate))
+    content = node.get("content")
+    if isinstance(content, list):
+        return _json_tokens({**node, "content": []}, enc) + sum(
+            _node(part, enc, provider, audio) for part in content
+        )
+    return _json_tokens(node, enc)
+
+
+def recount(answer: dict[str, Any], *, audio: AudioSeconds | None = None) -> int:
+    """`token_count` recomputed from the answer's `messages` (and `system`)."""
+    enc = encoding_for_model(answer["model"] or None)
+    provider = answer["provider"]
+    total = 3
+    for block in answer.get("system") or ():
+        total += _node(block, enc, provider, audio)
+    for message in answer["messages"]:
+        total += 3 + _node(message, enc, provider, audio)
+    return total
