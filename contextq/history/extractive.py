@@ -65,9 +65,11 @@ class ExtractiveSummarizer:
         if max_tokens <= 0:
             raise SummarizerError("max_tokens must be positive")
         found = harvest(messages)
-        if not (found.sentences or found.errors or found.error_lines):
-            raise SummarizerError("nothing to summarise: the messages have no text")
         known = merge_facts(facts or MemoryFacts(), found.facts())
+        if not (found.sentences or found.errors or found.error_lines) and known.is_empty():
+            # (summaries of summaries whose room went to the memory's sections carry no
+            # narrative: their facts are still a summary)
+            raise SummarizerError("nothing to summarise: the messages have no text")
         header = f"Summary of {len(messages)} earlier messages{_seq_range(messages)}:"
         enc = get_encoding(encoding)
         sections = {"goal": goal_lines(known), "decisions": decision_lines(known)}

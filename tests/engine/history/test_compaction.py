@@ -177,3 +177,28 @@ def test_plan_properties(messages: list[Message], keep: int) -> None:
         m.pinned or m.role == "system" or m.role == "tool" or m.call_ids for m in plan.verbatim
     )
     assert plan.summary_max_tokens >= 1
+
+
+def test_a_chunked_compaction_with_a_large_memory_still_summarises() -> None:
+    """When the memory's sections fill each chunk's summary, the summary of those summaries
+    is made from their facts, not refused as "no text" (which fell back to truncation)."""
+    import json as _json
+
+    from contextq.history import HierarchicalMemory, compact, get_summarizer
+    from contextq.history.message_tokens import token_count
+    from contextq.settings import Settings
+
+    settings = Settings(SUMMARIZER_INPUT_MAX_TOKENS=20_000, HISTORY_COMPACTION_TARGET_TOKENS=4000)
+    messages = []
+    for i in range(1, 1200):
+        kind = "decision" if i % 4 == 0 else "user_prompt"
+        text = f"step {i}: " + " ".join(f"word{(i * 7 + j) % 97}" for j in range(40))
+        messages.append(Message(role="user", content=text, seq=i, kind=kind))  # type: ignore[arg-type]
+    for m in messages:
+        token_count(m, "gpt-4o")
+    memory = HierarchicalMemory.from_messages(messages)
+    outcome = compact(messages, get_summarizer(settings), settings, memory=memory)
+    assert outcome is not None
+    assert outcome.chunks > 1, "the input must be over the summariser's cap"
+    assert outcome.method == "summary", outcome.fallback_reason
+    assert _json.dumps(outcome.summary)  # a real text
