@@ -107,7 +107,10 @@ def test_events_are_published_on_the_owners_channel_after_commit(stack, owner) -
 def _past_threshold(owner: Any, **conv: Any) -> str:
     with session_scope() as session:
         row = history.create_conversation(
-            session=session, owner_id=owner.owner_id, data={"model": "gpt-4o", **conv}
+            session=session,
+            settings=get_settings(),
+            owner_id=owner.owner_id,
+            data={"model": "gpt-4o", **conv},
         )
     with session_scope() as session:
         history.append_messages(
