@@ -44,9 +44,15 @@ function partBlock(part) {
   return h("pre", { class: "content", text: clip(JSON.stringify(part)) });
 }
 
+// the compaction summary as the context sends it: a user turn that ends in
+// <conversation_summary>…</conversation_summary> (contextq.history.plan.summary_wrapper)
+function isSummary(message, text) {
+  return message.role === "user" && /\n<conversation_summary>\n[\s\S]*\n<\/conversation_summary>$/.test(text);
+}
+
 function kindOf(message) {
   const text = typeof message.content === "string" ? message.content : "";
-  if (text.startsWith("<conversation_summary>")) return "summary";
+  if (isSummary(message, text)) return "summary";
   if (documentsOf(text) || (Array.isArray(message.content) && message.content.some((p) => documentsOf(p.text)))) return "documents";
   if (message.role === "tool") return "tool result";
   if (message.tool_calls?.length) return "tool call";
