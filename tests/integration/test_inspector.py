@@ -255,7 +255,11 @@ def _check_files_and_memory(page: Any, files: dict[str, str], client: Any) -> No
         page.locator('tr[data-file-id="' + files["image"] + '"]').get_attribute("data-status")
         == "ready"
     )
-    assert page.locator("#assembled img.thumb").count() >= 1
+    thumbs = page.locator("#assembled img.thumb")
+    assert thumbs.count() == 1
+    assert thumbs.evaluate("img => img.complete && img.naturalWidth") > 0  # the data: URL loaded
+    assert page.locator('#assembled [data-kind="reminders"]').count() == 1
+    assert page.locator('#assembled [data-kind="custom agent"]').count() == 1
     assert page.locator("#assembled details.documents summary").inner_text().count("report.md") == 1
     memory = page.locator("#memory").inner_text()
     assert "Make the cache tests pass" in memory and "1 of 3 done" in memory

@@ -1,5 +1,5 @@
 // The key lives in sessionStorage (this tab only) and travels only in the Authorization
-// header of requests to this origin. It never goes into a URL or localStorage.
+// header of requests to this origin. It never goes into a URL or persistent storage.
 
 const KEY = "contextq.apiKey";
 

@@ -40,9 +40,9 @@ function facts(ctx) {
     ["Messages sent", fmtInt(ctx.messages.length)],
     ["History", `${fmtInt(ctx.original_message_count)} messages, ${fmtInt(ctx.original_tokens)} tokens`],
     ["Removed", fmtInt(ctx.removed_message_ids?.length ?? 0)],
-    ["Built in", `${ctx.duration_ms} ms`],
+    ["Built in", `${Number(ctx.duration_ms).toFixed(1)} ms`],
   ];
-  return h("dl", { class: "facts" }, items.map(([k, v]) => [h("dt", { text: k }), h("dd", { text: v })]));
+  return h("dl", { class: "facts" }, items.map(([k, v]) => h("div", {}, h("dt", { text: k }), h("dd", { text: v }))));
 }
 
 function warnings(ctx) {
@@ -68,7 +68,7 @@ export async function renderConversation(root, id, params) {
     h("p", { class: "muted", text: `${conversation.id} · ${fmtInt(conversation.message_count)} messages · conversation model ${conversation.model || "(default)"}` }),
     section(`Context for ${ctx.model}`, "context-title", modelPicker(id, ctx.model, conversation.model), tokenBar(ctx), facts(ctx), warnings(ctx)),
     h("div", { class: "columns" },
-      section("What the model will see", "assembled-title", assembledMessages(ctx, used)),
+      section("What the model will see", "assembled-title", assembledMessages(ctx, used, conversation)),
       section("Original history", "history-title",
         h("p", { class: "muted", text: history.length >= MAX_HISTORY ? `The first ${MAX_HISTORY} messages.` : "Every stored message; the marks say what this context left out." }),
         historyList(history, ctx, used))),

@@ -1,5 +1,5 @@
 // Building the page from API data: every value goes in as text (textContent or a text
-// node), never as markup. Attributes are set one by one; no innerHTML anywhere.
+// node), never as markup. Attributes are set one by one; nothing is parsed as HTML.
 
 export function h(tag, attrs = {}, ...children) {
   const node = document.createElement(tag);

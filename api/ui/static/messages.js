@@ -37,7 +37,7 @@ function partBlock(part) {
   if (part.type === "image_url") {
     const url = part.image_url?.url ?? "";
     return url.startsWith("data:image/")
-      ? h("img", { class: "thumb", src: url, alt: "image part of this message", loading: "lazy" })
+      ? h("img", { class: "thumb", src: url, alt: "image part of this message" })
       : h("p", { class: "muted", text: "image (not a data: URL; not shown)" });
   }
   if (part.type === "input_audio") return h("p", { class: "muted", text: `audio part (${part.input_audio?.format ?? "?"})` });
@@ -50,9 +50,14 @@ function isSummary(message, text) {
   return message.role === "user" && /\n<conversation_summary>\n[\s\S]*\n<\/conversation_summary>$/.test(text);
 }
 
-function kindOf(message) {
+// the slots the answer does not tag, told by what §6 says of them: the custom agent
+// prompt is a user message of exactly its text; the reminders are the last message
+function kindOf(message, index, ctx, conversation) {
   const text = typeof message.content === "string" ? message.content : "";
   if (isSummary(message, text)) return "summary";
+  const last = index === ctx.messages.length - 1;
+  if (last && message.role === "user" && ctx.token_breakdown?.reminders > 0) return "reminders";
+  if (message.role === "user" && conversation.custom_agent_prompt && text === conversation.custom_agent_prompt) return "custom agent";
   if (documentsOf(text) || (Array.isArray(message.content) && message.content.some((p) => documentsOf(p.text)))) return "documents";
   if (message.role === "tool") return "tool result";
   if (message.tool_calls?.length) return "tool call";
@@ -71,9 +76,9 @@ function summaryNote(compaction) {
     ` stands in for messages #1–#${compaction.through_seq} (${compaction.method}, ${fmtInt(compaction.original_tokens)} → ${fmtInt(compaction.compacted_tokens)} tokens)`);
 }
 
-export function assembledMessages(ctx, compaction) {
+export function assembledMessages(ctx, compaction, conversation) {
   const items = ctx.messages.map((message, index) => {
-    const kind = kindOf(message);
+    const kind = kindOf(message, index, ctx, conversation);
     const body = typeof message.content === "string"
       ? textBlock(message.content)
       : Array.isArray(message.content) ? message.content.map(partBlock) : null;

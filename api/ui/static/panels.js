@@ -64,6 +64,11 @@ export function statusBadge(status) {
   return badge(status, `status-${status}`);
 }
 
+function noteText(error, note) {
+  if (note && error && note.includes(error)) return note;
+  return [error, note].filter(Boolean).join(" — ");
+}
+
 export function filesTable(files, notes, caption) {
   const noteOf = new Map((notes || []).map((n) => [n.file_id, n.reason]));
   const rows = files.map((f) => h("tr", { "data-file-id": f.id, "data-status": f.status },
@@ -73,6 +78,6 @@ export function filesTable(files, notes, caption) {
     h("td", { class: "num", text: fmtInt(f.token_count) }),
     h("td", { class: "num", text: fmtInt(f.processed_token_count) }),
     h("td", { text: truncationText(f) }),
-    h("td", { text: [f.error, noteOf.get(f.id)].filter(Boolean).join(" — ") || "" })));
+    h("td", { text: noteText(f.error, noteOf.get(f.id)) })));
   return table(caption, ["File", "Category", "Status", "Tokens", "In context", "Truncation", "Notes"], rows);
 }
