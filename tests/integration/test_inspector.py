@@ -17,7 +17,6 @@ from __future__ import annotations
 import io
 import os
 import re
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -321,8 +320,8 @@ def test_inspector_shows_what_the_model_will_see(
     page.screenshot(path=str(shot))  # the viewport: the bar and the first messages
     with Image.open(shot) as image:
         assert image.width >= 1000 and image.height >= 600
-    if os.environ.get("CONTEXTQ_UPDATE_SCREENSHOT") == "1":
-        shutil.copyfile(shot, SCREENSHOT)
+        if os.environ.get("CONTEXTQ_UPDATE_SCREENSHOT") == "1":  # small: a palette
+            image.convert("RGB").quantize(colors=128).save(SCREENSHOT, optimize=True)
 
     # another model: the page asks the context for it
     page.get_by_label("Model", exact=True).fill("gpt-3.5-turbo")

@@ -20,7 +20,7 @@ export async function renderFiles(root) {
 
   function draw() {
     const list = [...files.values()].sort((a, b) => (a.created_at < b.created_at ? 1 : -1));
-    clear(holder).append(list.length ? filesTable(list, [], "Files") : h("p", { text: "No files yet." }));
+    clear(holder).append(list.length ? filesTable(list, [], "Files", true) : h("p", { text: "No files yet." }));
   }
 
   async function refresh(id) {

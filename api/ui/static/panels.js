@@ -69,15 +69,25 @@ function noteText(error, note) {
   return [error, note].filter(Boolean).join(" — ");
 }
 
-export function filesTable(files, notes, caption) {
+function conversationCell(f) {
+  return h("td", {}, f.conversation_id
+    ? h("a", { href: `#/conversations/${encodeURIComponent(f.conversation_id)}`, text: f.conversation_id.slice(0, 8) })
+    : "–");
+}
+
+// withConversation: the files page adds a column linking each file's conversation
+export function filesTable(files, notes, caption, withConversation = false) {
   const noteOf = new Map((notes || []).map((n) => [n.file_id, n.reason]));
   const rows = files.map((f) => h("tr", { "data-file-id": f.id, "data-status": f.status },
     h("td", { text: f.filename }),
+    withConversation ? conversationCell(f) : null,
     h("td", { text: f.category }),
     h("td", { class: "status" }, statusBadge(f.status)),
     h("td", { class: "num", text: fmtInt(f.token_count) }),
     h("td", { class: "num", text: fmtInt(f.processed_token_count) }),
     h("td", { text: truncationText(f) }),
     h("td", { text: noteText(f.error, noteOf.get(f.id)) })));
-  return table(caption, ["File", "Category", "Status", "Tokens", "In context", "Truncation", "Notes"], rows);
+  const headers = ["File", "Category", "Status", "Tokens", "In context", "Truncation", "Notes"];
+  if (withConversation) headers.splice(1, 0, "Conversation");
+  return table(caption, headers, rows);
 }
