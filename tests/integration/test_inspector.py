@@ -24,6 +24,7 @@ from typing import Any
 import pytest
 from PIL import Image
 
+from api.schemas.context import ContextAnswer, MemorySnapshot
 from tests.support.files import upload, wait_file_done
 from tests.support.procs import wait_until
 
@@ -299,6 +300,8 @@ def test_inspector_shows_what_the_model_will_see(
     compaction = _compact(client, cid, files)
     ctx = client.get(f"/v1/conversations/{cid}/context").json()
     history = client.get(f"/v1/conversations/{cid}/messages", params={"limit": 1000}).json()["data"]
+    ContextAnswer.model_validate(ctx)  # the documented answer, files and compaction included
+    MemorySnapshot.model_validate(client.get(f"/v1/conversations/{cid}/memory").json())
 
     page = browser_page
     urls: list[str] = []
