@@ -179,12 +179,14 @@ def _compact(client: Any, cid: str, files: dict[str, str]) -> dict[str, Any]:
 
 def _sign_in(page: Any, base_url: str, key: str) -> None:
     page.goto(f"{base_url}/ui")
+    assert not page.get_by_role("link", name="Files").is_visible()  # no navigation before
     page.get_by_label("API key").fill("not-a-key")
     page.get_by_role("button", name="Sign in").click()
     page.get_by_text("was not accepted (401)").wait_for()
     page.get_by_label("API key").fill(key)
     page.get_by_role("button", name="Sign in").click()
     page.get_by_role("heading", name="Conversations").wait_for()
+    assert page.get_by_role("button", name="Log out").is_visible()
 
 
 def _check_bar(page: Any, ctx: dict[str, Any]) -> None:
