@@ -29,6 +29,7 @@ from api.routes import (
 )
 from api.routes import settings as owner_settings
 from api.schemas.errors import error_responses
+from api.ui import router as inspector_router
 from contextq import __version__
 from contextq.logs import configure_logging
 from contextq.settings import get_settings
@@ -90,6 +91,7 @@ def create_app() -> FastAPI:
     errors.install(app)
     app.include_router(health.router)
     app.include_router(metrics.router)
+    app.include_router(inspector_router)  # /ui, the inspector (SPEC §12)
     routers = (files, conversations, messages, memory, context, jobs, workspaces, projects)
     for module in (*routers, events, webhooks, owner_settings):
         app.include_router(module.router, prefix="/v1", responses=error_responses())

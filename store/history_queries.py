@@ -15,10 +15,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import delete, func, insert, select, update
+from sqlalchemy import and_, delete, func, insert, or_, select, update
 from sqlmodel import Session
 
 from contextq.history.types import Message
+from store import cursors
 from store.history_tables import Compaction, Conversation, Memory, StoredMessage
 from store.message_cache import MESSAGE_CACHE
 from store.tables import Job, JobStatus, utcnow
@@ -37,6 +38,21 @@ def get_conversation(
     if for_update:
         stmt = stmt.with_for_update()
     return session.execute(stmt).scalar_one_or_none()
+
+
+def list_conversations(
+    session: Session, *, owner_id: str, limit: int, after: tuple[datetime, str] | None = None
+) -> tuple[list[Conversation], str | None]:
+    """The owner's conversations, newest first; returns (rows, next_cursor)."""
+    created, conv_id = Conversation.created_at, Conversation.id
+    stmt = select(Conversation).where(Conversation.owner_id == owner_id)
+    if after is not None:
+        ts, last_id = after
+        stmt = stmt.where(or_(created < ts, and_(created == ts, conv_id < last_id)))
+    stmt = stmt.order_by(created.desc(), conv_id.desc()).limit(limit + 1)  # type: ignore[attr-defined]
+    rows = list(session.execute(stmt).scalars())
+    last = rows[limit - 1] if len(rows) > limit else None
+    return rows[:limit], cursors.encode(last.created_at, last.id) if last else None
 
 
 def get_conversation_by_id(

@@ -13,6 +13,7 @@ from fastapi import APIRouter, Query, Response
 
 from api.deps import OwnerDep, SettingsDep, read
 from api.responses import json_response
+from api.schemas.context import ContextAnswer
 from contextq.errors import ValidationFailed
 from service import history
 from store.metrics import observe_context_build
@@ -49,7 +50,7 @@ def _tools_used(values: list[str] | None) -> list[str] | None:
     return names
 
 
-@router.get("/conversations/{conversation_id}/context")
+@router.get("/conversations/{conversation_id}/context", response_model=ContextAnswer)
 async def get_context(
     conversation_id: str,
     *,

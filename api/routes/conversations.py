@@ -15,6 +15,7 @@ from api.schemas.history import (
     CompactionList,
     CompactionPublic,
     ConversationCreate,
+    ConversationList,
     ConversationPublic,
     ConversationUpdate,
     JobAccepted,
@@ -31,6 +32,20 @@ async def create_conversation(
     data = (body or ConversationCreate()).model_dump()
     row = await write(history.create_conversation, settings=settings, owner_id=owner_id, data=data)
     return json_response(ConversationPublic.model_validate(row), 201)
+
+
+@router.get("/conversations", response_model=ConversationList)
+async def list_conversations(
+    owner_id: OwnerDep,
+    limit: int = Query(50, ge=1, le=history.MAX_PAGE),
+    cursor: str | None = Query(None, max_length=512),
+) -> Response:
+    """The key owner's conversations, newest first. Pass `next_cursor` back as `cursor`."""
+    rows, next_cursor = await read(
+        history.list_conversations, owner_id=owner_id, limit=limit, cursor=cursor
+    )
+    data = [ConversationPublic.model_validate(r) for r in rows]
+    return json_response(ConversationList(data=data, next_cursor=next_cursor))
 
 
 @router.get("/conversations/{conversation_id}", response_model=ConversationPublic)

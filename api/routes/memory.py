@@ -21,6 +21,7 @@ from fastapi import APIRouter, Body, Response
 
 from api.deps import OwnerDep, SettingsDep, read, write
 from api.responses import json_response
+from api.schemas.context import MemorySnapshot, MemoryStats
 from api.schemas.history import ActionIn, DecisionIn, ErrorIn, GoalIn, MemoryContext, PhaseIn
 from service import history
 
@@ -29,7 +30,7 @@ router = APIRouter(tags=["memory"])
 BASE = "/conversations/{conversation_id}/memory"
 
 
-@router.get(BASE)
+@router.get(BASE, response_model=MemorySnapshot)
 async def get_memory(conversation_id: str, owner_id: OwnerDep, settings: SettingsDep) -> Response:
     """Goal with subtasks and progress, phase, decisions, error patterns, stats."""
     snapshot = await read(
@@ -62,7 +63,7 @@ async def memory_context(
     return json_response(MemoryContext(context=text))
 
 
-@router.get(BASE + "/stats")
+@router.get(BASE + "/stats", response_model=MemoryStats)
 async def memory_stats(conversation_id: str, owner_id: OwnerDep, settings: SettingsDep) -> Response:
     """`total_actions`, `working_memory_size`, `compression_events`, `decisions_made`,
     `token_utilisation`, `iterations_completed`, `error_alerts`."""

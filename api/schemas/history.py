@@ -80,6 +80,11 @@ class ConversationPublic(ConversationBase, _Public):
     updated_at: datetime
 
 
+class ConversationList(BaseModel):
+    data: list[ConversationPublic]
+    next_cursor: str | None
+
+
 # ---------------------------------------------------------------- messages
 
 

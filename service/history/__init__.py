@@ -1,7 +1,7 @@
 """The history use cases (SPEC §2 "Conversations and messages", "Ready-to-send
 context", "Compaction and jobs"; §4, §5), one home each.
 
-- `conversations`  create, get, update, delete a conversation (owner-checked)
+- `conversations`  create, list, get, update, delete a conversation (owner-checked)
 - `messages`       append_messages, list_messages, pin_message
 - `context`        build_context: plan (engine) → load (messages, files via
                    `context_files`, citation ids, cut point) → assemble (engine) → store
@@ -24,6 +24,7 @@ from service.history.conversations import (
     create_conversation,
     delete_conversation,
     get_conversation,
+    list_conversations,
     update_conversation,
 )
 from service.history.memory import (
@@ -69,6 +70,7 @@ __all__ = [
     "get_memory",
     "import_memory",
     "list_compactions",
+    "list_conversations",
     "list_messages",
     "memory_context",
     "memory_stats",

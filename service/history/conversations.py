@@ -22,6 +22,7 @@ from contextq.settings import Settings
 from service.history.checkpoint import checkpoint_after_commit
 from service.history.stored_memory import checked_memory_options
 from service.workspaces.removal import remove_workspace
+from store import cursors
 from store import history_queries as q
 from store.history_tables import Conversation
 
@@ -94,6 +95,19 @@ def create_conversation(
 
 def get_conversation(*, session: Session, owner_id: str, conversation_id: str) -> Conversation:
     return owned_conversation(session, owner_id=owner_id, conversation_id=conversation_id)
+
+
+def list_conversations(
+    *, session: Session, owner_id: str, limit: int, cursor: str | None = None
+) -> tuple[list[Conversation], str | None]:
+    """A page of the owner's conversations, newest first, and the next page's cursor."""
+    try:
+        after = cursors.decode(cursor) if cursor else None
+    except ValueError:
+        raise ValidationFailed(
+            "invalid cursor: pass next_cursor from the previous page", field="cursor"
+        ) from None
+    return q.list_conversations(session, owner_id=owner_id, limit=limit, after=after)
 
 
 def update_conversation(

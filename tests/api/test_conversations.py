@@ -370,3 +370,23 @@ def test_sweep_picks_conversations_past_their_threshold_once(
     assert job["status"] == "queued" and job["kind"] == "compact_conversation"
     again = sweep_compactions(settings=get_settings())
     assert again["enqueued"] == [] and len(_queued(stack.redis_url, "history")) == 1  # still queued
+
+
+def test_list_conversations_newest_first_in_pages(app_client: Any, make_owner: Any) -> None:
+    made = [_conv(app_client, title=f"c{i}")["id"] for i in range(5)]
+    first = app_client.get("/v1/conversations", params={"limit": 3}).json()
+    assert [c["id"] for c in first["data"]] == made[::-1][:3]
+    assert first["data"][0]["title"] == "c4" and first["next_cursor"]
+    rest = app_client.get(
+        "/v1/conversations", params={"limit": 3, "cursor": first["next_cursor"]}
+    ).json()
+    assert [c["id"] for c in rest["data"]] == made[::-1][3:]
+    assert rest["next_cursor"] is None
+    other = make_owner("someone-else")
+    foreign = app_client.get("/v1/conversations", headers=other.headers).json()
+    assert foreign == {"data": [], "next_cursor": None}
+
+
+def test_list_conversations_bad_cursor_is_422(app_client: Any) -> None:
+    r = app_client.get("/v1/conversations", params={"cursor": "not a cursor"})
+    assert r.status_code == 422 and "cursor" in r.text

@@ -1,0 +1,130 @@
+"""Public models of the context answer (SPEC §2 "Ready-to-send context", §6) and of the
+memory snapshot (SPEC §2 GET …/memory), for the OpenAPI document and typed clients.
+
+The routes build these answers as plain dicts (the context's hot path skips validation);
+`tests/api/test_response_models.py` checks real answers against these models, with
+unknown fields forbidden, so the document cannot drift from what is sent.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class TokenBreakdown(_Strict):
+    """Where `token_count` went; the parts sum to it."""
+
+    system: int
+    custom_agent: int
+    summary: int
+    project: int
+    files: int
+    history: int
+    reminders: int
+
+
+class FileNote(_Strict):
+    file_id: str
+    reason: str = Field(description="why the file is not in this context, for a person")
+
+
+class Citation(_Strict):
+    citation_id: int = Field(description="stable for the conversation")
+    file_id: str | None
+    title: str
+    source: Literal["file", "project"]
+    chunk: dict[str, Any] | None
+
+
+class ContextAnswer(_Strict):
+    """The message list to send now, and where its tokens went."""
+
+    conversation_id: str | None
+    model: str
+    provider: str
+    format: Literal["openai", "anthropic"]
+    context_limit: int
+    budget_tokens: int
+    token_count: int
+    token_breakdown: TokenBreakdown
+    strategy: str
+    filtered: bool
+    compaction_id: str | None
+    kept_message_count: int
+    removed_message_ids: list[str]
+    pending_file_ids: list[str]
+    failed_file_ids: list[str]
+    file_notes: list[FileNote]
+    citations: list[Citation]
+    tools: list[dict[str, Any]] = Field(description="definitions in the target format")
+    cleared_tool_result_ids: list[str]
+    usage_before: float
+    usage_after: float
+    filter_duration_ms: float
+    error: str | None
+    warnings: list[str]
+    messages: list[dict[str, Any]] = Field(
+        description="ready for openai.chat.completions.create or anthropic.messages.create"
+    )
+    system: list[dict[str, Any]] | None = Field(
+        default=None, description="format=anthropic: the system text blocks"
+    )
+    stable_prefix_tokens: int | None = Field(
+        default=None, description="format=anthropic: tokens up to the second cache breakpoint"
+    )
+    duration_ms: float
+    original_message_count: int
+    original_tokens: int
+
+
+class Subtask(_Strict):
+    name: str
+    done: bool
+
+
+class Goal(_Strict):
+    text: str | None
+    subtasks: list[Subtask]
+    progress: float = Field(description="share of the subtasks done, 0 to 1")
+
+
+class Decision(_Strict):
+    decision: str
+    rationale: str
+    impact: Literal["high", "medium", "low"]
+    created_at: str
+
+
+class ErrorPattern(_Strict):
+    pattern: str = Field(description="normalised: numbers as N, lowercase")
+    count: int
+    alert: bool = Field(description="true from the 3rd occurrence")
+    last_seen: str
+
+
+class MemoryStats(_Strict):
+    total_actions: int
+    working_memory_size: int
+    compression_events: int
+    decisions_made: int
+    token_utilisation: float
+    iterations_completed: int
+    error_alerts: int
+
+
+class SnapshotStats(MemoryStats):
+    compressed_summary: str
+
+
+class MemorySnapshot(_Strict):
+    goal: Goal
+    phase: str | None
+    decisions: list[Decision]
+    error_patterns: list[ErrorPattern]
+    stats: SnapshotStats
