@@ -23,6 +23,7 @@ from contextq.assembly.inputs import (
     FileView,
     ProjectContext,
     ProjectDocument,
+    ProjectNote,
     Prompts,
     reminder_texts,
 )
@@ -39,6 +40,7 @@ __all__ = [
     "FileView",
     "ProjectContext",
     "ProjectDocument",
+    "ProjectNote",
     "Prompts",
     "Tool",
     "assemble_context",

@@ -45,6 +45,7 @@ class Assembled:
     new_citations: dict[str, int]  # source_key → id, first cited by this answer
     cut_seq: int | None  # the cut point to keep (token_budget filtering), else None
     error: str | None = None  # filtering failed and everything was sent (fail-open)
+    project_room: int | None = None  # a whole project did not fit P's room: ask for chunks
 
 
 def newest_user_seq(messages: Sequence[Message]) -> int | None:
@@ -97,6 +98,7 @@ def assemble_context(
         dict(citations.assigned),
         new_cut if new_cut != cut_seq else None,
         result.error if result is not None else None,
+        parts.project_room,
     )
 
 
@@ -289,6 +291,12 @@ def _answer(
     f = plan.read.filter
     limits = f.limits
     notes = _notes(work, fill)
+    noted = {n.file_id for n in notes}
+    notes += [
+        FileNote(n.file_id, n.reason, n.pending)
+        for n in plan.project.notes
+        if n.file_id not in noted
+    ]
     history = work.history
     filtered = runs and (result is None or result.error is None)
     window = max(1, limits.context_window)

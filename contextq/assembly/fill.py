@@ -39,6 +39,7 @@ class Parts:
     summary: Piece | None
     summary_text: str | None
     project: Piece | None = None
+    project_room: int | None = None  # P's room, when a whole project did not fit it
     preamble: list[Piece] = field(default_factory=list)  # the hierarchical memory block
 
 
@@ -70,7 +71,7 @@ def total_before(work: Work, parts: Parts, plan: ContextPlan) -> int:
     else:
         history = work.total()
     summary = parts.summary.cost if parts.summary else 0
-    whole = project_piece(plan.project, room=None, citations=CitationMap(), target=plan.target)
+    whole, _ = project_piece(plan.project, room=None, citations=CitationMap(), target=plan.target)
     project = whole.cost if whole is not None else 0
     return fixed_cost(parts, plan) + summary + project + history
 
@@ -90,7 +91,7 @@ def fill(
     strategy did, when it ran."""
     f = plan.read.filter
     everything = set(range(len(work.history)))
-    whole = project_piece(plan.project, room=None, citations=citations, target=plan.target)
+    whole, _ = project_piece(plan.project, room=None, citations=citations, target=plan.target)
     if not runs and total_before(work, parts, plan) <= limit:
         parts.project = whole
         return layout.Fill(everything, protected=everything), None
@@ -155,7 +156,10 @@ def _summary_and_project(
         warnings += [warning] if warning else []
         taken += parts.summary.cost if parts.summary is not None else 0
     share = int(plan.read.filter.project_share * max(0, room - taken))
-    parts.project = project_piece(plan.project, room=share, citations=citations, target=plan.target)
+    parts.project, short = project_piece(
+        plan.project, room=share, citations=citations, target=plan.target
+    )
+    parts.project_room = share if short else None
     return taken + (parts.project.cost if parts.project is not None else 0)
 
 
