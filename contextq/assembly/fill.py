@@ -19,7 +19,7 @@ from contextq.assembly.counting import REPLY_PRIMING_TOKENS, frame_tokens, json_
 from contextq.assembly.pieces import Piece, text_piece
 from contextq.assembly.plan import ContextPlan
 from contextq.assembly.project import project_piece
-from contextq.assembly.work import Work
+from contextq.assembly.work import Work, clear_tool_results
 from contextq.history.filtering import run_strategy
 from contextq.history.formats import ANTHROPIC_OPENING
 from contextq.history.strategies import short_of_minimum, token_budget
@@ -101,6 +101,8 @@ def fill(
     if runs and alone > limit - head:
         parts.custom_agent = parts.reminder = parts.summary = None
         return layout.pinned_only(work, pinned, head=head, hard=f.budget.hard_limit_tokens), None
+    if runs and f.strategy != "noop":  # old tool results go first, before any message
+        clear_tool_results(work, keep=f.keep_tool_results, protected=work.required | pinned)
     fixed = fixed_cost(parts, plan)
     anchored = sum(work.cost(i) for i in pinned)
     warnings = layout.fit_turn(work, limit - fixed - anchored)
