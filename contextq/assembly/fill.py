@@ -101,8 +101,8 @@ def fill(
     if runs and alone > limit - head:
         parts.custom_agent = parts.reminder = parts.summary = None
         return layout.pinned_only(work, pinned, head=head, hard=f.budget.hard_limit_tokens), None
-    if runs and f.strategy != "noop":  # old tool results go first, before any message
-        clear_tool_results(work, keep=f.keep_tool_results, protected=work.required | pinned)
+    # over the threshold, or over the hard room: old tool results go before any message
+    clear_tool_results(work, keep=f.keep_tool_results, protected=work.required | pinned)
     fixed = fixed_cost(parts, plan)
     anchored = sum(work.cost(i) for i in pinned)
     warnings = layout.fit_turn(work, limit - fixed - anchored)

@@ -5,7 +5,8 @@
   by the service: the processed text of its workspace File, or the processors run in
   memory) plus one line naming its workspace path and full size; it costs the preview's
   tokens.
-- **Clearing.** When filtering runs, tool results older than the newest
+- **Clearing.** When filtering runs (or the context is over the hard room), tool results
+  older than the newest
   `keep_tool_results` ones become one-line stubs naming their size and workspace path,
   before the strategy drops any message. The line between cleared and kept moves in
   steps of `CLEAR_STEP_SEQS` message seqs, not with every new message, so the cleared

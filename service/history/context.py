@@ -12,6 +12,11 @@ report, and store what the answer fixed.
 4. New citation ids and a moved cut point are stored in one short write transaction of
    their own, only when there are any; should another request have given the same
    documents ids first, the context is assembled again with the stored ones.
+5. Old tool results the context cleared that are not in the workspace yet are written
+   there (`context_tool_results.write_cleared`), so every stub names a readable path.
+
+The project slot is `context_project`; the previews of large tool results
+`context_tool_results`.
 
 It never calls an LLM and never waits on a task.
 """
@@ -42,7 +47,7 @@ from contextq.history import CompactionView, HierarchicalMemory, Message
 from contextq.history.plan import ReadPlan
 from contextq.settings import Settings
 from service import events
-from service.history import context_project
+from service.history import context_project, context_tool_results
 from service.history.context_files import load_file_views
 from service.history.conversations import owned_conversation
 from service.history.memory import load_memory
@@ -128,6 +133,13 @@ def build_context(
             continue
         break
     answer = assembled.answer
+    context_tool_results.write_cleared(
+        settings=settings,
+        owner_id=owner_id,
+        conversation_id=conversation.id,
+        messages=loaded.messages,
+        cleared_ids=answer["cleared_tool_result_ids"],
+    )
     answer["removed_message_ids"] = loaded.removed_before + answer["removed_message_ids"]
     answer["original_message_count"] = conversation.message_count
     answer["original_tokens"] = conversation.total_tokens
@@ -246,6 +258,9 @@ def _run(
 ) -> Assembled:
     file_ids = [f for m in loaded.messages for f in m.file_ids]
     files = load_file_views(session, settings=settings, owner_id=owner_id, file_ids=file_ids)
+    large = context_tool_results.tool_result_views(
+        session, settings, conversation_id=conversation.id, messages=loaded.messages
+    )
     project_query = context_project.project_query(
         query, loaded.messages, newest_user_seq(loaded.messages)
     )
@@ -277,6 +292,7 @@ def _run(
             cut_seq=cut,
             memory=memory,
             conversation_id=conversation.id,
+            tool_results=large,
         )
 
     assembled = run(project(context_project.upper_room(plan), chunks_only=False))
