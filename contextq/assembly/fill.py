@@ -19,6 +19,7 @@ from contextq.assembly.counting import REPLY_PRIMING_TOKENS, frame_tokens, json_
 from contextq.assembly.pieces import Piece, text_piece
 from contextq.assembly.plan import ContextPlan
 from contextq.assembly.project import project_piece
+from contextq.assembly.tool_results import CLEAR_STEP_SEQS
 from contextq.assembly.work import Work, clear_tool_results
 from contextq.history.filtering import run_strategy
 from contextq.history.formats import ANTHROPIC_OPENING
@@ -101,8 +102,13 @@ def fill(
     if runs and alone > limit - head:
         parts.custom_agent = parts.reminder = parts.summary = None
         return layout.pinned_only(work, pinned, head=head, hard=f.budget.hard_limit_tokens), None
-    # over the threshold, or over the hard room: old tool results go before any message
-    clear_tool_results(work, keep=f.keep_tool_results, protected=work.required | pinned)
+    # over the threshold, or over the hard room: old tool results go before any message,
+    # in steps (a stable prefix), exactly when the steps leave too much to fit
+    keep, protected = f.keep_tool_results, work.required | pinned
+    clear_tool_results(work, keep=keep, protected=protected, step=CLEAR_STEP_SEQS)
+    if plan.read.window is not None or work.total() + fixed_cost(parts, plan) > limit:
+        # (a window read leaves the older history out: messages are dropped anyway)
+        clear_tool_results(work, keep=keep, protected=protected, step=1)
     fixed = fixed_cost(parts, plan)
     anchored = sum(work.cost(i) for i in pinned)
     warnings = layout.fit_turn(work, limit - fixed - anchored)

@@ -6,25 +6,26 @@
   memory) plus one line naming its workspace path and full size; it costs the preview's
   tokens.
 - **Clearing.** When filtering runs (or the context is over the hard room), tool results
-  older than the newest
-  `keep_tool_results` ones become one-line stubs naming their size and workspace path,
-  before the strategy drops any message. The line between cleared and kept moves in
-  steps of `CLEAR_STEP_SEQS` message seqs, not with every new message, so the cleared
-  prefix stays byte-identical from turn to turn (providers' prompt caches keep hitting)
-  until the line moves again. The call and its result stay paired: only the result's
-  content changes.
+  older than the newest `keep_tool_results` ones become one-line stubs naming their
+  size and workspace path, before the strategy drops any message. The line between
+  cleared and kept moves in steps of `CLEAR_STEP_SEQS` message seqs, not with every new
+  message, so the cleared prefix stays byte-identical from turn to turn (providers'
+  prompt caches keep hitting) until the line moves again; only when the context would
+  still have to drop messages is the line taken exactly (every result but the newest
+  `keep_tool_results`). The call and its result stay paired: only the result's content
+  changes.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from contextq.history.types import Message, content_text
 from contextq.workspace.tool_results import tool_result_extension, tool_result_path
 
-CLEAR_STEP_SEQS = 20  # the cleared/kept line moves in steps of this many seqs
+CLEAR_STEP_SEQS = 50  # the cleared/kept line moves in steps of this many seqs
 CONTAINER_ROOT = "/workspace"
 
 
@@ -77,26 +78,19 @@ def stub(message: Message, *, tokens: int | None, size_bytes: int, path: str) ->
     return replace(message, content=text, token_count=None)
 
 
-def with_previews(
-    messages: Sequence[Message], views: Mapping[str, ToolResultView]
-) -> list[Message]:
-    """`messages` with each large tool result that has a view replaced by its stand-in."""
-    if not views:
-        return list(messages)
-    return [stand_in(m, views[m.id]) if m.role == "tool" and m.id in views else m for m in messages]
-
-
-def to_clear(history: Sequence[Message], *, keep: int, protected: Iterable[int]) -> list[int]:
+def to_clear(
+    history: Sequence[Message], *, keep: int, protected: Iterable[int], step: int
+) -> list[int]:
     """Indices of the tool results to clear: those with a seq below the line, which is
-    the seq of the `keep`-th newest tool result rounded down to a multiple of
-    `CLEAR_STEP_SEQS` (so the newest `keep` are never cleared and the line moves in
-    steps). Protected messages (the turn, pinned ones and their chains) and results
-    already shorter than their stub stay as they are."""
+    the seq of the `keep`-th newest tool result rounded down to a multiple of `step`
+    (so the newest `keep` are never cleared and the line moves in steps). Protected
+    messages (the turn, pinned ones and their chains) and results already shorter than
+    their stub stay as they are."""
     tools = [i for i, m in enumerate(history) if m.role == "tool" and m.id is not None]
     if len(tools) <= keep:
         return []
     kth = history[tools[len(tools) - keep]].seq if keep > 0 else history[tools[-1]].seq + 1
-    line = (kth // CLEAR_STEP_SEQS) * CLEAR_STEP_SEQS
+    line = (kth // step) * step
     skip = set(protected)
     return [
         i

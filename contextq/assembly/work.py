@@ -134,10 +134,13 @@ def build_work(
     return work
 
 
-def clear_tool_results(work: Work, *, keep: int, protected: set[int]) -> None:
+def clear_tool_results(work: Work, *, keep: int, protected: set[int], step: int) -> None:
     """Old tool results as one-line stubs (`tool_results.to_clear`), their ids in
     `work.cleared`."""
-    for i in to_clear(work.history, keep=keep, protected=protected):
+    done = set(work.cleared)
+    for i in to_clear(work.history, keep=keep, protected=protected, step=step):
+        if str(work.history[i].id) in done:
+            continue
         original = work.originals.get(i, work.history[i])
         view = work.views.get(str(original.id))
         size = (
