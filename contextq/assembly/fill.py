@@ -20,7 +20,7 @@ from contextq.assembly.pieces import Piece, text_piece
 from contextq.assembly.plan import ContextPlan
 from contextq.assembly.project import project_piece
 from contextq.assembly.tool_results import CLEAR_STEP_SEQS
-from contextq.assembly.work import Work, clear_tool_results
+from contextq.assembly.work import Work, clear_tool_results, clearing_saves
 from contextq.history.filtering import run_strategy
 from contextq.history.formats import ANTHROPIC_OPENING
 from contextq.history.strategies import short_of_minimum, token_budget
@@ -102,13 +102,7 @@ def fill(
     if runs and alone > limit - head:
         parts.custom_agent = parts.reminder = parts.summary = None
         return layout.pinned_only(work, pinned, head=head, hard=f.budget.hard_limit_tokens), None
-    # over the threshold, or over the hard room: old tool results go before any message,
-    # in steps (a stable prefix), exactly when the steps leave too much to fit
-    keep, protected = f.keep_tool_results, work.required | pinned
-    clear_tool_results(work, keep=keep, protected=protected, step=CLEAR_STEP_SEQS)
-    if plan.read.window is not None or work.total() + fixed_cost(parts, plan) > limit:
-        # (a window read leaves the older history out: messages are dropped anyway)
-        clear_tool_results(work, keep=keep, protected=protected, step=1)
+    _clear_old_tool_results(work, parts, plan, limit=limit, protected=work.required | pinned)
     fixed = fixed_cost(parts, plan)
     anchored = sum(work.cost(i) for i in pinned)
     warnings = layout.fit_turn(work, limit - fixed - anchored)
@@ -143,6 +137,38 @@ def fill(
     return layout.Fill(kept, warnings, protected=protected, limit=limit), (
         result if (plan.read.filter.strategy != "noop" and runs) or result.error else None
     )
+
+
+def _clear_old_tool_results(
+    work: Work, parts: Parts, plan: ContextPlan, *, limit: int, protected: set[int]
+) -> None:
+    """Over the threshold or the hard room, old tool results go before any message: by
+    the stepped line (a prefix that stays put), and by the exact line when that alone
+    saves every message from being dropped (the whole history read, and then fitting)."""
+    keep = plan.read.filter.keep_tool_results
+    clear_tool_results(work, keep=keep, protected=protected, step=clear_step(work, limit))
+    if plan.read.window is not None:
+        return  # the older history is left out anyway
+    summary = parts.summary.cost if parts.summary is not None else 0
+    total = work.total() + fixed_cost(parts, plan) + summary
+    if total <= limit:
+        return
+    if total - clearing_saves(work, keep=keep, protected=protected) <= limit:
+        clear_tool_results(work, keep=keep, protected=protected, step=1)
+
+
+def clear_step(work: Work, limit: int) -> int:
+    """The clearing line's step in seqs: a power of two from 4 to `CLEAR_STEP_SEQS`, about
+    a quarter of the messages `limit` holds at the history's average cost (a step the
+    kept part of the history spans, so clearing reaches it; quantised, so it holds
+    still from turn to turn)."""
+    n = len(work.history)
+    average = max(1, work.total() // n) if n else 1
+    quarter = limit // average // 4
+    step = 4
+    while step * 2 <= min(CLEAR_STEP_SEQS, quarter):
+        step *= 2
+    return step
 
 
 def _summary_and_project(

@@ -8,12 +8,12 @@
 - **Clearing.** When filtering runs (or the context is over the hard room), tool results
   older than the newest `keep_tool_results` ones become one-line stubs naming their
   size and workspace path, before the strategy drops any message. The line between
-  cleared and kept moves in steps of `CLEAR_STEP_SEQS` message seqs, not with every new
-  message, so the cleared prefix stays byte-identical from turn to turn (providers'
-  prompt caches keep hitting) until the line moves again; only when the context would
-  still have to drop messages is the line taken exactly (every result but the newest
-  `keep_tool_results`). The call and its result stay paired: only the result's content
-  changes.
+  cleared and kept moves in steps of message seqs (4 to `CLEAR_STEP_SEQS`, about a
+  quarter of what the budget holds: `fill.clear_step`), not with every new message, so
+  the cleared prefix stays byte-identical from turn to turn (providers' prompt caches
+  keep hitting) until the line moves again. The exact line (every result but the
+  newest `keep_tool_results`) is taken when it alone saves every message from being
+  dropped. The call and its result stay paired: only the result's content changes.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from functools import lru_cache
 from contextq.history.types import Message, content_text
 from contextq.workspace.tool_results import tool_result_extension, tool_result_path
 
-CLEAR_STEP_SEQS = 50  # the cleared/kept line moves in steps of this many seqs
+CLEAR_STEP_SEQS = 64  # the cleared/kept line moves in steps of at most this many seqs
 CONTAINER_ROOT = "/workspace"
 
 

@@ -134,25 +134,40 @@ def build_work(
     return work
 
 
+def _stub_for(work: Work, i: int) -> Message:
+    original = work.originals.get(i, work.history[i])
+    view = work.views.get(str(original.id))
+    size = (
+        view.size_bytes
+        if view is not None
+        else len(content_text(original.content).encode("utf-8", "surrogatepass"))
+    )
+    path = view.path if view is not None else result_path(original)
+    return stub(work.history[i], tokens=original.token_count, size_bytes=size, path=path)
+
+
+def _candidates(work: Work, *, keep: int, protected: set[int], step: int) -> list[int]:
+    done = set(work.cleared)
+    found = to_clear(work.history, keep=keep, protected=protected, step=step)
+    return [i for i in found if str(work.history[i].id) not in done]
+
+
 def clear_tool_results(work: Work, *, keep: int, protected: set[int], step: int) -> None:
     """Old tool results as one-line stubs (`tool_results.to_clear`), their ids in
     `work.cleared`."""
-    done = set(work.cleared)
-    for i in to_clear(work.history, keep=keep, protected=protected, step=step):
-        if str(work.history[i].id) in done:
-            continue
-        original = work.originals.get(i, work.history[i])
-        view = work.views.get(str(original.id))
-        size = (
-            view.size_bytes
-            if view is not None
-            else len(content_text(original.content).encode("utf-8", "surrogatepass"))
-        )
-        path = view.path if view is not None else result_path(original)
-        cleared = stub(work.history[i], tokens=original.token_count, size_bytes=size, path=path)
+    for i in _candidates(work, keep=keep, protected=protected, step=step):
+        cleared = _stub_for(work, i)
+        work.cleared.append(str(work.history[i].id))
         work.history[i] = cleared
         work.pieces.replace(i, cleared)
-        work.cleared.append(str(original.id))
+
+
+def clearing_saves(work: Work, *, keep: int, protected: set[int]) -> int:
+    """The tokens clearing every result but the newest `keep` would save now."""
+    saved = 0
+    for i in _candidates(work, keep=keep, protected=protected, step=1):
+        saved += work.cost(i) - message_piece(_stub_for(work, i), work.target).cost
+    return saved
 
 
 def without_files(work: Work, i: int, reason: str) -> None:
