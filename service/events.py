@@ -269,6 +269,9 @@ def filtered_data(answer: Mapping[str, Any]) -> dict[str, Any]:
         "usage_before": answer.get("usage_before"),
         "usage_after": answer.get("usage_after"),
         "duration_ms": answer.get("duration_ms"),
+        "cleared_tool_result_ids": list(answer.get("cleared_tool_result_ids") or ())[
+            :MAX_REMOVED_IDS
+        ],
     }
 
 

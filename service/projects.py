@@ -26,6 +26,7 @@ from contextq.retrieval.chunking import ChunkerOptions, chunk_set_key
 from contextq.settings import Settings
 from service import enqueue
 from service.files.uploads import PROJECT_NOT_FOUND, delete_rows, get_file
+from service.history.context_files import TEXTS
 from store import projects_queries as pq
 from store.chunks_queries import file_chunk_set
 from store.project_tables import Project
@@ -195,6 +196,7 @@ def search_project(
 class FileNote:
     file_id: str
     reason: str
+    pending: bool = False  # still processing or being indexed: it joins later
 
 
 @dataclass(frozen=True)
@@ -234,6 +236,7 @@ def project_documents(
     query: str | None,
     budget_tokens: int,
     model: str | None = None,
+    chunks_only: bool = False,
 ) -> ProjectDocuments:
     """The project's documents within `budget_tokens` (the project's share of what is left
     of the context budget), counted in `model`'s encoding: every ready file whole when
@@ -241,14 +244,16 @@ def project_documents(
     Files still processing are listed as pending, failed ones as failed, each with a note;
     so is a ready file that cannot be searched when chunks are chosen. The cost grows
     with what is kept, not with the project's size: the whole-file check reads the stored
-    counts first, and a chunk is counted exactly only when its stored count could fit."""
+    counts first, and a chunk is counted exactly only when its stored count could fit.
+    `chunks_only`: the best chunks even when the whole files would fit `budget_tokens`
+    (the context found they did not fit the room it had in the end)."""
     project = require_project(session, owner_id=owner_id, project_id=project_id)
     encoding = tokens.encoding_name_for_model(model)
     files = pq.project_files(session, owner_id=owner_id, project_id=project.id)
     ready = [f for f in files if f.status == FileStatus.READY]
     frame = docs.frame_tokens(project.instructions, encoding)
     room = budget_tokens - frame
-    whole = _whole_files(session, ready, room, encoding)
+    whole = None if chunks_only else _whole_files(session, ready, room, encoding)
     notes = _status_notes(files)
     if whole is not None:
         mode: Literal["whole", "chunks"] = "whole"
@@ -274,7 +279,7 @@ def _status_notes(files: list[File]) -> list[FileNote]:
     for f in files:
         if f.status in PENDING:
             reason = f"{f.filename} is still {f.status}; it joins the project once it is ready"
-            notes.append(FileNote(f.id, reason))
+            notes.append(FileNote(f.id, reason, pending=True))
         elif f.status == FileStatus.FAILED:
             notes.append(FileNote(f.id, f"{f.filename} failed to process: {f.error}"))
     return notes
@@ -290,7 +295,7 @@ def _whole_files(
     stored = sum(f.processed_token_count or 0 for f in ready)
     if stored > room * STORED_COUNT_SLACK:
         return None
-    texts = pq.file_texts(session, file_ids=[f.id for f in ready])
+    texts = _file_texts(session, [f.id for f in ready])
     whole = []
     for f in ready:
         text = docs.FileText(
@@ -298,6 +303,17 @@ def _whole_files(
         )
         whole.append(docs.whole_file_document(text, encoding=encoding))
     return whole if sum(d.token_count for d in whole) <= room else None
+
+
+def _file_texts(session: Session, file_ids: list[str]) -> dict[str, str]:
+    """Processed texts (immutable once a file is ready), through the context's cache."""
+    found = {i: t for i in file_ids if (t := TEXTS.get(i)) is not None}
+    for file_id, text in pq.file_texts(
+        session, file_ids=[i for i in file_ids if i not in found]
+    ).items():
+        TEXTS.put(file_id, text)
+        found[file_id] = text
+    return found
 
 
 def _best_chunks(  # noqa: PLR0917 - the pieces of one decision
@@ -312,7 +328,11 @@ def _best_chunks(  # noqa: PLR0917 - the pieces of one decision
     """The best-matching chunks that fit `room`, and notes on ready files search cannot
     see (no text to index, indexing failed, or indexing still to come)."""
     in_file = pq.chunk_counts(session, file_ids=[f.id for f in ready])
-    notes = [FileNote(f.id, _unsearchable(f)) for f in ready if f.id not in in_file]
+    notes = [
+        FileNote(f.id, _unsearchable(f), pending=_index_pending(f))
+        for f in ready
+        if f.id not in in_file
+    ]
     if room <= 0 or not query or not query.strip():
         return [], notes
     slots = room // max(1, settings.CHUNK_TOKENS // 2) + 1
@@ -353,6 +373,11 @@ def _chunk_text(hit: ChunkHit, chunks_in_file: int | None, category: str | None)
         chunks_in_file=chunks_in_file,
         category=category,
     )
+
+
+def _index_pending(f: File) -> bool:
+    status = ((f.meta or {}).get("index") or {}).get("status")
+    return status not in ("failed", "skipped")
 
 
 def _unsearchable(f: File) -> str:

@@ -71,3 +71,17 @@ def orphaned_bytes(session: Session, *, owner_id: str) -> int:
         )
     ).scalar_one()
     return int(total)
+
+
+def entries_at(
+    session: Session, *, conversation_id: str, paths: list[str]
+) -> dict[str, tuple[int, str | None, str | None]]:
+    """path → (size_bytes, file id, the File's status) for the entries at `paths`."""
+    if not paths:
+        return {}
+    stmt = (
+        sa_select(E.path, E.size_bytes, E.file_id, File.status)
+        .outerjoin(File, col(File.id) == col(E.file_id))
+        .where(col(E.conversation_id) == conversation_id, col(E.path).in_(sorted(set(paths))))
+    )
+    return {path: (int(size), fid, status) for path, size, fid, status in session.execute(stmt)}

@@ -11,7 +11,8 @@ turn, whether a search tool ran), `attachments` (files as documents, image and a
 parts, text lines, notes), `citations`, `counting` (the honest count), `pieces`
 (rendered parts with their tokens), `work` (the history as pieces), `fill` (the one
 budget, filled in order) with `layout` (its rules: pinned over budget, the turn's
-previews, the summary cut to fit), `preview`, `project` (P), `render` (the final list),
+previews, the summary cut to fit), `preview`, `project` (P), `tool_results` (large tool
+results as previews, old ones cleared to stubs, SPEC §9), `render` (the final list),
 `context` (all of it), `plan`.
 """
 
@@ -23,6 +24,7 @@ from contextq.assembly.inputs import (
     FileView,
     ProjectContext,
     ProjectDocument,
+    ProjectNote,
     Prompts,
     reminder_texts,
 )
@@ -39,6 +41,7 @@ __all__ = [
     "FileView",
     "ProjectContext",
     "ProjectDocument",
+    "ProjectNote",
     "Prompts",
     "Tool",
     "assemble_context",

@@ -26,6 +26,7 @@ from contextq.assembly.plan import ContextPlan
 from contextq.assembly.project import render_project
 from contextq.assembly.prompts import custom_agent_text, reminder_text, system_text
 from contextq.assembly.render import Rendered, render
+from contextq.assembly.tool_results import ToolResultView
 from contextq.assembly.turn import search_ran, split_turn
 from contextq.assembly.work import Work, build_work
 from contextq.history.context import visible_history
@@ -45,6 +46,7 @@ class Assembled:
     new_citations: dict[str, int]  # source_key → id, first cited by this answer
     cut_seq: int | None  # the cut point to keep (token_budget filtering), else None
     error: str | None = None  # filtering failed and everything was sent (fail-open)
+    project_room: int | None = None  # a whole project did not fit P's room: ask for chunks
 
 
 def newest_user_seq(messages: Sequence[Message]) -> int | None:
@@ -61,14 +63,16 @@ def assemble_context(
     cut_seq: int | None = None,
     memory: HierarchicalMemory | None = None,
     conversation_id: str | None = None,
+    tool_results: Mapping[str, ToolResultView] | None = None,
 ) -> Assembled:
     """The context answer for `messages` (what `plan.read.load` said to read, in seq
-    order, `token_count` set). Never fails on a strategy error: it sends everything it
-    may (fail-open), logged and reported in `error`."""
+    order, `token_count` set). `tool_results`: the previews of large tool results by
+    message id. Never fails on a strategy error: it sends everything it may (fail-open),
+    logged and reported in `error`."""
     started = time.perf_counter()
     citations = citations or CitationMap()
     read = plan.read
-    work, searched = _prepare(messages, plan, files or {}, citations)
+    work, searched = _prepare(messages, plan, files or {}, citations, tool_results or {})
     parts = _parts(plan, searched, citations)
     before = total_before(work, parts, plan)
     runs = read.filter.runs_for_total(before)
@@ -86,10 +90,13 @@ def assemble_context(
     )  # fmt: skip
     answer["duration_ms"] = round((time.perf_counter() - started) * 1000, 3)
     if answer["filtered"]:
+        cleared = answer["cleared_tool_result_ids"]
         log.info(
-            "[ContextFilter] Filtered conversation %s: %d → %d messages using %s in %.1fms",
+            "[ContextFilter] Filtered conversation %s: %d → %d messages using %s in %.1fms"
+            "%s",
             conversation_id, len(work.history), len(fill.kept), answer["strategy"],
             answer["duration_ms"],
+            f"; cleared {len(cleared)} old tool results: {', '.join(cleared)}" if cleared else "",
         )  # fmt: skip
     new_cut = result.cut_seq if result is not None and result.error is None else None
     return Assembled(
@@ -97,6 +104,7 @@ def assemble_context(
         dict(citations.assigned),
         new_cut if new_cut != cut_seq else None,
         result.error if result is not None else None,
+        parts.project_room,
     )
 
 
@@ -105,6 +113,7 @@ def _prepare(
     plan: ContextPlan,
     files: Mapping[str, FileView],
     citations: CitationMap,
+    tool_results: Mapping[str, ToolResultView],
 ) -> tuple[Work, bool]:
     """The visible history (the newest user message kept even under a compaction) as
     pieces, and whether a search tool ran in the current turn."""
@@ -128,6 +137,7 @@ def _prepare(
         limits=read.filter.limits,
         files=files,
         citations=citations,
+        tool_views=tool_results,
     )
     return work, searched
 
@@ -266,6 +276,12 @@ def _citation(document: Document, citation_id: int) -> dict[str, Any]:
     }
 
 
+def _cleared(work: Work, fill: layout.Fill) -> list[str]:
+    """The ids of the tool results sent as stubs."""
+    kept = {str(work.history[i].id) for i in fill.kept}
+    return [c for c in work.cleared if c in kept]
+
+
 def _before(before: int, rendered: Rendered, fill: layout.Fill, work: Work) -> int:
     """The context before filtering: the answer itself when nothing was left out or cut
     (exact), else the sum of every part's cost alone (merged Anthropic turns cost a
@@ -289,6 +305,12 @@ def _answer(
     f = plan.read.filter
     limits = f.limits
     notes = _notes(work, fill)
+    noted = {n.file_id for n in notes}
+    notes += [
+        FileNote(n.file_id, n.reason, n.pending)
+        for n in plan.project.notes
+        if n.file_id not in noted
+    ]
     history = work.history
     filtered = runs and (result is None or result.error is None)
     window = max(1, limits.context_window)
@@ -313,7 +335,7 @@ def _answer(
         "file_notes": [{"file_id": n.file_id, "reason": n.reason} for n in notes],
         "citations": _citations(rendered, citations),
         "tools": list(plan.tools_out),
-        "cleared_tool_result_ids": [],
+        "cleared_tool_result_ids": _cleared(work, fill),
         "usage_before": round(_before(before, rendered, fill, work) / window, 4),
         "usage_after": round(rendered.token_count / window, 4),
         "filter_duration_ms": result.duration_ms if result is not None else 0.0,

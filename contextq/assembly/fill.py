@@ -19,7 +19,8 @@ from contextq.assembly.counting import REPLY_PRIMING_TOKENS, frame_tokens, json_
 from contextq.assembly.pieces import Piece, text_piece
 from contextq.assembly.plan import ContextPlan
 from contextq.assembly.project import project_piece
-from contextq.assembly.work import Work
+from contextq.assembly.tool_results import CLEAR_STEP_SEQS
+from contextq.assembly.work import Work, clear_tool_results, clearing_saves
 from contextq.history.filtering import run_strategy
 from contextq.history.formats import ANTHROPIC_OPENING
 from contextq.history.strategies import short_of_minimum, token_budget
@@ -39,6 +40,7 @@ class Parts:
     summary: Piece | None
     summary_text: str | None
     project: Piece | None = None
+    project_room: int | None = None  # P's room, when a whole project did not fit it
     preamble: list[Piece] = field(default_factory=list)  # the hierarchical memory block
 
 
@@ -70,7 +72,7 @@ def total_before(work: Work, parts: Parts, plan: ContextPlan) -> int:
     else:
         history = work.total()
     summary = parts.summary.cost if parts.summary else 0
-    whole = project_piece(plan.project, room=None, citations=CitationMap(), target=plan.target)
+    whole, _ = project_piece(plan.project, room=None, citations=CitationMap(), target=plan.target)
     project = whole.cost if whole is not None else 0
     return fixed_cost(parts, plan) + summary + project + history
 
@@ -90,7 +92,7 @@ def fill(
     strategy did, when it ran."""
     f = plan.read.filter
     everything = set(range(len(work.history)))
-    whole = project_piece(plan.project, room=None, citations=citations, target=plan.target)
+    whole, _ = project_piece(plan.project, room=None, citations=citations, target=plan.target)
     if not runs and total_before(work, parts, plan) <= limit:
         parts.project = whole
         return layout.Fill(everything, protected=everything), None
@@ -100,6 +102,7 @@ def fill(
     if runs and alone > limit - head:
         parts.custom_agent = parts.reminder = parts.summary = None
         return layout.pinned_only(work, pinned, head=head, hard=f.budget.hard_limit_tokens), None
+    _clear_old_tool_results(work, parts, plan, limit=limit, protected=work.required | pinned)
     fixed = fixed_cost(parts, plan)
     anchored = sum(work.cost(i) for i in pinned)
     warnings = layout.fit_turn(work, limit - fixed - anchored)
@@ -136,6 +139,38 @@ def fill(
     )
 
 
+def _clear_old_tool_results(
+    work: Work, parts: Parts, plan: ContextPlan, *, limit: int, protected: set[int]
+) -> None:
+    """Over the threshold or the hard room, old tool results go before any message: by
+    the stepped line (a prefix that stays put), and by the exact line when that alone
+    saves every message from being dropped (the whole history read, and then fitting)."""
+    keep = plan.read.filter.keep_tool_results
+    clear_tool_results(work, keep=keep, protected=protected, step=clear_step(work, limit))
+    if plan.read.window is not None:
+        return  # the older history is left out anyway
+    summary = parts.summary.cost if parts.summary is not None else 0
+    total = work.total() + fixed_cost(parts, plan) + summary
+    if total <= limit:
+        return
+    if total - clearing_saves(work, keep=keep, protected=protected) <= limit:
+        clear_tool_results(work, keep=keep, protected=protected, step=1)
+
+
+def clear_step(work: Work, limit: int) -> int:
+    """The clearing line's step in seqs: a power of two from 4 to `CLEAR_STEP_SEQS`, about
+    a quarter of the messages `limit` holds at the history's average cost (a step the
+    kept part of the history spans, so clearing reaches it; quantised, so it holds
+    still from turn to turn)."""
+    n = len(work.history)
+    average = max(1, work.total() // n) if n else 1
+    quarter = limit // average // 4
+    step = 4
+    while step * 2 <= min(CLEAR_STEP_SEQS, quarter):
+        step *= 2
+    return step
+
+
 def _summary_and_project(
     work: Work,
     parts: Parts,
@@ -155,7 +190,10 @@ def _summary_and_project(
         warnings += [warning] if warning else []
         taken += parts.summary.cost if parts.summary is not None else 0
     share = int(plan.read.filter.project_share * max(0, room - taken))
-    parts.project = project_piece(plan.project, room=share, citations=citations, target=plan.target)
+    parts.project, short = project_piece(
+        plan.project, room=share, citations=citations, target=plan.target
+    )
+    parts.project_room = share if short else None
     return taken + (parts.project.cost if parts.project is not None else 0)
 
 

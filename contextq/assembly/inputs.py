@@ -78,14 +78,27 @@ class ProjectDocument:
 
 
 @dataclass(frozen=True, slots=True)
+class ProjectNote:
+    """A project file the slot does not show, with a sentence a person can act on."""
+
+    file_id: str
+    reason: str
+    pending: bool = False  # still processing (it joins once ready)
+
+
+@dataclass(frozen=True, slots=True)
 class ProjectContext:
     """The project slot: its instructions open the message, then its documents.
 
-    The projects issue fills it (whole files when they fit the project's share of the
-    budget, best chunks otherwise, SPEC §8); empty until then."""
+    `mode` "whole": `documents` are every ready file whole, shown only all together
+    (when they do not all fit the room P is given, the answer asks for chunks instead:
+    `Assembled.project_room`); "chunks": the best-matching chunks, best first, as many
+    as fit (SPEC §8). `notes`: files still processing, failed or not yet searchable."""
 
     instructions: str | None = None
     documents: tuple[ProjectDocument, ...] = ()
+    mode: Literal["whole", "chunks"] = "chunks"
+    notes: tuple[ProjectNote, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

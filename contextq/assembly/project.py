@@ -1,8 +1,9 @@
 """The project slot (P, SPEC §6 and §8): the project's instructions open one user message,
 then its documents as documents JSON, each with its citation id, up to the room given.
 
-The projects issue fills `ProjectContext` (whole files when the project fits its share
-of the budget, best-matching chunks otherwise); an empty context gives no message.
+The service fills `ProjectContext` (`service.history.context_project`: whole files when
+the project fits its share of the budget, best-matching chunks otherwise); an empty
+context gives no message.
 """
 
 from __future__ import annotations
@@ -48,21 +49,26 @@ def render_project(
 
 def project_piece(
     project: ProjectContext, *, room: int | None, citations: CitationMap, target: Target
-) -> Piece | None:
-    """P with as many of the project's documents, in order, as fit `room` tokens (all of
-    them when `room` is None); the instructions alone when none fits."""
+) -> tuple[Piece | None, bool]:
+    """P within `room` tokens (everything when `room` is None), and whether it fell short
+    of the whole project (mode "whole": then only the instructions are shown, and the
+    service asks again with chunks for that room). In mode "chunks" the longest prefix of
+    the best-first chunks that fits (found by bisection: a handful of renders)."""
     documents = project_documents(project)
     ids = {d.source_key: citations.provisional(d.source_key) for d in documents}
     whole = render_project(project, documents, ids, target)
     if room is None or whole is None or whole.cost <= room:
-        return whole
-    chosen: list[Document] = []
-    for document in documents:
-        trial = render_project(project, [*chosen, document], ids, target)
-        if trial is None or trial.cost > room:
-            break
-        chosen.append(document)
-    piece = render_project(project, chosen, ids, target)
+        return whole, False
+    short = project.mode == "whole" and bool(documents)
+    fits, low, high = 0, 1, 0 if short else len(documents)
+    while low <= high:
+        middle = (low + high) // 2
+        trial = render_project(project, documents[:middle], ids, target)
+        if trial is not None and trial.cost <= room:
+            fits, low = middle, middle + 1
+        else:
+            high = middle - 1
+    piece = render_project(project, documents[:fits], ids, target)
     if piece is not None and piece.cost > room:
-        return None
-    return piece
+        return None, short
+    return piece, short

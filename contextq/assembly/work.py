@@ -15,9 +15,16 @@ from contextq.assembly.attachments import Attached, FileNote, attach, provisiona
 from contextq.assembly.citations import CitationMap
 from contextq.assembly.inputs import FileView
 from contextq.assembly.pieces import Piece, Target, documents_piece, known_cost, message_piece
+from contextq.assembly.tool_results import (
+    ToolResultView,
+    result_path,
+    stand_in,
+    stub,
+    to_clear,
+)
 from contextq.catalog import ModelLimits
 from contextq.history.chains import unit_at
-from contextq.history.types import Message
+from contextq.history.types import Message, content_text
 
 
 class Pieces:
@@ -40,6 +47,14 @@ class Pieces:
     def __setitem__(self, i: int, piece: Piece) -> None:
         self._pieces[i] = piece
 
+    def replace(self, i: int, message: Message) -> None:
+        """Message i is now `message` (a cleared tool result): rendered afresh."""
+        if isinstance(self._history, list):
+            self._history[i] = message
+        else:
+            self._history = [*self._history[:i], message, *self._history[i + 1 :]]
+        self._pieces[i] = message_piece(message, self._target, self._attached.get(i))
+
     def rendered(self, i: int) -> bool:
         return i in self._pieces
 
@@ -54,6 +69,9 @@ class Work:
     u: int | None  # the newest user message (not a tool result)
     newest: tuple[int, ...]  # the newest unit (a message, or a tool call with its results)
     notes: list[FileNote] = field(default_factory=list)
+    originals: dict[int, Message] = field(default_factory=dict)  # stored, of a stand-in
+    views: Mapping[str, ToolResultView] = field(default_factory=dict)  # large results
+    cleared: list[str] = field(default_factory=list)  # ids of the tool results cleared
 
     def cost(self, i: int) -> int:
         """What message i costs as sent, its documents included (from its stored or a
@@ -85,9 +103,16 @@ def build_work(
     limits: ModelLimits,
     files: Mapping[str, FileView],
     citations: CitationMap,
+    tool_views: Mapping[str, ToolResultView] | None = None,
 ) -> Work:
-    """`history` as pieces: the files of its user messages attached now, the messages
-    rendered when first used."""
+    """`history` as pieces: the files of its user messages attached now, large tool
+    results as their previews (`tool_views`), the messages rendered when first used."""
+    large = tool_views or {}
+    originals = {i: m for i, m in enumerate(history) if m.role == "tool" and str(m.id) in large}
+    if originals:
+        history = [
+            stand_in(m, large[str(m.id)]) if i in originals else m for i, m in enumerate(history)
+        ]
     docs: dict[int, Piece] = {}
     attached: dict[int, Attached] = {}
     for i, message in enumerate(history):
@@ -102,8 +127,47 @@ def build_work(
     if history:
         unit = unit_at(history, len(history) - 1)
         newest = unit.members or (len(history) - 1,)
-    pieces = Pieces(history, target, attached)
-    return Work(list(history), target, pieces, docs, attached, u, newest)
+    listed = list(history)
+    pieces = Pieces(listed, target, attached)
+    work = Work(listed, target, pieces, docs, attached, u, newest)
+    work.originals, work.views = originals, large
+    return work
+
+
+def _stub_for(work: Work, i: int) -> Message:
+    original = work.originals.get(i, work.history[i])
+    view = work.views.get(str(original.id))
+    size = (
+        view.size_bytes
+        if view is not None
+        else len(content_text(original.content).encode("utf-8", "surrogatepass"))
+    )
+    path = view.path if view is not None else result_path(original)
+    return stub(work.history[i], tokens=original.token_count, size_bytes=size, path=path)
+
+
+def _candidates(work: Work, *, keep: int, protected: set[int], step: int) -> list[int]:
+    done = set(work.cleared)
+    found = to_clear(work.history, keep=keep, protected=protected, step=step)
+    return [i for i in found if str(work.history[i].id) not in done]
+
+
+def clear_tool_results(work: Work, *, keep: int, protected: set[int], step: int) -> None:
+    """Old tool results as one-line stubs (`tool_results.to_clear`), their ids in
+    `work.cleared`."""
+    for i in _candidates(work, keep=keep, protected=protected, step=step):
+        cleared = _stub_for(work, i)
+        work.cleared.append(str(work.history[i].id))
+        work.history[i] = cleared
+        work.pieces.replace(i, cleared)
+
+
+def clearing_saves(work: Work, *, keep: int, protected: set[int]) -> int:
+    """The tokens clearing every result but the newest `keep` would save now."""
+    saved = 0
+    for i in _candidates(work, keep=keep, protected=protected, step=1):
+        saved += work.cost(i) - message_piece(_stub_for(work, i), work.target).cost
+    return saved
 
 
 def without_files(work: Work, i: int, reason: str) -> None:

@@ -23,6 +23,7 @@ from contextq.history.memory_options import MemoryOptions
 from contextq.history.message_tokens import token_count
 from contextq.history.options import (
     DEFAULT_BUDGET_PERCENTAGE,
+    DEFAULT_KEEP_TOOL_RESULTS,
     DEFAULT_PROJECT_SHARE,
     DEFAULT_RESERVE_TOKENS,
     DEFAULT_TRIM_TO,
@@ -65,6 +66,7 @@ class FilterPlan:
     warnings: tuple[str, ...] = ()
     trim_to: float = DEFAULT_TRIM_TO  # token_budget: cut down to this share of the budget
     project_share: float = DEFAULT_PROJECT_SHARE  # P's share of what is left (SPEC §6)
+    keep_tool_results: int = DEFAULT_KEEP_TOOL_RESULTS  # tool pairs never cleared (SPEC §9)
 
     def usage(self, history_tokens: int) -> float:
         """(fixed + history tokens) ÷ context_limit."""
@@ -167,6 +169,7 @@ def plan_filter(
         warnings=warnings,
         trim_to=opts.get("trim_to", DEFAULT_TRIM_TO),
         project_share=opts.get("project_share", DEFAULT_PROJECT_SHARE),
+        keep_tool_results=opts.get("keep_tool_results", DEFAULT_KEEP_TOOL_RESULTS),
     )
 
 

@@ -28,6 +28,7 @@ DEFAULT_CONTEXT_THRESHOLD = 0.8
 DEFAULT_WINDOW_SIZE = 20
 DEFAULT_TRIM_TO = 0.7  # token_budget cuts down to this share of the budget (hysteresis)
 DEFAULT_PROJECT_SHARE = 0.5  # the project's documents take at most this share of what is left
+DEFAULT_KEEP_TOOL_RESULTS = 5  # tool pairs kept whole when old results are cleared (SPEC §9)
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +49,7 @@ _BUDGET_OPTIONS: dict[str, _Option] = {
     "tool_definition_tokens": _Option(int, 0),
     "min_messages_to_keep": _Option(int, 0),
     "project_share": _SHARE,
+    "keep_tool_results": _Option(int, 0),
 }
 _OPTIONS: dict[str, dict[str, _Option]] = {
     "token_budget": {**_BUDGET_OPTIONS, "trim_to": _RATIO},
@@ -55,6 +57,7 @@ _OPTIONS: dict[str, dict[str, _Option]] = {
         "window_size": _Option(int, 1),
         "min_messages_to_keep": _Option(int, 0),
         "project_share": _SHARE,
+        "keep_tool_results": _Option(int, 0),
     },
     "noop": {"project_share": _SHARE},
     "hierarchical": {

@@ -12,6 +12,11 @@ report, and store what the answer fixed.
 4. New citation ids and a moved cut point are stored in one short write transaction of
    their own, only when there are any; should another request have given the same
    documents ids first, the context is assembled again with the stored ones.
+5. Old tool results the context cleared that are not in the workspace yet are written
+   there (`context_tool_results.write_cleared`), so every stub names a readable path.
+
+The project slot is `context_project`; the previews of large tool results
+`context_tool_results`.
 
 It never calls an LLM and never waits on a task.
 """
@@ -34,6 +39,7 @@ from contextq.assembly import (
     Prompts,
     assemble_context,
     file_key,
+    newest_user_seq,
     plan_context,
     reminder_texts,
 )
@@ -41,6 +47,7 @@ from contextq.history import CompactionView, HierarchicalMemory, Message
 from contextq.history.plan import ReadPlan
 from contextq.settings import Settings
 from service import events
+from service.history import context_project, context_tool_results
 from service.history.context_files import load_file_views
 from service.history.conversations import owned_conversation
 from service.history.memory import load_memory
@@ -99,7 +106,7 @@ def build_context(
     """SPEC §6's context answer as a dict (ValidationFailed for bad options, format or
     tools; NotFound for another owner's conversation). `tools_used` None: the turn's tool
     calls tell whether a search tool ran. `query` is the retrieval query of the project
-    slot (unused until the projects issue fills P)."""
+    slot (else the newest user message)."""
     started = time.perf_counter()
     request = Request(
         model,
@@ -116,7 +123,9 @@ def build_context(
     conversation = owned_conversation(session, owner_id=owner_id, conversation_id=conversation_id)
     for _attempt in range(3):
         plan = _plan(session, settings, conversation, owner_id, request)
-        loaded, assembled = _assemble(session, settings, conversation, owner_id, plan)
+        loaded, assembled = _assemble(
+            session, settings, conversation, owner_id, plan, request=request
+        )
         try:
             _store(conversation.id, plan, assembled)
         except _Raced:
@@ -124,6 +133,13 @@ def build_context(
             continue
         break
     answer = assembled.answer
+    context_tool_results.write_cleared(
+        settings=settings,
+        owner_id=owner_id,
+        conversation_id=conversation.id,
+        messages=loaded.messages,
+        cleared_ids=answer["cleared_tool_result_ids"],
+    )
     answer["removed_message_ids"] = loaded.removed_before + answer["removed_message_ids"]
     answer["original_message_count"] = conversation.message_count
     answer["original_tokens"] = conversation.total_tokens
@@ -185,6 +201,8 @@ def _assemble(
     conversation: Conversation,
     owner_id: str,
     plan: ContextPlan,
+    *,
+    request: Request,
 ) -> tuple[Loaded, Assembled]:
     memory = None
     if plan.read.filter.strategy == "hierarchical":
@@ -202,6 +220,7 @@ def _assemble(
         loaded=loaded,
         cut=cut,
         memory=memory,
+        query=request.query,
     )
     if assembled.error is not None and plan.read.window is not None:
         # fail-open means the whole history, not the window: read it all and send it
@@ -217,6 +236,7 @@ def _assemble(
             loaded=loaded,
             cut=None,
             memory=memory,
+            query=request.query,
         )
         assembled.answer["error"] = error
         assembled.answer["filtered"] = False
@@ -234,20 +254,51 @@ def _run(
     loaded: Loaded,
     cut: int | None,
     memory: HierarchicalMemory | None,
+    query: str | None,
 ) -> Assembled:
     file_ids = [f for m in loaded.messages for f in m.file_ids]
     files = load_file_views(session, settings=settings, owner_id=owner_id, file_ids=file_ids)
-    keys = [file_key(f) for f in dict.fromkeys(file_ids)]
-    stored, highest = cq.citation_ids(session, conversation_id=conversation.id, source_keys=keys)
-    return assemble_context(
-        loaded.messages,
-        plan,
-        files=files,
-        citations=CitationMap(stored, highest),
-        cut_seq=cut,
-        memory=memory,
-        conversation_id=conversation.id,
+    large = context_tool_results.tool_result_views(
+        session, settings, conversation_id=conversation.id, messages=loaded.messages
     )
+    project_query = context_project.project_query(
+        query, loaded.messages, newest_user_seq(loaded.messages)
+    )
+
+    def project(room: int, chunks_only: bool) -> ContextPlan:
+        slot = context_project.load_project(
+            session,
+            settings,
+            owner_id=owner_id,
+            project_id=conversation.project_id,
+            query=project_query,
+            room=room,
+            model=plan.read.filter.limits.model or conversation.model,
+            chunks_only=chunks_only,
+        )
+        return replace(plan, project=slot)
+
+    def run(with_project: ContextPlan) -> Assembled:
+        keys = [file_key(f) for f in dict.fromkeys(file_ids)]
+        keys += [d.source_key for d in with_project.project.documents]
+        stored, highest = cq.citation_ids(
+            session, conversation_id=conversation.id, source_keys=keys
+        )
+        return assemble_context(
+            loaded.messages,
+            with_project,
+            files=files,
+            citations=CitationMap(stored, highest),
+            cut_seq=cut,
+            memory=memory,
+            conversation_id=conversation.id,
+            tool_results=large,
+        )
+
+    assembled = run(project(context_project.upper_room(plan), chunks_only=False))
+    if assembled.project_room is not None:  # whole files did not fit P's room: chunks
+        assembled = run(project(assembled.project_room, chunks_only=True))
+    return assembled
 
 
 def _store(conversation_id: str, plan: ContextPlan, assembled: Assembled) -> None:

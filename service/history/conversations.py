@@ -3,7 +3,8 @@
 Another owner's conversation is `NotFound`, exactly as a missing one is. A strategy
 name, its options and the threshold are checked where they are written (422 naming
 the field); the context read falls back for a bad name met later. `memory_options` are
-checked against the settings' defaults. Every change rewrites the conversation's
+checked against the settings' defaults. A `project_id` must name one of the owner's
+projects (404 `project not found`, as an upload's). Every change rewrites the conversation's
 private-data checkpoint once it commits; a deleted conversation's is removed.
 """
 
@@ -21,6 +22,7 @@ from contextq.history.options import DEFAULT_STRATEGY
 from contextq.settings import Settings
 from service.history.checkpoint import checkpoint_after_commit
 from service.history.stored_memory import checked_memory_options
+from service.projects import require_project
 from service.workspaces.removal import remove_workspace
 from store import cursors
 from store import history_queries as q
@@ -79,6 +81,14 @@ def _check_context_fields(data: Mapping[str, Any]) -> None:
             )
 
 
+def _check_project(session: Session, owner_id: str, data: Mapping[str, Any]) -> None:
+    """A conversation's `project_id` names one of the owner's projects: NotFound (404
+    `project not found`) otherwise, as for an upload's (SPEC §6)."""
+    project_id = data.get("project_id")
+    if project_id is not None:
+        require_project(session, owner_id=owner_id, project_id=project_id)
+
+
 def _checkpoint(session: Session, settings: Settings, conversation: Conversation) -> None:
     checkpoint_after_commit(
         session, settings=settings, owner_id=conversation.owner_id, conversation_id=conversation.id
@@ -88,6 +98,7 @@ def _checkpoint(session: Session, settings: Settings, conversation: Conversation
 def create_conversation(
     *, session: Session, settings: Settings, owner_id: str, data: Mapping[str, Any]
 ) -> Conversation:
+    _check_project(session, owner_id, data)
     conversation = q.create_conversation(session, owner_id=owner_id, data=_checked(data, settings))
     _checkpoint(session, settings, conversation)
     return conversation
@@ -126,6 +137,7 @@ def update_conversation(
     conversation = owned_conversation(
         session, owner_id=owner_id, conversation_id=conversation_id, for_update=True
     )
+    _check_project(session, owner_id, data)
     conversation = q.update_conversation(
         session, conversation=conversation, data=_checked(data, settings, conversation)
     )

@@ -57,7 +57,12 @@ def test_2000_messages_small_window_budget_and_invariants(
     assert answer["budget_tokens"] == int((16000 - 4000) * 0.8) - 1000
     assert answer["token_count"] <= answer["budget_tokens"] + 50
     sent = answer["messages"]
-    assert answer["kept_message_count"] == sum(1 for m in sent if marker_of(m) is not None)
+    # old tool results sent are stubs naming their workspace path (SPEC §9), pairs whole
+    stubs = [m for m in sent if str(m.get("content")).startswith("[Old tool result cleared")]
+    assert len(stubs) == len(answer["cleared_tool_result_ids"])
+    assert all("/workspace/tool-results/" in m["content"] for m in stubs)
+    marked = sum(1 for m in sent if marker_of(m) is not None)
+    assert answer["kept_message_count"] == marked + len(stubs)
     assert len(answer["removed_message_ids"]) == len(history) - answer["kept_message_count"]
     check_openai_invariants(sent, history, system_prompt=SYSTEM)
     validate_with_sdks(answer)
