@@ -135,15 +135,7 @@ def plan_filter(
         )
     name, options, warnings = _resolve(strategy, options, settings, conversation_id)
     opts = validate_options(name, options, field="options")
-    budget = compute_budget(
-        context_limit=limits.context_window,
-        model_max_output=limits.max_output_tokens,
-        max_output_tokens=opts.get("max_output_tokens"),
-        tool_definition_tokens=opts.get("tool_definition_tokens", tool_definition_tokens),
-        budget_percentage=opts.get("budget_percentage", DEFAULT_BUDGET_PERCENTAGE),
-        reserve_tokens=opts.get("reserve_tokens", DEFAULT_RESERVE_TOKENS),
-        max_input_tokens=limits.max_input_tokens,
-    )
+    budget = _budget(limits, opts, tool_definition_tokens)
     arguments = _arguments(
         name,
         opts=opts,
@@ -152,9 +144,9 @@ def plan_filter(
         settings=settings,
         memory_options=memory_options,
     )
-    threshold = context_threshold
-    if threshold is None:
-        threshold = settings.CONTEXT_DEFAULT_THRESHOLD
+    threshold = settings.CONTEXT_DEFAULT_THRESHOLD
+    if context_threshold is not None:
+        threshold = context_threshold
     return FilterPlan(
         limits=limits,
         strategy=name,
@@ -170,6 +162,20 @@ def plan_filter(
         trim_to=opts.get("trim_to", DEFAULT_TRIM_TO),
         project_share=opts.get("project_share", DEFAULT_PROJECT_SHARE),
         keep_tool_results=opts.get("keep_tool_results", DEFAULT_KEEP_TOOL_RESULTS),
+    )
+
+
+def _budget(limits: ModelLimits, opts: Mapping[str, Any], tool_definition_tokens: int) -> Budget:
+    """The budget from the model's limits and the options (an explicit
+    `tool_definition_tokens` option wins over the tools sent with the request)."""
+    return compute_budget(
+        context_limit=limits.context_window,
+        model_max_output=limits.max_output_tokens,
+        max_output_tokens=opts.get("max_output_tokens"),
+        tool_definition_tokens=opts.get("tool_definition_tokens", tool_definition_tokens),
+        budget_percentage=opts.get("budget_percentage", DEFAULT_BUDGET_PERCENTAGE),
+        reserve_tokens=opts.get("reserve_tokens", DEFAULT_RESERVE_TOKENS),
+        max_input_tokens=limits.max_input_tokens,
     )
 
 

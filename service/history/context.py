@@ -121,17 +121,7 @@ def build_context(
         datetime_granularity,
     )
     conversation = owned_conversation(session, owner_id=owner_id, conversation_id=conversation_id)
-    for _attempt in range(3):
-        plan = _plan(session, settings, conversation, owner_id, request)
-        loaded, assembled = _assemble(
-            session, settings, conversation, owner_id, plan, request=request
-        )
-        try:
-            _store(conversation.id, plan, assembled)
-        except _Raced:
-            session.rollback()  # a fresh read sees the ids the other request stored
-            continue
-        break
+    loaded, assembled = _assemble_and_store(session, settings, conversation, owner_id, request)
     answer = assembled.answer
     context_tool_results.write_cleared(
         settings=settings,
@@ -151,6 +141,29 @@ def build_context(
         requested=strategy if strategy is not None else conversation.context_strategy,
     )
     return answer
+
+
+def _assemble_and_store(
+    session: Session,
+    settings: Settings,
+    conversation: Conversation,
+    owner_id: str,
+    request: Request,
+) -> tuple[Loaded, Assembled]:
+    """Plan, assemble, and store the cut point and citation ids; when another request
+    stored first, read again (up to three times) so both answers agree."""
+    for _attempt in range(3):
+        plan = _plan(session, settings, conversation, owner_id, request)
+        loaded, assembled = _assemble(
+            session, settings, conversation, owner_id, plan, request=request
+        )
+        try:
+            _store(conversation.id, plan, assembled)
+        except _Raced:
+            session.rollback()  # a fresh read sees the ids the other request stored
+            continue
+        break
+    return loaded, assembled
 
 
 def _plan(
