@@ -67,9 +67,17 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+def code_root() -> str:
+    """The directory this `contextq` package was imported from: the stack runs the same
+    code as the caller (a checkout on sys.path, not another installed copy)."""
+    return str(Path(__file__).resolve().parent.parent)
+
+
 def _environment(data_dir: Path, env: Mapping[str, str] | None) -> dict[str, str]:
     merged = {k: v for k, v in os.environ.items() if k not in INHERITED_OUT}
     merged["DATA_DIR"] = str(data_dir)
+    inherited = merged.get("PYTHONPATH")
+    merged["PYTHONPATH"] = code_root() + (os.pathsep + inherited if inherited else "")
     merged.update(env or {})
     return merged
 
@@ -142,6 +150,7 @@ def running_stack(
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
+                cwd=code_root(),
             )
         cleanup.callback(_stop, process)
         base_url = f"http://127.0.0.1:{port}"

@@ -1,0 +1,101 @@
+"""Against a real `contextq up` (started by `contextq.testing`): the examples run as a
+user runs them, and the PydanticAI and LangGraph integrations inside real agents."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from contextq.sdk import Client
+from contextq.testing import RunningStack, code_root, contextq_client, contextq_stack  # noqa: F401
+
+ROOT = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.integration
+
+
+def _run_example(stack: RunningStack, name: str) -> str:
+    env = {**os.environ, "CONTEXTQ_API_URL": stack.base_url, "CONTEXTQ_API_KEY": stack.api_key}
+    env["PYTHONPATH"] = code_root()  # this checkout's contextq
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / name)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_quickstart_example(contextq_stack: RunningStack) -> None:  # noqa: F811
+    out = _run_example(contextq_stack, "quickstart.py")
+    assert "file plan.md: ready" in out
+    assert "messages stored: 1" in out
+    assert "'files': " in out  # the file's tokens are in the breakdown
+
+
+def test_openai_example(contextq_stack: RunningStack) -> None:  # noqa: F811
+    out = _run_example(contextq_stack, "openai_kwargs.py")
+    assert "sent 2 messages to gpt-4o" in out  # the system prompt and the question
+    assert "answer: Friday." in out
+
+
+def test_anthropic_example(contextq_stack: RunningStack) -> None:  # noqa: F811
+    out = _run_example(contextq_stack, "anthropic_kwargs.py")
+    assert "sent: ['max_tokens', 'messages', 'model', 'system', 'tools']" in out
+    assert "tools: ['lookup_release']" in out
+    assert "answer: Friday." in out
+
+
+def test_pydantic_ai_example(contextq_stack: RunningStack) -> None:  # noqa: F811
+    out = _run_example(contextq_stack, "pydantic_ai_agent.py")
+    # contextq's system prompt replaces the agent's history head; one system part each time
+    assert "first: saw 1 messages, 1 system" in out
+    assert "second: saw 3 messages, 1 system" in out
+    assert "stored: 3 messages" in out  # question, answer, question (the last answer is new)
+
+
+def test_langgraph_example(contextq_stack: RunningStack) -> None:  # noqa: F811
+    out = _run_example(contextq_stack, "langgraph_agent.py")
+    assert "answers: ['Friday.', 'Thursday.']" in out
+    assert "stored: 3 messages" in out
+
+
+def test_pydantic_ai_model_gets_the_filtered_context(contextq_client: Client) -> None:  # noqa: F811
+    """A long history under sliding_window: the model sees contextq's window, not the
+    agent's whole history, and each message is stored once."""
+    from pydantic_ai import Agent
+    from pydantic_ai.capabilities import ProcessHistory
+    from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, UserPromptPart
+    from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+    from contextq.integrations.pydantic_ai import history_processor
+
+    seen: list[list[str]] = []
+
+    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        users = [p.content for m in messages for p in m.parts if isinstance(p, UserPromptPart)]
+        seen.append([str(u) for u in users])
+        return ModelResponse(parts=[TextPart(f"answer {len(seen)}")])
+
+    conv = contextq_client.conversations.create(
+        model="gpt-4o", context_strategy="sliding_window", context_options={"window_size": 4}
+    )
+    processor = history_processor(
+        contextq_client, conversation_id=conv.id, model="gpt-4o", force_filter=True
+    )
+    agent = Agent(FunctionModel(model), capabilities=[ProcessHistory(processor)])
+    history: list[ModelMessage] = []
+    for turn in range(6):
+        result = agent.run_sync(f"question {turn}", message_history=history)
+        history = result.all_messages()
+    assert seen[-1][-1] == "question 5"
+    assert "question 0" not in seen[-1], "the window dropped the oldest turns"
+    stored = [m.content for m in contextq_client.messages.iter(conv.id, page_size=3)]
+    assert stored.count("question 0") == 1 and stored.count("question 5") == 1
+    assert stored.count("answer 1") == 1
