@@ -16,7 +16,7 @@ import anthropic
 
 from contextq import Client
 
-MODEL = "claude-sonnet-4-5"
+MODEL = "claude-haiku-4-5"
 TOOLS = [
     {
         "type": "function",

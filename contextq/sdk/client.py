@@ -46,7 +46,8 @@ def _key(api_key: str | None) -> str | None:
 
 class Client:
     """Synchronous client. `base_url` defaults to CONTEXTQ_API_URL, `api_key` to
-    CONTEXTQ_API_KEY. Retries 429/503 up to `max_retries` times, honouring Retry-After.
+    CONTEXTQ_API_KEY. Retries 429/503 up to `max_retries` times, waiting what Retry-After
+    says (at most `max_retry_wait` seconds a time).
     Pass `http_client` to bring your own `httpx.Client` (its base URL and headers are set)."""
 
     def __init__(
@@ -56,13 +57,16 @@ class Client:
         api_key: str | None = None,
         timeout: float = DEFAULT_TIMEOUT_S,
         max_retries: int = 3,
+        max_retry_wait: float = 30.0,
         headers: Mapping[str, str] | None = None,
         http_client: httpx.Client | None = None,
     ) -> None:
         http = http_client or httpx.Client(timeout=timeout)
-        http.base_url = httpx.URL(_base_url(base_url))
+        http.base_url = _base_url(base_url)
         http.headers.update(build_headers(_key(api_key), headers))
-        self._t = SyncTransport(http, RetryPolicy(max_retries=max_retries))
+        self._t = SyncTransport(
+            http, RetryPolicy(max_retries=max_retries, max_wait_s=max_retry_wait)
+        )
         self.files = r.Files(self._t)
         self.conversations = r.Conversations(self._t)
         self.messages = r.Messages(self._t)
@@ -132,13 +136,16 @@ class AsyncClient:
         api_key: str | None = None,
         timeout: float = DEFAULT_TIMEOUT_S,
         max_retries: int = 3,
+        max_retry_wait: float = 30.0,
         headers: Mapping[str, str] | None = None,
         http_client: httpx.AsyncClient | None = None,
     ) -> None:
         http = http_client or httpx.AsyncClient(timeout=timeout)
-        http.base_url = httpx.URL(_base_url(base_url))
+        http.base_url = _base_url(base_url)
         http.headers.update(build_headers(_key(api_key), headers))
-        self._t = AsyncTransport(http, RetryPolicy(max_retries=max_retries))
+        self._t = AsyncTransport(
+            http, RetryPolicy(max_retries=max_retries, max_wait_s=max_retry_wait)
+        )
         self.files = ar.AsyncFiles(self._t)
         self.conversations = ar.AsyncConversations(self._t)
         self.messages = ar.AsyncMessages(self._t)
