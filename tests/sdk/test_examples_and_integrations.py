@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from contextq.sdk import Client
-from contextq.testing import RunningStack, code_root, contextq_client, contextq_stack  # noqa: F401
+from contextq.testing import RunningStack, code_root
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.integration
@@ -32,27 +32,27 @@ def _run_example(stack: RunningStack, name: str) -> str:
     return done.stdout
 
 
-def test_quickstart_example(contextq_stack: RunningStack) -> None:  # noqa: F811
+def test_quickstart_example(contextq_stack: RunningStack) -> None:
     out = _run_example(contextq_stack, "quickstart.py")
     assert "file plan.md: ready" in out
     assert "messages stored: 1" in out
     assert "'files': " in out  # the file's tokens are in the breakdown
 
 
-def test_openai_example(contextq_stack: RunningStack) -> None:  # noqa: F811
+def test_openai_example(contextq_stack: RunningStack) -> None:
     out = _run_example(contextq_stack, "openai_kwargs.py")
     assert "sent 2 messages to gpt-4o" in out  # the system prompt and the question
     assert "answer: Friday." in out
 
 
-def test_anthropic_example(contextq_stack: RunningStack) -> None:  # noqa: F811
+def test_anthropic_example(contextq_stack: RunningStack) -> None:
     out = _run_example(contextq_stack, "anthropic_kwargs.py")
     assert "sent: ['max_tokens', 'messages', 'model', 'system', 'tools']" in out
     assert "tools: ['lookup_release']" in out
     assert "answer: Friday." in out
 
 
-def test_pydantic_ai_example(contextq_stack: RunningStack) -> None:  # noqa: F811
+def test_pydantic_ai_example(contextq_stack: RunningStack) -> None:
     out = _run_example(contextq_stack, "pydantic_ai_agent.py")
     # contextq's system prompt replaces the agent's history head; one system part each time
     assert "first: saw 1 messages, 1 system" in out
@@ -60,13 +60,13 @@ def test_pydantic_ai_example(contextq_stack: RunningStack) -> None:  # noqa: F81
     assert "stored: 3 messages" in out  # question, answer, question (the last answer is new)
 
 
-def test_langgraph_example(contextq_stack: RunningStack) -> None:  # noqa: F811
+def test_langgraph_example(contextq_stack: RunningStack) -> None:
     out = _run_example(contextq_stack, "langgraph_agent.py")
     assert "answers: ['Friday.', 'Thursday.']" in out
     assert "stored: 3 messages" in out
 
 
-def test_pydantic_ai_model_gets_the_filtered_context(contextq_client: Client) -> None:  # noqa: F811
+def test_pydantic_ai_model_gets_the_filtered_context(contextq_client: Client) -> None:
     """A long history under sliding_window: the model sees contextq's window, not the
     agent's whole history, and each message is stored once."""
     from pydantic_ai import Agent
