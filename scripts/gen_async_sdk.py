@@ -32,6 +32,8 @@ RULES: list[tuple[str, str]] = [
     (r"(?<!await )\bself\._t\.(request|request_json)\(", r"await self._t.\1("),
     (r"^( +)yield from (.+)$", r"\1for item in \2:\n\1    yield item"),
     (r"\btime\.sleep\(", "await asyncio.sleep("),
+    (r"\bwith self\._t\.stream\(", "async with self._t.stream("),
+    (r"\bfor (\w+) in (\w+)\.iter_bytes\(", r"async for \1 in \2.aiter_bytes("),
 ]
 
 

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Any, Literal
+from pathlib import Path
+from typing import IO, Any, Literal
 from urllib.parse import quote
 
 from contextq.sdk import models as m
-from contextq.sdk.routing import body, params, route, seg
+from contextq.sdk.routing import CHUNK_BYTES, body, params, put_body, route, seg
 from contextq.sdk.transport import AsyncTransport
 
 JsonObject = dict[str, Any]
@@ -169,17 +170,25 @@ class AsyncProjects(Resource):
         return m.SearchResults.model_validate(response.json())
 
 
+TRANSFER_TIMEOUT_S = 600.0
+
+
 def _workspace(conversation_id: str, path: str | None = None) -> str:
+    """The route of a workspace path, every byte percent-encoded (dots too, so no client
+    resolves `..` before the server judges the path)."""
     base = f"/v1/conversations/{seg(conversation_id)}/workspace"
-    return base if path is None else f"{base}/{quote(path.lstrip('/'), safe='/')}"
+    return base if path is None else f"{base}/" + quote(path, safe="/").replace(".", "%2E")
 
 
 class AsyncWorkspace(Resource):
     """A conversation's workspace: files written by path, read raw or processed."""
 
     @route("PUT", "/v1/conversations/{conversation_id}/workspace/{path}")
-    async def put(self, conversation_id: str, path: str, content: bytes) -> m.WorkspaceEntry:
-        response = await self._t.request("PUT", _workspace(conversation_id, path), content=content)
+    async def put(self, conversation_id: str, path: str, content: bytes | Path) -> m.WorkspaceEntry:
+        """Write `content` (bytes, or a local file streamed) to `path`, replacing it."""
+        url = _workspace(conversation_id, path)
+        kwargs = put_body(content)
+        response = await self._t.request("PUT", url, timeout=TRANSFER_TIMEOUT_S, **kwargs)
         return m.WorkspaceEntry.model_validate(response.json())
 
     @route("GET", "/v1/conversations/{conversation_id}/workspace/{path}")
@@ -187,6 +196,16 @@ class AsyncWorkspace(Resource):
         """The file's raw bytes."""
         response = await self._t.request("GET", _workspace(conversation_id, path))
         return response.content
+
+    async def download(self, conversation_id: str, path: str, out: IO[bytes]) -> int:
+        """Stream the file's raw bytes into `out`; how many were written."""
+        written = 0
+        url = _workspace(conversation_id, path)
+        async with self._t.stream("GET", url, timeout=TRANSFER_TIMEOUT_S) as response:
+            async for chunk in response.aiter_bytes(CHUNK_BYTES):
+                out.write(chunk)
+                written += len(chunk)
+        return written
 
     async def processed(
         self,

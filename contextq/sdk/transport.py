@@ -6,8 +6,9 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -88,6 +89,18 @@ class SyncTransport:
     def request_json(self, method: str, path: str, **kwargs: Any) -> Any:
         return self.request(method, path, **kwargs).json()
 
+    @contextlib.contextmanager
+    def stream(self, method: str, path: str, **kwargs: Any) -> Iterator[httpx.Response]:
+        """A streamed answer (not retried); an error answer raises as `request` does."""
+        try:
+            with self.http.stream(method, path, **kwargs) as response:
+                if not response.is_success:
+                    response.read()
+                    raise_for_status(response)
+                yield response
+        except httpx.TransportError as exc:
+            raise TransportError(f"cannot reach {self.http.base_url}: {exc}") from exc
+
     def close(self) -> None:
         self.http.close()
 
@@ -115,6 +128,18 @@ class AsyncTransport:
 
     async def request_json(self, method: str, path: str, **kwargs: Any) -> Any:
         return (await self.request(method, path, **kwargs)).json()
+
+    @contextlib.asynccontextmanager
+    async def stream(self, method: str, path: str, **kwargs: Any) -> AsyncIterator[httpx.Response]:
+        """As `SyncTransport.stream`."""
+        try:
+            async with self.http.stream(method, path, **kwargs) as response:
+                if not response.is_success:
+                    await response.aread()
+                    raise_for_status(response)
+                yield response
+        except httpx.TransportError as exc:
+            raise TransportError(f"cannot reach {self.http.base_url}: {exc}") from exc
 
     async def close(self) -> None:
         await self.http.aclose()
