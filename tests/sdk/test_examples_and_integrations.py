@@ -99,3 +99,26 @@ def test_pydantic_ai_model_gets_the_filtered_context(contextq_client: Client) ->
     stored = [m.content for m in contextq_client.messages.iter(conv.id, page_size=3)]
     assert stored.count("question 0") == 1 and stored.count("question 5") == 1
     assert stored.count("answer 1") == 1
+
+
+def test_readme_quick_start_runs(contextq_stack: RunningStack) -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = readme.split("<!-- sdk-quickstart:start -->", 1)[1].split(
+        "<!-- sdk-quickstart:end -->"
+    )[0]
+    code = block.split("```python\n", 1)[1].rsplit("```", 1)[0]
+    env = {**os.environ, "CONTEXTQ_API_URL": contextq_stack.base_url}
+    env |= {"CONTEXTQ_API_KEY": contextq_stack.api_key, "PYTHONPATH": code_root()}
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("ready ")
+    assert lines[1] == ("['messages', 'model'] ['max_tokens', 'messages', 'model', 'system']")
+    assert lines[2] == "plan.md ready"
