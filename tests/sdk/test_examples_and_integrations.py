@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -122,3 +123,70 @@ def test_readme_quick_start_runs(contextq_stack: RunningStack) -> None:
     assert lines[0].startswith("ready ")
     assert lines[1] == ("['messages', 'model'] ['max_tokens', 'messages', 'model', 'system']")
     assert lines[2] == "plan.md ready"
+
+
+@pytest.mark.filterwarnings("ignore:create_react_agent has been moved")
+def test_langgraph_model_gets_contextq_messages(contextq_client: Client) -> None:
+    """In a real LangGraph graph the model's input is contextq's context (its system
+    prompt, the window) while the graph's state keeps every message."""
+    from langchain_core.callbacks import BaseCallbackHandler
+    from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+    from langchain_core.messages import AIMessage, BaseMessage
+    from langgraph.prebuilt import create_react_agent
+
+    from contextq.integrations.langgraph import pre_model_hook
+
+    inputs: list[list[BaseMessage]] = []
+
+    class Record(BaseCallbackHandler):
+        def on_chat_model_start(self, serialized: Any, messages: Any, **kw: Any) -> None:
+            inputs.append(list(messages[0]))
+
+    answers = iter([AIMessage(f"answer {i}") for i in range(8)])
+    model = GenericFakeChatModel(messages=answers)
+    conv = contextq_client.conversations.create(
+        model="gpt-4o",
+        system_prompt="You are the release bot.",
+        context_strategy="sliding_window",
+        context_options={"window_size": 4},
+    )
+    hook = pre_model_hook(contextq_client, conversation_id=conv.id, force_filter=True)
+    graph = create_react_agent(model, tools=[], pre_model_hook=hook)
+    state: dict[str, Any] = {"messages": []}
+    for turn in range(7):  # 13 messages: past MIN_MESSAGES_TO_KEEP (10)
+        state = graph.invoke(
+            {"messages": [*state["messages"], ("user", f"question {turn}")]},
+            config={"callbacks": [Record()]},
+        )
+    assert len(state["messages"]) == 14, "the graph's own state keeps everything"
+    last = inputs[-1]
+    assert last[0].type == "system" and "You are the release bot." in str(last[0].content)
+    texts = [str(m.content) for m in last]
+    assert "question 6" in texts and "question 0" not in texts
+    stored = [m.content for m in contextq_client.messages.iter(conv.id)]
+    assert stored.count("question 0") == 1 and stored.count("answer 3") == 1
+
+
+def test_pydantic_ai_with_the_async_client(contextq_stack: RunningStack) -> None:
+    import asyncio
+
+    from pydantic_ai import Agent
+    from pydantic_ai.capabilities import ProcessHistory
+    from pydantic_ai.models.test import TestModel
+
+    from contextq.integrations.pydantic_ai import history_processor
+    from contextq.sdk import AsyncClient
+
+    async def scenario() -> tuple[str, int]:
+        async with AsyncClient(contextq_stack.base_url, api_key=contextq_stack.api_key) as c:
+            conv = await c.conversations.create(model="gpt-4o")
+            processor = history_processor(c, conversation_id=conv.id)
+            agent = Agent(
+                TestModel(custom_output_text="done"), capabilities=[ProcessHistory(processor)]
+            )
+            first = await agent.run("hello")
+            await agent.run("again", message_history=first.all_messages())
+            return first.output, (await c.conversations.get(conv.id)).message_count
+
+    output, stored = asyncio.run(scenario())
+    assert output == "done" and stored == 3  # hello, done, again
