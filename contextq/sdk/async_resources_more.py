@@ -8,7 +8,15 @@ from typing import IO, Any, Literal
 from urllib.parse import quote
 
 from contextq.sdk import models as m
-from contextq.sdk.routing import CHUNK_BYTES, body, params, put_body, route, seg
+from contextq.sdk.routing import (
+    CHUNK_BYTES,
+    TRANSFER_TIMEOUT_S,
+    body,
+    params,
+    put_body,
+    route,
+    seg,
+)
 from contextq.sdk.transport import AsyncTransport
 
 JsonObject = dict[str, Any]
@@ -170,9 +178,6 @@ class AsyncProjects(Resource):
         return m.SearchResults.model_validate(response.json())
 
 
-TRANSFER_TIMEOUT_S = 600.0
-
-
 def _workspace(conversation_id: str, path: str | None = None) -> str:
     """The route of a workspace path, every byte percent-encoded (dots too, so no client
     resolves `..` before the server judges the path)."""
@@ -188,7 +193,7 @@ class AsyncWorkspace(Resource):
         """Write `content` (bytes, or a local file streamed) to `path`, replacing it."""
         url = _workspace(conversation_id, path)
         kwargs = put_body(content)
-        response = await self._t.request("PUT", url, timeout=TRANSFER_TIMEOUT_S, **kwargs)
+        response = await self._t.request("PUT", url, **kwargs)
         return m.WorkspaceEntry.model_validate(response.json())
 
     @route("GET", "/v1/conversations/{conversation_id}/workspace/{path}")

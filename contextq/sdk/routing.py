@@ -11,6 +11,7 @@ from urllib.parse import quote
 
 F = TypeVar("F", bound=Callable[..., Any])
 CHUNK_BYTES = 1 << 20
+TRANSFER_TIMEOUT_S = 600.0  # a large file streamed up or down
 ROUTE_ATTR = "__contextq_routes__"
 
 
@@ -75,8 +76,13 @@ class FileChunks:
 
 
 def put_body(content: bytes | Path) -> dict[str, Any]:
-    """`content=` (and Content-Length for a file, streamed) of a raw-bytes PUT."""
+    """`content=` of a raw-bytes PUT; a local file is streamed, with its Content-Length
+    and the transfer timeout."""
     if isinstance(content, bytes):
         return {"content": content}
     size = content.stat().st_size  # OSError for a missing file, before any request
-    return {"content": FileChunks(content), "headers": {"Content-Length": str(size)}}
+    return {
+        "content": FileChunks(content),
+        "headers": {"Content-Length": str(size)},
+        "timeout": TRANSFER_TIMEOUT_S,
+    }

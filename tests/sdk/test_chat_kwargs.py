@@ -54,7 +54,11 @@ ANTHROPIC_ANSWER = {
 
 @pytest.fixture
 def sdk(stack: Any, owner: Any) -> Iterator[Client]:
-    with Client("http://testserver", api_key=owner.key, http_client=in_process_client()) as c:
+    # the TestClient as a context manager runs the app's lifespan (its clients closed after)
+    with (
+        in_process_client() as http,
+        Client("http://testserver", api_key=owner.key, http_client=http) as c,
+    ):
         yield c
 
 

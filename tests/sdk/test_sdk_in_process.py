@@ -27,7 +27,8 @@ BASE = "http://testserver"
 
 @pytest.fixture
 def sdk(stack: Any, owner: Any) -> Iterator[Client]:
-    with Client(BASE, api_key=owner.key, http_client=in_process_client()) as client:
+    # the TestClient as a context manager runs the app's lifespan (its clients closed after)
+    with in_process_client() as http, Client(BASE, api_key=owner.key, http_client=http) as client:
         yield client
 
 
@@ -122,9 +123,8 @@ def test_projects_workspace_settings_webhooks(sdk: Client, make_stack: Any) -> N
     assert sdk.settings.get().default_system_prompt
 
     make_stack(WEBHOOK_ALLOWED_HOSTS="127.0.0.1")
-    with Client(
-        BASE, api_key=sdk._t.http.headers["authorization"][7:], http_client=in_process_client()
-    ) as fresh:
+    key = sdk._t.http.headers["authorization"].removeprefix("Bearer ")
+    with in_process_client() as http, Client(BASE, api_key=key, http_client=http) as fresh:
         hook = fresh.webhooks.create("http://127.0.0.1:9/hook", ["file.ready"])
         assert hook.secret.startswith("whsec_")
         assert [h.id for h in fresh.webhooks.list().data] == [hook.id]
@@ -150,9 +150,11 @@ def test_rate_limit_refusal_after_retries(make_stack: Any, owner: Any) -> None:
     def count(request: httpx.Request) -> None:
         calls.append(time.monotonic())
 
-    http = in_process_client()
-    http.event_hooks["request"].append(count)
-    with Client(BASE, api_key=owner.key, http_client=http, max_retries=2, max_retry_wait=0.2) as c:
+    with (
+        in_process_client() as http,
+        Client(BASE, api_key=owner.key, http_client=http, max_retries=2, max_retry_wait=0.2) as c,
+    ):
+        http.event_hooks["request"].append(count)
         c.settings.get()
         c.settings.get()
         with pytest.raises(RateLimitError) as err:
