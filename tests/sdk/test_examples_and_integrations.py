@@ -3,6 +3,7 @@ user runs them, and the PydanticAI and LangGraph integrations inside real agents
 
 from __future__ import annotations
 
+import asyncio
 import os
 import subprocess
 import sys
@@ -91,10 +92,14 @@ def test_pydantic_ai_model_gets_the_filtered_context(contextq_client: Client) ->
         contextq_client, conversation_id=conv.id, model="gpt-4o", force_filter=True
     )
     agent = Agent(FunctionModel(model), capabilities=[ProcessHistory(processor)])
-    history: list[ModelMessage] = []
-    for turn in range(6):
-        result = agent.run_sync(f"question {turn}", message_history=history)
-        history = result.all_messages()
+
+    async def conversation() -> None:  # asyncio.run closes its loop (run_sync leaves one)
+        history: list[ModelMessage] = []
+        for turn in range(6):
+            result = await agent.run(f"question {turn}", message_history=history)
+            history = result.all_messages()
+
+    asyncio.run(conversation())
     assert seen[-1][-1] == "question 5"
     assert "question 0" not in seen[-1], "the window dropped the oldest turns"
     stored = [m.content for m in contextq_client.messages.iter(conv.id, page_size=3)]
@@ -168,8 +173,6 @@ def test_langgraph_model_gets_contextq_messages(contextq_client: Client) -> None
 
 
 def test_pydantic_ai_with_the_async_client(contextq_stack: RunningStack) -> None:
-    import asyncio
-
     from pydantic_ai import Agent
     from pydantic_ai.capabilities import ProcessHistory
     from pydantic_ai.models.test import TestModel
