@@ -1,6 +1,7 @@
 """The `contextq` command: the whole stack (`up`), client commands, and each part alone.
 
-`contextq up` lives in `cli.launcher`, the HTTP client commands in `contextq.client`;
+`contextq up` lives in `cli.launcher`, the client commands' helpers in `cli.client` (over
+the SDK, `contextq.sdk`);
 this module only declares the commands.
 """
 
@@ -110,8 +111,8 @@ def upload(  # noqa: PLR0917  (typer maps parameters to options)
     key: KeyOpt = None,
 ) -> None:
     """Upload files, wait until each is ready or failed, print a table."""
-    from contextq.client import ClientError, resolve_target
-    from contextq.client import upload as do_upload
+    from cli.client import ClientError, resolve_target
+    from cli.client import upload as do_upload
 
     try:
         target = resolve_target(api, key, get_settings())
@@ -143,7 +144,7 @@ def context(  # noqa: PLR0917  (typer maps parameters to options)
     """The filtering report of a conversation's ready-to-send context."""
     import json
 
-    from contextq.client import ClientError, fetch_context, print_context_report, resolve_target
+    from cli.client import ClientError, fetch_context, print_context_report, resolve_target
 
     if fmt is not None and fmt not in ("openai", "anthropic"):
         _say("contextq context: --format must be openai or anthropic")
@@ -181,17 +182,15 @@ def events(
     """Follow this key's events (GET /v1/events) and print one line each, until Ctrl-C."""
     import json
 
-    from contextq.client import ClientError, resolve_target
-    from contextq.client_events import event_line, follow_events
-
-    def show(event: dict[str, object]) -> None:
-        _out(json.dumps(event, ensure_ascii=False) if as_json else event_line(event))
+    from cli.client import ClientError, connect, event_line
+    from contextq.sdk import ContextqError
 
     try:
-        follow_events(
-            resolve_target(api, key, get_settings()), on_event=show, last_event_id=last_event_id
-        )
-    except ClientError as exc:
+        with connect(api, key, get_settings()) as client:
+            for event in client.events.follow(last_event_id=last_event_id):
+                body = event.model_dump(mode="json")
+                _out(json.dumps(body, ensure_ascii=False) if as_json else event_line(body))
+    except (ClientError, ContextqError) as exc:
         _say(f"contextq events: {exc}")
         raise typer.Exit(1) from None
     except KeyboardInterrupt:

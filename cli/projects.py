@@ -1,15 +1,21 @@
-"""`contextq projects create|ls|search` (SPEC §7): the HTTP client is
-`contextq.client_projects`; this module only declares the commands."""
+"""`contextq projects create|ls|search` (SPEC §7), over the SDK's `client.projects`."""
 
 from __future__ import annotations
 
 import sys
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
+from rich.console import Console
+from rich.table import Table
 
+from cli.client import ClientError, connect
 from cli.options import ApiOpt, KeyOpt
+from contextq.sdk import ContextqError
 from contextq.settings import get_settings
+
+SNIPPET_CHARS = 160
+Failure = (ClientError, ContextqError)
 
 projects_app = typer.Typer(help="Projects: files close at hand, searchable.", no_args_is_help=True)
 
@@ -32,16 +38,14 @@ def projects_create(
     key: KeyOpt = None,
 ) -> None:
     """Create a project and print its id alone on stdout."""
-    from contextq.client import ClientError, resolve_target
-    from contextq.client_projects import create_project
-
     try:
-        project = create_project(resolve_target(api, key, get_settings()), name, instructions)
-    except ClientError as exc:
+        with connect(api, key, get_settings()) as client:
+            project = client.projects.create(name, instructions=instructions)
+    except Failure as exc:
         _say(f"contextq projects create: {exc}")
         raise typer.Exit(1) from None
-    _say(f"created project {project['name']!r}; upload into it with --project-id {project['id']}")
-    _out(project["id"])
+    _say(f"created project {project.name!r}; upload into it with --project-id {project.id}")
+    _out(project.id)
 
 
 @projects_app.command("ls")
@@ -53,18 +57,16 @@ def projects_ls(
     """Your projects with their file, token and chunk counts."""
     import json
 
-    from contextq.client import ClientError, resolve_target
-    from contextq.client_projects import list_projects, print_table, projects_table
-
     try:
-        projects = list_projects(resolve_target(api, key, get_settings()))
-    except ClientError as exc:
+        with connect(api, key, get_settings()) as client:
+            projects = [p.model_dump(mode="json") for p in client.projects.iter(page_size=200)]
+    except Failure as exc:
         _say(f"contextq projects ls: {exc}")
         raise typer.Exit(1) from None
     if as_json:
         _out(json.dumps(projects, indent=2))
     else:
-        print_table(projects_table(projects))
+        Console().print(projects_table(projects))
 
 
 @projects_app.command("search")
@@ -79,15 +81,58 @@ def projects_search(  # noqa: PLR0917  (typer maps parameters to options)
     """The project's chunks that best match QUERY, best first."""
     import json
 
-    from contextq.client import ClientError, resolve_target
-    from contextq.client_projects import hits_table, print_table, search_project
-
     try:
-        hits = search_project(resolve_target(api, key, get_settings()), project_id, query, limit)
-    except ClientError as exc:
+        with connect(api, key, get_settings()) as client:
+            results = client.projects.search(project_id, query, limit=limit)
+        hits = [h.model_dump(mode="json") for h in results.data]
+    except Failure as exc:
         _say(f"contextq projects search: {exc}")
         raise typer.Exit(1) from None
     if as_json:
         _out(json.dumps(hits, indent=2))
     else:
-        print_table(hits_table(hits))
+        Console().print(hits_table(hits))
+
+
+# -- tables ----------------------------------------------------------------------------
+
+
+def projects_table(projects: list[dict[str, Any]]) -> Table:
+    table = Table(title="contextq projects")
+    for column in ("id", "name", "files", "ready", "tokens", "chunks", "created"):
+        table.add_column(column, overflow="fold")
+    for p in projects:
+        table.add_row(
+            p["id"],
+            p["name"],
+            str(p["file_count"]),
+            str(p["ready_count"]),
+            str(p["token_count"]),
+            str(p["chunk_count"]),
+            str(p["created_at"])[:19].replace("T", " "),
+        )
+    return table
+
+
+def location(chunk: dict[str, Any]) -> str:
+    """ "chunk 12, page 40" / "chunk 3, sheet Q1, rows 51-75" / "chunk 2, lines 10-40"."""
+    parts = [f"chunk {chunk['index'] + 1}"]
+    if chunk.get("page") is not None:
+        parts.append(f"page {chunk['page']}")
+    if chunk.get("sheet") is not None:
+        parts.append(f"sheet {chunk['sheet']}")
+    if chunk.get("line_start") is not None:
+        parts.append(f"lines {chunk['line_start']}-{chunk.get('line_end') or chunk['line_start']}")
+    return ", ".join(parts)
+
+
+def hits_table(hits: list[dict[str, Any]]) -> Table:
+    table = Table(title="contextq projects search")
+    for column in ("#", "score", "file", "where", "text"):
+        table.add_column(column, overflow="fold")
+    for rank, hit in enumerate(hits, 1):
+        text = " ".join(hit["text"].split())
+        if len(text) > SNIPPET_CHARS:
+            text = text[: SNIPPET_CHARS - 1] + "…"
+        table.add_row(str(rank), f"{hit['score']:.3g}", hit["title"], location(hit["chunk"]), text)
+    return table

@@ -1,4 +1,5 @@
-"""`contextq workspace put|get|ls|rm`: a conversation's workspace from the shell."""
+"""`contextq workspace put|get|ls|rm`: a conversation's workspace from the shell, over
+the SDK's `client.workspace`."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from cli.client import ClientError, connect
+from contextq.sdk import ContextqError
 from contextq.settings import get_settings
 
 workspace_app = typer.Typer(help="A conversation's workspace (/workspace).", no_args_is_help=True)
@@ -20,6 +23,7 @@ ApiOpt = Annotated[
     typer.Option("--api", envvar="CONTEXTQ_API_URL", help="API base URL."),
 ]
 KeyOpt = Annotated[str | None, typer.Option("--key", envvar="CONTEXTQ_API_KEY", help="API key.")]
+Failure = (ClientError, ContextqError)
 
 
 def _fail(command: str, exc: Exception) -> typer.Exit:
@@ -38,14 +42,16 @@ def put(
     key: KeyOpt = None,
 ) -> None:
     """Write LOCAL_FILE to PATH in the workspace (replacing what was there)."""
-    from contextq import client_workspace as ws
-    from contextq.client import ClientError, resolve_target
-
     try:
-        entry = ws.put(resolve_target(api, key, get_settings()), conversation_id, local_file, path)
-    except ClientError as exc:
+        with connect(api, key, get_settings()) as client:
+            entry = client.workspace.put(conversation_id, path or local_file.name, local_file)
+    except OSError as exc:
+        raise _fail(
+            "put", ClientError(f"cannot read {local_file}: {exc.strerror or exc}")
+        ) from None
+    except Failure as exc:
         raise _fail("put", exc) from None
-    print(f"/workspace/{entry['path']}\t{entry['size_bytes']} bytes\tfile {entry['file_id']}")
+    print(f"/workspace/{entry.path}\t{entry.size_bytes} bytes\tfile {entry.file_id}")
 
 
 @workspace_app.command("get")
@@ -59,23 +65,20 @@ def get(
     key: KeyOpt = None,
 ) -> None:
     """The file's raw bytes, on stdout or into -o FILE."""
-    from contextq import client_workspace as ws
-    from contextq.client import ClientError, resolve_target
-
     try:
-        target = resolve_target(api, key, get_settings())
-        if output is None:
-            ws.get(target, conversation_id, path, sys.stdout.buffer)
-            sys.stdout.buffer.flush()
-            return
-        partial = output.with_name(output.name + ".part")  # -o FILE appears whole or not at all
-        try:
-            with partial.open("wb") as fh:
-                ws.get(target, conversation_id, path, fh)
-            partial.replace(output)
-        finally:
-            partial.unlink(missing_ok=True)
-    except (ClientError, OSError) as exc:
+        with connect(api, key, get_settings()) as client:
+            if output is None:
+                client.workspace.download(conversation_id, path, sys.stdout.buffer)
+                sys.stdout.buffer.flush()
+                return
+            partial = output.with_name(output.name + ".part")  # -o FILE: whole or not at all
+            try:
+                with partial.open("wb") as fh:
+                    client.workspace.download(conversation_id, path, fh)
+                partial.replace(output)
+            finally:
+                partial.unlink(missing_ok=True)
+    except (*Failure, OSError) as exc:
         raise _fail("get", exc) from None
 
 
@@ -87,18 +90,16 @@ def ls(
     key: KeyOpt = None,
 ) -> None:
     """List the workspace's files: path, size, status, File id."""
-    from contextq import client_workspace as ws
-    from contextq.client import ClientError, resolve_target
-
     try:
-        entries = ws.list_entries(resolve_target(api, key, get_settings()), conversation_id, prefix)
-    except ClientError as exc:
+        with connect(api, key, get_settings()) as client:
+            entries = list(client.workspace.iter(conversation_id, prefix=prefix or None))
+    except Failure as exc:
         raise _fail("ls", exc) from None
     table = Table(title=f"workspace of {conversation_id}")
     for column in ("path", "bytes", "status", "file"):
         table.add_column(column, overflow="fold")
     for e in entries:
-        table.add_row(e["path"], str(e["size_bytes"]), str(e["status"]), str(e["file_id"]))
+        table.add_row(e.path, str(e.size_bytes), str(e.status), str(e.file_id))
     Console().print(table)
 
 
@@ -110,10 +111,8 @@ def rm(
     key: KeyOpt = None,
 ) -> None:
     """Delete a file from the workspace."""
-    from contextq import client_workspace as ws
-    from contextq.client import ClientError, resolve_target
-
     try:
-        ws.remove(resolve_target(api, key, get_settings()), conversation_id, path)
-    except ClientError as exc:
+        with connect(api, key, get_settings()) as client:
+            client.workspace.delete(conversation_id, path)
+    except Failure as exc:
         raise _fail("rm", exc) from None

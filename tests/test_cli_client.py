@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from contextq.client import ClientError, context_report, resolve_target
+from cli.client import ClientError, context_report, resolve_target
 from contextq.secret_files import read_secret, secret_once, write_secret
 from contextq.settings import Settings
 

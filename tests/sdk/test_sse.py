@@ -1,8 +1,9 @@
-"""`contextq.client_events.parse_sse`: the event-stream parsing rules the CLI relies on."""
+"""`contextq.sdk.events.parse_sse`: the event-stream parsing rules the SDK and the CLI rely on."""
 
 from __future__ import annotations
 
-from contextq.client_events import event_line, parse_sse
+from cli.client import event_line
+from contextq.sdk.events import parse_sse
 
 
 def test_messages_comments_and_multiline_data() -> None:

@@ -1,4 +1,6 @@
-"""HTTP client commands of the CLI: `contextq upload` and `contextq context`."""
+"""What the CLI's client commands share: the target (`--api`/`--key`, the env, the dev
+key), a `contextq.Client` on it, and the renderings of `upload`, `context` and `events`.
+Every HTTP call goes through the SDK (`contextq.sdk`)."""
 
 from __future__ import annotations
 
@@ -10,11 +12,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import httpx
 from rich.console import Console
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from contextq.sdk import Client, ContextqError
 from contextq.secret_files import DEV_KEY_FILE, read_secret
 from contextq.settings import Settings
 
@@ -46,23 +48,13 @@ def resolve_target(api: str | None, key: str | None, settings: Settings) -> Targ
     return Target(api.rstrip("/"), key)
 
 
-def _client(target: Target, timeout: float = 60.0) -> httpx.Client:
-    return httpx.Client(
-        base_url=target.api,
-        headers={"Authorization": f"Bearer {target.key}"},
-        timeout=timeout,
-    )
+def sdk_client(target: Target, timeout: float = 60.0) -> Client:
+    return Client(target.api, api_key=target.key, timeout=timeout)
 
 
-def _detail(resp: httpx.Response) -> str:
-    try:
-        body = resp.json()
-    except ValueError:
-        return f"HTTP {resp.status_code}: {resp.text[:200]}"
-    detail = body.get("detail") if isinstance(body, dict) else body
-    if not isinstance(detail, str):
-        detail = json.dumps(detail)[:300]
-    return f"HTTP {resp.status_code}: {detail}"
+def connect(api: str | None, key: str | None, settings: Settings) -> Client:
+    """A `Client` on the target the options, the env or the dev key name."""
+    return sdk_client(resolve_target(api, key, settings))
 
 
 # -- upload ------------------------------------------------------------------------------
@@ -74,67 +66,72 @@ def upload(
     *,
     conversation_id: str | None = None,
     project_id: str | None = None,
-    poll_interval_s: float = 0.25,
+    poll_wait_s: float = 0.5,
     timeout_s: float = 900.0,
     console: Console | None = None,
 ) -> int:
     """Upload every file, wait until each is ready or failed, print a table; exit code."""
     console = console or Console()
-    err = Console(stderr=True)
     rows: dict[Path, dict[str, Any]] = {}
-    form = {
-        k: v for k, v in (("conversation_id", conversation_id), ("project_id", project_id)) if v
-    }
-    with _client(target) as http:
+    with sdk_client(target) as client:
         progress = Progress(
             SpinnerColumn(),
             TextColumn("{task.description}"),
             BarColumn(),
             TextColumn("{task.fields[status]}"),
             TimeElapsedColumn(),
-            console=err,
+            console=Console(stderr=True),
             transient=False,
         )
         with progress:
             tasks = {p: progress.add_task(p.name, total=2, status="uploading") for p in paths}
             for path in paths:
-                rows[path] = _upload_one(http, path, form)
+                rows[path] = _upload_one(client, path, conversation_id, project_id)
                 progress.update(tasks[path], completed=1, status=rows[path].get("status", "?"))
-            deadline = time.monotonic() + timeout_s
-            pending = [p for p in paths if rows[p].get("status") not in DONE]
-            while pending:
-                if time.monotonic() > deadline:
-                    for p in pending:
-                        rows[p]["error"] = f"still {rows[p].get('status')} after {timeout_s:.0f}s"
-                    break
-                time.sleep(poll_interval_s)
-                for p in pending:
-                    resp = http.get(f"/v1/files/{rows[p]['id']}")
-                    if resp.status_code == 200:
-                        rows[p] = resp.json()
-                    else:
-                        rows[p] = {**rows[p], "status": "failed", "error": _detail(resp)}
-                    progress.update(tasks[p], status=rows[p].get("status", "?"))
-                pending = [p for p in pending if rows[p].get("status") not in DONE]
-            for p in paths:
-                if rows[p].get("status") in DONE:
-                    progress.update(tasks[p], completed=2)
+            _wait_all(client, paths, rows, progress, tasks, poll_wait_s, timeout_s)
     console.print(files_table(paths, rows))
     return 0 if all(rows[p].get("status") == "ready" for p in paths) else 1
 
 
-def _upload_one(http: httpx.Client, path: Path, form: dict[str, str]) -> dict[str, Any]:
+def _wait_all(  # noqa: PLR0917  (the upload loop's state, passed once)
+    client: Client,
+    paths: Sequence[Path],
+    rows: dict[Path, dict[str, Any]],
+    progress: Progress,
+    tasks: dict[Path, Any],
+    poll_wait_s: float,
+    timeout_s: float,
+) -> None:
+    """Long-poll each unfinished file in turn until all are ready or failed."""
+    deadline = time.monotonic() + timeout_s
+    pending = [p for p in paths if rows[p].get("status") not in DONE]
+    while pending:
+        if time.monotonic() > deadline:
+            for p in pending:
+                rows[p]["error"] = f"still {rows[p].get('status')} after {timeout_s:.0f}s"
+            break
+        for p in pending:
+            try:
+                rows[p] = client.files.get(rows[p]["id"], wait=poll_wait_s).model_dump(mode="json")
+            except ContextqError as exc:
+                rows[p] = {**rows[p], "status": "failed", "error": str(exc)}
+            progress.update(tasks[p], status=rows[p].get("status", "?"))
+        pending = [p for p in pending if rows[p].get("status") not in DONE]
+    for p in paths:
+        if rows[p].get("status") in DONE:
+            progress.update(tasks[p], completed=2)
+
+
+def _upload_one(
+    client: Client, path: Path, conversation_id: str | None, project_id: str | None
+) -> dict[str, Any]:
     try:
-        with open(path, "rb") as fh:
-            resp = http.post("/v1/files", files={"file": (path.name, fh)}, data=form)
+        uploaded = client.files.upload(path, conversation_id=conversation_id, project_id=project_id)
     except OSError as exc:
         return {"status": "failed", "error": f"cannot read {path}: {exc.strerror or exc}"}
-    except httpx.HTTPError as exc:
-        return {"status": "failed", "error": f"upload failed: {exc}"}
-    if resp.status_code not in (200, 201, 202):
-        return {"status": "failed", "error": _detail(resp)}
-    body: dict[str, Any] = resp.json()
-    return body
+    except ContextqError as exc:
+        return {"status": "failed", "error": str(exc)}
+    return uploaded.model_dump(mode="json")
 
 
 def files_table(paths: Sequence[Path], rows: dict[Path, dict[str, Any]]) -> Table:
@@ -178,30 +175,27 @@ def fetch_context(
     fmt: str | None = None,
     force_filter: bool = False,
 ) -> dict[str, Any]:
-    params: dict[str, str] = {}
-    if strategy:
-        params["strategy"] = strategy
+    parsed: dict[str, Any] | None = None
     if options:
         try:
-            json.loads(options)
+            parsed = json.loads(options)
         except ValueError as exc:
             raise ClientError(f"--options is not valid JSON: {exc}") from exc
-        params["options"] = options
-    if model:
-        params["model"] = model
-    if fmt:
-        params["format"] = fmt
-    if force_filter:
-        params["force_filter"] = "true"
-    with _client(target) as http:
+        if not isinstance(parsed, dict):
+            raise ClientError("--options must be a JSON object")
+    with sdk_client(target) as client:
         try:
-            resp = http.get(f"/v1/conversations/{conversation_id}/context", params=params)
-        except httpx.HTTPError as exc:
-            raise ClientError(f"cannot reach {target.api}: {exc}") from exc
-    if resp.status_code != 200:
-        raise ClientError(_detail(resp))
-    body: dict[str, Any] = resp.json()
-    return body
+            context = client.context.get(
+                conversation_id,
+                model=model,
+                format=fmt,  # type: ignore[arg-type]  (checked by the command)
+                strategy=strategy,
+                options=parsed,
+                force_filter=force_filter or None,
+            )
+        except ContextqError as exc:
+            raise ClientError(str(exc)) from exc
+    return context.model_dump(mode="json")
 
 
 def context_report(ctx: dict[str, Any]) -> list[tuple[str, str]]:
@@ -267,3 +261,9 @@ def print_context_report(ctx: dict[str, Any], console: Console | None = None) ->
     for label, value in context_report(ctx):
         table.add_row(label, value)
     console.print(table)
+
+
+def event_line(event: dict[str, Any]) -> str:
+    """`<id> <timestamp> <type> <data as JSON>`: one line per event."""
+    data = json.dumps(event.get("data"), ensure_ascii=False, separators=(",", ":"))
+    return f"{event['id']} {event.get('timestamp', '')} {event.get('type', '')} {data}"
