@@ -19,7 +19,7 @@ def main() -> None:
         client.messages.create(conv.id, role="user", content="When do we ship?", file_ids=[file.id])
         context = client.context.get(conv.id, model="gpt-4o")
         print(f"context: {len(context.messages)} messages, {context.token_count} tokens")
-        print(f"breakdown: {context.token_breakdown}")
+        print(f"breakdown: {context.token_breakdown.model_dump()}")
         print(f"messages stored: {sum(1 for _ in client.messages.iter(conv.id))}")
 
 

@@ -51,6 +51,9 @@ class ContextAnswer(_Strict):
     format: Literal["openai", "anthropic"]
     context_limit: int
     budget_tokens: int
+    max_output_tokens: int = Field(
+        description="the room kept for the answer (the `max_tokens` to send with this context)"
+    )
     token_count: int
     token_breakdown: TokenBreakdown
     strategy: str

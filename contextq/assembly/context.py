@@ -321,6 +321,7 @@ def _answer(
         "format": plan.target.format,
         "context_limit": limits.context_window,
         "budget_tokens": f.budget.budget_tokens,
+        "max_output_tokens": f.budget.max_output_tokens,
         "token_count": rendered.token_count,
         "token_breakdown": rendered.breakdown,
         "strategy": f.strategy,

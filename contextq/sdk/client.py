@@ -108,8 +108,7 @@ class Client:
         `max_tokens` = the room kept for the answer) takes, from the ready-to-send
         context. `context_params` are `client.context.get`'s (strategy, options, tools, …)."""
         context = self.context.get(conversation_id, model=model, format=format, **context_params)
-        options = context_params.get("options")
-        return chat_kwargs_from(context, format=format, options=options, max_tokens=max_tokens)
+        return chat_kwargs_from(context, format=format, max_tokens=max_tokens)
 
     def close(self) -> None:
         self._t.close()
@@ -186,8 +185,7 @@ class AsyncClient:
         context = await self.context.get(
             conversation_id, model=model, format=format, **context_params
         )
-        options = context_params.get("options")
-        return chat_kwargs_from(context, format=format, options=options, max_tokens=max_tokens)
+        return chat_kwargs_from(context, format=format, max_tokens=max_tokens)
 
     async def close(self) -> None:
         await self._t.close()

@@ -11,11 +11,16 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Generic, TypeVar
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel
 
+from contextq.sdk.base import Model
+from contextq.sdk.models_context import (
+    Context,
+    MemorySnapshot,
+    MemoryStats,
+)
 
-class Model(BaseModel):
-    model_config = ConfigDict(extra="allow")
+__all__ = ["Context", "MemorySnapshot", "MemoryStats", "Model"]
 
 
 class File(Model):
@@ -275,31 +280,6 @@ class Health(Model):
         return self.database == self.broker == self.workers == "ok"
 
 
-class Context(Model):
-    """`GET …/context`: the ready-to-send context (README, "The ready-to-send context").
-
-    The API declares no schema for it (its fields grow with the assembly), so the
-    fields every answer carries are typed here and the rest are kept as extras.
-    """
-
-    conversation_id: str
-    model: str
-    format: str
-    messages: list[dict[str, Any]]
-    system: list[dict[str, Any]] | None = None
-    tools: list[dict[str, Any]] = []
-    token_count: int
-    token_breakdown: dict[str, int] = {}
-    context_limit: int
-    budget_tokens: int
-    usage_before: float | None = None
-    usage_after: float | None = None
-    strategy: str | None = None
-    filtered: bool = False
-    removed_message_ids: list[str] = []
-    warnings: list[str] = []
-
-
 # response model -> the OpenAPI component it mirrors ("api.schemas…:Name" when the API
 # describes it with a pydantic model outside the OpenAPI components)
 SCHEMAS: dict[type[BaseModel], str] = {
@@ -324,4 +304,7 @@ SCHEMAS: dict[type[BaseModel], str] = {
     WorkspaceProcessedView: "api.schemas.workspaces:WorkspaceProcessedView",
     WorkspacePortion: "api.schemas.workspaces:WorkspacePortion",
     Event: "api.schemas.events:EventPublic",
+    Context: "ContextAnswer",
+    MemorySnapshot: "MemorySnapshot",
+    MemoryStats: "MemoryStats",
 }

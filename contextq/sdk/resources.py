@@ -146,6 +146,26 @@ class Conversations(Resource):
         response = self._t.request("POST", "/v1/conversations", json=body(**fields))
         return m.Conversation.model_validate(response.json())
 
+    @route("GET", "/v1/conversations")
+    def list(
+        self, *, limit: int | None = None, cursor: str | None = None
+    ) -> m.Page[m.Conversation]:
+        """The key owner's conversations, newest first."""
+        response = self._t.request(
+            "GET", "/v1/conversations", params=params(limit=limit, cursor=cursor)
+        )
+        return m.Page[m.Conversation].model_validate(response.json())
+
+    def iter(self, *, page_size: int = 100) -> Iterator[m.Conversation]:
+        """Every conversation (newest first), page after page."""
+        cursor: str | None = None
+        while True:
+            page = self.list(limit=page_size, cursor=cursor)
+            yield from page.data
+            if page.next_cursor is None:
+                return
+            cursor = page.next_cursor
+
     @route("GET", "/v1/conversations/{conversation_id}")
     def get(self, conversation_id: str) -> m.Conversation:
         response = self._t.request("GET", f"/v1/conversations/{seg(conversation_id)}")

@@ -34,12 +34,12 @@ def _memory(conversation_id: str, tail: str = "") -> str:
 
 class Memory(Resource):
     """A conversation's hierarchical working memory (goal, subtasks, decisions, errors).
-    The API answers these with plain JSON objects (no declared schema), returned as dicts."""
+    Snapshot and statistics are typed; the other answers are returned as dicts."""
 
     @route("GET", "/v1/conversations/{conversation_id}/memory")
-    def get(self, conversation_id: str) -> JsonObject:
-        answer: JsonObject = self._t.request_json("GET", _memory(conversation_id))
-        return answer
+    def get(self, conversation_id: str) -> m.MemorySnapshot:
+        response = self._t.request("GET", _memory(conversation_id))
+        return m.MemorySnapshot.model_validate(response.json())
 
     @route("DELETE", "/v1/conversations/{conversation_id}/memory")
     def reset(self, conversation_id: str) -> None:
@@ -51,9 +51,9 @@ class Memory(Resource):
         return m.MemoryContext.model_validate(response.json())
 
     @route("GET", "/v1/conversations/{conversation_id}/memory/stats")
-    def stats(self, conversation_id: str) -> JsonObject:
-        answer: JsonObject = self._t.request_json("GET", _memory(conversation_id, "/stats"))
-        return answer
+    def stats(self, conversation_id: str) -> m.MemoryStats:
+        response = self._t.request("GET", _memory(conversation_id, "/stats"))
+        return m.MemoryStats.model_validate(response.json())
 
     @route("POST", "/v1/conversations/{conversation_id}/memory/actions")
     def add_action(

@@ -24,6 +24,7 @@ HTTP_METHODS = {"get", "post", "put", "patch", "delete"}
 # list answers the SDK types as Page[Item]: OpenAPI list schema -> the item model
 PAGES: dict[str, type[BaseModel]] = {
     "FileList": models.File,
+    "ConversationList": models.Conversation,
     "MessageList": models.Message,
     "CompactionList": models.Compaction,
     "WorkspaceEntryList": models.WorkspaceEntry,

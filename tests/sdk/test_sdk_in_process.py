@@ -63,7 +63,7 @@ def test_context_is_typed(sdk: Client) -> None:
     sdk.messages.create(conv.id, role="user", content="What is 2 + 2?")
     context = sdk.context.get(conv.id, model="gpt-4o", strategy="noop", skip_filter=True)
     assert context.messages[-1] == {"role": "user", "content": "What is 2 + 2?"}
-    assert context.token_count == sum(context.token_breakdown.values())
+    assert context.token_count == sum(context.token_breakdown.model_dump().values())
     assert context.context_limit > context.budget_tokens > 0
     anthropic = sdk.context.get(conv.id, model="claude-sonnet-4-5", format="anthropic")
     assert anthropic.system and anthropic.messages[0]["role"] == "user"
