@@ -242,6 +242,9 @@ def test_prints_exactly_the_four_lines(stack: Up) -> None:
     ]
     assert re.fullmatch(rf"API key: {KEY_RE}", stack.lines[3])
     assert len(stack.lines) == 4, "stdout carries the four lines only; the rest goes to stderr"
+    assert f"Inspector: {api}/ui (sign in with the API key)" in stack.stderr.splitlines()
+    page = httpx.get(f"{api}/ui", timeout=10)
+    assert page.status_code == 200 and "contextq inspector" in page.text
 
 
 def test_every_part_runs_as_a_child(stack: Up) -> None:

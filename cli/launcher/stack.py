@@ -265,6 +265,8 @@ def run_up(
                 stack.wait_ready()
                 for line in stack.banner():
                     out(line)
+                if "api" in options.parts:
+                    report(f"Inspector: {stack.api_url}/ui (sign in with the API key)")
                 if "flower" in options.parts:
                     where = (
                         "FLOWER_PASSWORD"
