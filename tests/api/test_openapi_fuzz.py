@@ -39,7 +39,11 @@ schema = schemathesis.openapi.from_asgi("/openapi.json", create_app()).exclude(p
     phases=[Phase.explicit, Phase.generate, Phase.shrink],
 )
 def test_every_route_answers_within_its_schema(case: Any, stack: Any, owner: Any) -> None:
-    case.call_and_validate(headers=owner.headers, checks=CHECKS)
+    # `/healthz` answers 503 by design once no worker has been alive for
+    # HEALTH_WORKER_GRACE_S (none runs here, and in a long suite the grace has passed):
+    # that answer must still be within its schema, but it is not a server fault
+    checks = CHECKS if case.path != "/healthz" else CHECKS[1:]
+    case.call_and_validate(headers=owner.headers, checks=checks)
 
 
 def test_integers_past_64_bits_in_a_body_come_back_intact(stack: Any, app_client: Any) -> None:
