@@ -13,8 +13,6 @@ per (message id, format, encoding, provider): a stored message never changes.
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -29,6 +27,7 @@ from contextq.assembly.counting import (
 from contextq.assembly.inputs import Category
 from contextq.history.formats import anthropic_blocks
 from contextq.history.types import Message
+from contextq.lru import LRU
 
 Format = Literal["openai", "anthropic"]
 
@@ -70,31 +69,7 @@ class Target:
 CountKey = tuple[str, int, int | None, int | None, str, str, str]
 
 
-class _CountCache:
-    def __init__(self, max_items: int = 200_000) -> None:
-        self.max_items = max_items
-        self._items: OrderedDict[CountKey, int] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, key: CountKey) -> int | None:
-        with self._lock:
-            found = self._items.get(key)
-            if found is not None:
-                self._items.move_to_end(key)
-            return found
-
-    def put(self, key: CountKey, tokens: int) -> None:
-        with self._lock:
-            self._items[key] = tokens
-            while len(self._items) > self.max_items:
-                self._items.popitem(last=False)
-
-    def clear(self) -> None:
-        with self._lock:
-            self._items.clear()
-
-
-MESSAGE_COUNTS = _CountCache()
+MESSAGE_COUNTS: LRU[CountKey, int] = LRU(200_000)
 
 
 def text_piece(text: str, role: str, category: Category, target: Target) -> Piece:

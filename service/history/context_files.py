@@ -11,55 +11,20 @@ sha256 — bounded by size. A file id no row of the owner has any more is `missi
 from __future__ import annotations
 
 import base64
-import threading
-from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
 from sqlmodel import Session
 
 from contextq.assembly import FileView
+from contextq.lru import LRU
 from contextq.settings import Settings
 from store import context_queries as q
 from store.blobs import get_blob_store
 
-
-class _SizedCache:
-    """key → str, least recently used out first, bounded by the characters held."""
-
-    def __init__(self, max_chars: int) -> None:
-        self.max_chars = max_chars
-        self._items: OrderedDict[str, str] = OrderedDict()
-        self._chars = 0
-        self._lock = threading.Lock()
-
-    def get(self, key: str) -> str | None:
-        with self._lock:
-            found = self._items.get(key)
-            if found is not None:
-                self._items.move_to_end(key)
-            return found
-
-    def put(self, key: str, value: str) -> None:
-        if len(value) > self.max_chars:
-            return
-        with self._lock:
-            if key in self._items:
-                return
-            self._items[key] = value
-            self._chars += len(value)
-            while self._chars > self.max_chars:
-                _, old = self._items.popitem(last=False)
-                self._chars -= len(old)
-
-    def clear(self) -> None:
-        with self._lock:
-            self._items.clear()
-            self._chars = 0
-
-
-TEXTS = _SizedCache(64_000_000)  # processed texts by file id (≤ MAX_TOTAL_OUTPUT each)
-ARTEFACTS = _SizedCache(256_000_000)  # base64 images / audio by content sha256
+# processed texts by file id (≤ MAX_TOTAL_OUTPUT each), bounded by the characters held
+TEXTS: LRU[str, str] = LRU(64_000_000, weigh=len)
+ARTEFACTS: LRU[str, str] = LRU(256_000_000, weigh=len)  # base64 images / audio by content sha256
 
 
 def load_file_views(

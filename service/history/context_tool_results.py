@@ -16,8 +16,6 @@ from __future__ import annotations
 
 import logging
 import tempfile
-import threading
-from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -28,6 +26,7 @@ from contextq.assembly.tool_results import ToolResultView, result_path
 from contextq.files.pipeline import process_file
 from contextq.history import Message
 from contextq.history.types import content_text
+from contextq.lru import LRU
 from contextq.settings import Settings
 from contextq.tokens import DEFAULT_ENCODING
 from service.workspaces.tool_results import write_tool_result
@@ -40,33 +39,7 @@ MAX_VIEWS = 2_000
 MAX_WRITTEN = 200_000
 
 
-class _Views:
-    """message id → ToolResultView, least recently used out first."""
-
-    def __init__(self, max_items: int) -> None:
-        self.max_items = max_items
-        self._items: OrderedDict[str, ToolResultView] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, key: str) -> ToolResultView | None:
-        with self._lock:
-            found = self._items.get(key)
-            if found is not None:
-                self._items.move_to_end(key)
-            return found
-
-    def put(self, key: str, view: ToolResultView) -> None:
-        with self._lock:
-            self._items[key] = view
-            while len(self._items) > self.max_items:
-                self._items.popitem(last=False)
-
-    def clear(self) -> None:
-        with self._lock:
-            self._items.clear()
-
-
-VIEWS = _Views(MAX_VIEWS)
+VIEWS: LRU[str, ToolResultView] = LRU(MAX_VIEWS)  # message id → its view
 WRITTEN: set[str] = set()  # ids of tool results known to be in their workspace
 
 
