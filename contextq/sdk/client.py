@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from types import TracebackType
-from typing import Any, Literal, Self
+from typing import Any, Self, TypeVar
 
 import httpx
 
@@ -34,6 +34,7 @@ from contextq.sdk.transport import (
 )
 
 DEFAULT_BASE_URL = "http://127.0.0.1:8000"
+HttpT = TypeVar("HttpT", httpx.Client, httpx.AsyncClient)
 
 
 def _base_url(base_url: str | None) -> str:
@@ -42,6 +43,15 @@ def _base_url(base_url: str | None) -> str:
 
 def _key(api_key: str | None) -> str | None:
     return api_key or os.environ.get("CONTEXTQ_API_KEY")
+
+
+def _configured(
+    http: HttpT, base_url: str | None, api_key: str | None, headers: Mapping[str, str] | None
+) -> HttpT:
+    """The httpx client pointed at the API with the key and extra headers."""
+    http.base_url = _base_url(base_url)
+    http.headers.update(build_headers(_key(api_key), headers))
+    return http
 
 
 class Client:
@@ -61,9 +71,7 @@ class Client:
         headers: Mapping[str, str] | None = None,
         http_client: httpx.Client | None = None,
     ) -> None:
-        http = http_client or httpx.Client(timeout=timeout)
-        http.base_url = _base_url(base_url)
-        http.headers.update(build_headers(_key(api_key), headers))
+        http = _configured(http_client or httpx.Client(timeout=timeout), base_url, api_key, headers)
         self._t = SyncTransport(
             http, RetryPolicy(max_retries=max_retries, max_wait_s=max_retry_wait)
         )
@@ -139,9 +147,9 @@ class AsyncClient:
         headers: Mapping[str, str] | None = None,
         http_client: httpx.AsyncClient | None = None,
     ) -> None:
-        http = http_client or httpx.AsyncClient(timeout=timeout)
-        http.base_url = _base_url(base_url)
-        http.headers.update(build_headers(_key(api_key), headers))
+        http = _configured(
+            http_client or httpx.AsyncClient(timeout=timeout), base_url, api_key, headers
+        )
         self._t = AsyncTransport(
             http, RetryPolicy(max_retries=max_retries, max_wait_s=max_retry_wait)
         )
@@ -177,7 +185,7 @@ class AsyncClient:
         conversation_id: str,
         *,
         model: str | None = None,
-        format: Literal["openai", "anthropic"] = "openai",
+        format: ChatFormat = "openai",
         max_tokens: int | None = None,
         **context_params: Any,
     ) -> dict[str, Any]:
