@@ -9,7 +9,8 @@ never changes, so a preview is kept per process by message id (bounded).
 
 A context that clears old tool results names their workspace paths; a cleared result
 that is not there yet (one under the offload threshold, or whose write at insert failed)
-is written after the read, in transactions of its own (`write_cleared`).
+is written after the read by a background writer thread, off the read's path, in
+transactions of its own (`write_cleared`; `flush_cleared_results` waits for them).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from __future__ import annotations
 import logging
 import tempfile
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from sqlmodel import Session
@@ -29,9 +31,11 @@ from contextq.history.types import content_text
 from contextq.lru import LRU
 from contextq.settings import Settings
 from contextq.tokens import DEFAULT_ENCODING
+from service.background_writer import BackgroundWriter
 from service.workspaces.tool_results import write_tool_result
 from store import context_queries as cq
 from store import workspace_queries as wq
+from store.db import session_scope
 from store.tables import FileStatus
 
 log = logging.getLogger("contextq.history")
@@ -111,36 +115,49 @@ def write_cleared(
     messages: Sequence[Message],
     cleared_ids: Sequence[str],
 ) -> int:
-    """Write each cleared tool result not yet in the workspace to its path (each in a
-    transaction of its own, after the read's work). Returns how many were written."""
-    wanted = [i for i in cleared_ids if i not in WRITTEN]
-    if not wanted:
-        return 0
+    """Hand each cleared tool result not known to be in the workspace to the background
+    writer (off the read's path; each write in a transaction of its own). Returns how
+    many were handed over."""
     by_id = {str(m.id): m for m in messages if m.id is not None}
-    chosen = [by_id[i] for i in wanted if i in by_id]
-    from store.db import session_scope
-
-    with session_scope() as session:
-        present = wq.entries_at(
-            session, conversation_id=conversation_id, paths=[result_path(m) for m in chosen]
-        )
-    written = 0
+    chosen = [by_id[i] for i in cleared_ids if i not in WRITTEN and i in by_id]
     for m in chosen:
-        if result_path(m) not in present:
-            try:
-                write_tool_result(
-                    settings=settings,
-                    owner_id=owner_id,
-                    conversation_id=conversation_id,
-                    message_id=str(m.id),
-                    text=content_text(m.content),
-                )
-                written += 1
-            except Exception:
-                log.exception("cleared tool result %s not written to the workspace", m.id)
-                continue
-        _written(str(m.id))
-    return written
+        job = _ClearedResult(
+            settings, owner_id, conversation_id, result_path(m), content_text(m.content)
+        )
+        _writer.submit(str(m.id), job)
+    return len(chosen)
+
+
+@dataclass(frozen=True)
+class _ClearedResult:
+    settings: Settings
+    owner_id: str
+    conversation_id: str
+    relative: str  # its workspace path
+    text: str
+
+
+def _write_cleared_result(message_id: str, job: _ClearedResult) -> None:
+    """Write one cleared result to its workspace path unless it is there already."""
+    with session_scope() as session:
+        present = wq.entries_at(session, conversation_id=job.conversation_id, paths=[job.relative])
+    if job.relative not in present:
+        write_tool_result(
+            settings=job.settings,
+            owner_id=job.owner_id,
+            conversation_id=job.conversation_id,
+            message_id=message_id,
+            text=job.text,
+        )
+    _written(message_id)
+
+
+_writer = BackgroundWriter(_write_cleared_result, name="cleared-tool-results")
+
+
+def flush_cleared_results(timeout: float = 5.0) -> bool:
+    """Wait until the cleared results handed over are written (False on timeout)."""
+    return _writer.flush(timeout)
 
 
 def _written(message_id: str) -> None:

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from contextq.settings import get_settings
+from service.history import context_tool_results
 from tests.api.context_checks import check
 
 STUB = "[Old tool result cleared from the context"
@@ -55,7 +56,6 @@ def _tool_texts(answer: dict[str, Any]) -> list[str]:
 
 def test_a_50000_row_csv_tool_result_is_previewed_with_its_path(app_client: Any) -> None:
     from service.files.processing import process_file
-    from service.history import context_tool_results
 
     cid = app_client.post("/v1/conversations", json={"model": "gpt-4o"}).json()["id"]
     content = _csv(50_000)
@@ -134,6 +134,7 @@ def test_a_200_turn_tool_heavy_session_clears_before_it_drops(
     stubs = [t for t in texts if t.startswith(STUB)]
     assert len(stubs) == len(answer["cleared_tool_result_ids"]) > 0
     # every stub names a readable path holding the whole result, written after the read
+    assert context_tool_results.flush_cleared_results()
     stored = {}
     cursor = None
     while True:
