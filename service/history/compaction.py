@@ -33,8 +33,8 @@ from contextq.history import CompactionOutcome, compact, get_summarizer
 from contextq.history.options import DEFAULT_CONTEXT_THRESHOLD
 from contextq.settings import Settings
 from service import enqueue, events, jobs
-from service.history.conversations import owned_conversation
 from service.history.stored_memory import load_memory
+from service.workspaces.locate import owned_conversation
 from store import history_queries as q
 from store.db import session_scope
 from store.history_tables import Compaction, Conversation

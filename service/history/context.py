@@ -49,8 +49,8 @@ from contextq.settings import Settings
 from service import events
 from service.history import context_project, context_tool_results
 from service.history.context_files import load_file_views
-from service.history.conversations import owned_conversation
 from service.history.memory import load_memory
+from service.workspaces.locate import owned_conversation
 from store import context_queries as cq
 from store import history_queries as q
 from store.db import session_scope

@@ -16,31 +16,18 @@ from typing import Any
 from sqlmodel import Session
 
 from contextq.assembly import check_timezone, parse_tools, reminder_texts
-from contextq.errors import NotFound, ValidationFailed
+from contextq.errors import ValidationFailed
 from contextq.history import validate_options, validate_strategy, validate_threshold
 from contextq.history.options import DEFAULT_STRATEGY
 from contextq.settings import Settings
 from service.history.checkpoint import checkpoint_after_commit
 from service.history.stored_memory import checked_memory_options
 from service.projects import require_project
+from service.workspaces.locate import owned_conversation
 from service.workspaces.removal import remove_workspace
 from store import cursors
 from store import history_queries as q
 from store.history_tables import Conversation
-
-NOT_FOUND = "conversation not found"
-
-
-def owned_conversation(
-    session: Session, *, owner_id: str, conversation_id: str, for_update: bool = False
-) -> Conversation:
-    """The owner's conversation (locked with `for_update`), else NotFound."""
-    conversation = q.get_conversation(
-        session, owner_id=owner_id, conversation_id=conversation_id, for_update=for_update
-    )
-    if conversation is None:
-        raise NotFound(NOT_FOUND)
-    return conversation
 
 
 def _checked(

@@ -21,8 +21,8 @@ from sqlmodel import Session
 from contextq.history import HierarchicalMemory, Message
 from contextq.settings import Settings
 from service.history.checkpoint import checkpoint_after_commit
-from service.history.conversations import owned_conversation
 from service.history.stored_memory import load_memory, options_in_force, save_memory
+from service.workspaces.locate import owned_conversation
 from store import history_queries as q
 from store.history_tables import Conversation
 

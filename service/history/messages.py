@@ -24,8 +24,8 @@ from contextq.history.message_tokens import serialise
 from contextq.history.types import shape_problem
 from contextq.settings import Settings
 from service.history.compaction import crossed_on_append, enqueue_compaction
-from service.history.conversations import owned_conversation
 from service.history.memory import observe_messages
+from service.workspaces.locate import owned_conversation
 from service.workspaces.tool_results import offload_after_commit
 from store import history_queries as q
 from store.context_queries import owned_file_ids

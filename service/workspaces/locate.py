@@ -1,4 +1,5 @@
-"""Where a workspace lives and whose it is.
+"""Where a workspace lives and whose it is (`owned_conversation`: the one ownership check
+of a conversation, used by every history and workspace use case).
 
 `DATA_DIR/workspaces/<owner_id>/<conversation_id>/` is the directory a sandbox mounts at
 `/workspace`. Beside the owners' directories sit `_private-data` (the conversation and
