@@ -29,7 +29,7 @@ from contextq.errors import Gone, ValidationFailed
 from contextq.settings import Settings
 from contextq.workspace import StagedFile, normalize_path
 from service import files, quotas
-from service.workspaces.locate import missing_entry, owned_conversation, tree_for
+from service.workspaces.locate import existing_entry, owned_conversation, tree_for
 from store import workspace_queries as q
 from store.blobs import BlobWriter
 from store.tables import utcnow
@@ -187,12 +187,10 @@ def open_raw(
     *, session: Session, settings: Settings, owner_id: str, conversation_id: str, path: str
 ) -> RawFile:
     """The workspace file's bytes, open for reading (the caller closes `fh`)."""
-    owned_conversation(session, owner_id=owner_id, conversation_id=conversation_id)
-    relative = normalize_path(path)
-    tree = tree_for(settings, owner_id, conversation_id)
-    entry = q.get_entry(session, conversation_id=conversation_id, path=relative)
-    if entry is None:
-        raise missing_entry(session, tree, conversation_id=conversation_id, relative=relative)
+    entry, tree = existing_entry(
+        session, settings, owner_id=owner_id, conversation_id=conversation_id, path=path
+    )
+    relative = entry.path
     try:
         fh = tree.open_file(relative)
     except FileNotFoundError:
@@ -208,12 +206,15 @@ def delete_entry(
     *, session: Session, settings: Settings, owner_id: str, conversation_id: str, path: str
 ) -> None:
     """Delete the file at `path`, its entry and its File; a directory is refused (422)."""
-    owned_conversation(session, owner_id=owner_id, conversation_id=conversation_id, for_update=True)
-    relative = normalize_path(path)
-    tree = tree_for(settings, owner_id, conversation_id)
-    entry = q.get_entry(session, conversation_id=conversation_id, path=relative)
-    if entry is None:
-        raise missing_entry(session, tree, conversation_id=conversation_id, relative=relative)
+    entry, tree = existing_entry(
+        session,
+        settings,
+        owner_id=owner_id,
+        conversation_id=conversation_id,
+        path=path,
+        for_update=True,
+    )
+    relative = entry.path
     if entry.file_id is not None:
         files.delete_file(
             session=session, settings=settings, owner_id=owner_id, file_id=entry.file_id

@@ -16,10 +16,11 @@ from sqlmodel import Session
 
 from contextq.errors import NotFound, ValidationFailed
 from contextq.settings import Settings
-from contextq.workspace import WorkspaceTree, workspace_root
+from contextq.workspace import WorkspaceTree, normalize_path, workspace_root
 from store import history_queries as hq
 from store import workspace_queries as q
 from store.history_tables import Conversation
+from store.workspace_tables import WorkspaceEntry
 
 PRIVATE_DATA_DIR = "_private-data"
 TRASH_DIR = "_trash"
@@ -59,3 +60,26 @@ def missing_entry(
             field="path",
         )
     return NotFound(f"no file at `{relative}` in this workspace")
+
+
+def existing_entry(
+    session: Session,
+    settings: Settings,
+    *,
+    owner_id: str,
+    conversation_id: str,
+    path: str,
+    for_update: bool = False,
+) -> tuple[WorkspaceEntry, WorkspaceTree]:
+    """The entry at `path` in the owner's conversation's workspace and the workspace's
+    tree; NotFound for another owner's conversation or no file, 422 for a directory or a
+    path refused by `normalize_path`."""
+    owned_conversation(
+        session, owner_id=owner_id, conversation_id=conversation_id, for_update=for_update
+    )
+    relative = normalize_path(path)
+    tree = tree_for(settings, owner_id, conversation_id)
+    entry = q.get_entry(session, conversation_id=conversation_id, path=relative)
+    if entry is None:
+        raise missing_entry(session, tree, conversation_id=conversation_id, relative=relative)
+    return entry, tree

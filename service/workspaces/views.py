@@ -20,12 +20,11 @@ from sqlmodel import Session
 from contextq.errors import Conflict
 from contextq.files.detect import detect
 from contextq.settings import Settings
-from contextq.workspace import WorkspaceTree, normalize_path
+from contextq.workspace import WorkspaceTree
 from contextq.workspace.portions import Portion, read_portion, unit_for
 from service import files
-from service.workspaces.locate import missing_entry, owned_conversation, tree_for
+from service.workspaces.locate import existing_entry
 from store import files_queries as fq
-from store import workspace_queries as q
 from store.tables import File, FileStatus
 from store.workspace_tables import WorkspaceEntry
 
@@ -68,12 +67,9 @@ def processed_view(
     limit: int | None = None,
     sheet: str | None = None,
 ) -> ProcessedView:
-    owned_conversation(session, owner_id=owner_id, conversation_id=conversation_id)
-    relative = normalize_path(path)
-    tree = tree_for(settings, owner_id, conversation_id)
-    entry = q.get_entry(session, conversation_id=conversation_id, path=relative)
-    if entry is None:
-        raise missing_entry(session, tree, conversation_id=conversation_id, relative=relative)
+    entry, tree = existing_entry(
+        session, settings, owner_id=owner_id, conversation_id=conversation_id, path=path
+    )
     row = None
     if entry.file_id is not None:
         row = files.get_file(session=session, owner_id=owner_id, file_id=entry.file_id)
