@@ -27,6 +27,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
+from functools import partial
 from typing import Any
 
 from sqlmodel import Session
@@ -223,34 +224,23 @@ def _assemble(
     cut = None
     if plan.read.filter.strategy == "token_budget":
         cut = cq.get_cut_point(session, conversation_id=conversation.id, model=plan.model_key)
-    loaded = _load(session, conversation, plan.read)
-    assembled = _run(
+    run = partial(
+        _run,
         session,
         settings,
         conversation=conversation,
         owner_id=owner_id,
-        plan=plan,
-        loaded=loaded,
-        cut=cut,
         memory=memory,
         query=request.query,
     )
+    loaded = _load(session, conversation, plan.read)
+    assembled = run(plan=plan, loaded=loaded, cut=cut)
     if assembled.error is not None and plan.read.window is not None:
         # fail-open means the whole history, not the window: read it all and send it
         error = assembled.error
         whole = replace(plan, read=plan.read.fail_open())
         loaded = _load(session, conversation, whole.read)
-        assembled = _run(
-            session,
-            settings,
-            conversation=conversation,
-            owner_id=owner_id,
-            plan=whole,
-            loaded=loaded,
-            cut=None,
-            memory=memory,
-            query=request.query,
-        )
+        assembled = run(plan=whole, loaded=loaded, cut=None)
         assembled.answer["error"] = error
         assembled.answer["filtered"] = False
         assembled.cut_seq = None
