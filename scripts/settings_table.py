@@ -1,10 +1,11 @@
-"""Print (or write into README.md) the configuration table, generated from Settings.
+"""Print, write or check the configuration table of docs/configuration.md, made from Settings.
 
     .venv/bin/python scripts/settings_table.py           # print the table
-    .venv/bin/python scripts/settings_table.py --write   # replace it in README.md
+    .venv/bin/python scripts/settings_table.py --write   # replace it in docs/configuration.md
+    .venv/bin/python scripts/settings_table.py --check   # exit 1 when the page's table is stale
 
-The README holds the table between `<!-- settings:start -->` and
-`<!-- settings:end -->`; tests/test_readme.py fails when a setting is missing.
+The page holds the table between `<!-- settings:start -->` and `<!-- settings:end -->`;
+tests/test_readme.py runs the check.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ sys.path.insert(0, str(ROOT))
 from contextq.settings import Settings  # noqa: E402
 
 START, END = "<!-- settings:start -->", "<!-- settings:end -->"
+PAGE = ROOT / "docs" / "configuration.md"
 
 MEANING: dict[str, str] = {
     "ENVIRONMENT": "`development`, `test` or `production`; production refuses the TEST_* hooks",
@@ -152,16 +154,27 @@ def table() -> str:
     return "\n".join(rows)
 
 
+def documented_table(page: str) -> str:
+    """The table as the page holds it (between the markers); "" when the markers are gone."""
+    if START not in page or END not in page:
+        return ""
+    return page.split(START, 1)[1].split(END, 1)[0].strip("\n")
+
+
 def main() -> int:
     text = table()
+    if "--check" in sys.argv:
+        if documented_table(PAGE.read_text(encoding="utf-8")) == text:
+            return 0
+        print(f"{PAGE.relative_to(ROOT)} is stale: run {sys.argv[0]} --write", file=sys.stderr)
+        return 1
     if "--write" not in sys.argv:
         print(text)
         return 0
-    readme = ROOT / "README.md"
-    content = readme.read_text(encoding="utf-8")
+    content = PAGE.read_text(encoding="utf-8")
     head, _, rest = content.partition(START)
     _, _, tail = rest.partition(END)
-    readme.write_text(f"{head}{START}\n{text}\n{END}{tail}", encoding="utf-8")
+    PAGE.write_text(f"{head}{START}\n{text}\n{END}{tail}", encoding="utf-8")
     return 0
 
 
