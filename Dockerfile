@@ -12,6 +12,7 @@ WORKDIR /app
 
 # dependencies first (cached while only the source changes)
 COPY pyproject.toml README.md ./
+COPY clients/python ./clients/python
 COPY contextq ./contextq
 COPY cli ./cli
 COPY api ./api
@@ -20,7 +21,7 @@ COPY worker ./worker
 COPY tasks ./tasks
 COPY store ./store
 COPY migrations ./migrations
-RUN pip install . \
+RUN pip install ./clients/python . \
  && useradd --system --uid 10001 --home-dir /app contextq \
  && mkdir -p /data \
  && chown contextq:contextq /data

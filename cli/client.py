@@ -1,6 +1,6 @@
 """What the CLI's client commands share: the target (`--api`/`--key`, the env, the dev
 key), a `contextq.Client` on it, and the renderings of `upload`, `context` and `events`.
-Every HTTP call goes through the SDK (`contextq.sdk`)."""
+Every HTTP call goes through the SDK (`contextq_client`, the thin client)."""
 
 from __future__ import annotations
 
@@ -16,9 +16,9 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from contextq.sdk import Client, ContextqError
 from contextq.secret_files import DEV_KEY_FILE, read_secret
 from contextq.settings import Settings
+from contextq_client import Client, ContextqError
 
 DEFAULT_API_URL = "http://127.0.0.1:8000"
 DONE = ("ready", "failed")

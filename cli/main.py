@@ -1,7 +1,7 @@
 """The `contextq` command: the whole stack (`up`), client commands, and each part alone.
 
 `contextq up` lives in `cli.launcher`, the client commands' helpers in `cli.client` (over
-the SDK, `contextq.sdk`);
+the SDK, `contextq_client`);
 this module only declares the commands.
 """
 
@@ -183,7 +183,7 @@ def events(
     import json
 
     from cli.client import ClientError, connect, event_line
-    from contextq.sdk import ContextqError
+    from contextq_client import ContextqError
 
     try:
         with connect(api, key, get_settings()) as client:

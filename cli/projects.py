@@ -11,8 +11,8 @@ from rich.table import Table
 
 from cli.client import ClientError, connect
 from cli.options import ApiOpt, KeyOpt
-from contextq.sdk import ContextqError
 from contextq.settings import get_settings
+from contextq_client import ContextqError
 
 SNIPPET_CHARS = 160
 Failure = (ClientError, ContextqError)

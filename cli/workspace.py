@@ -12,8 +12,8 @@ from rich.console import Console
 from rich.table import Table
 
 from cli.client import ClientError, connect
-from contextq.sdk import ContextqError
 from contextq.settings import get_settings
+from contextq_client import ContextqError
 
 workspace_app = typer.Typer(help="A conversation's workspace (/workspace).", no_args_is_help=True)
 

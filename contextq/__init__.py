@@ -9,16 +9,17 @@ __version__ = "0.1.0"
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from contextq.sdk import AsyncClient, Client
+    from contextq_client import AsyncClient, Client
 
 __all__ = ["AsyncClient", "Client", "__version__"]
 
 
 def __getattr__(name: str) -> Any:
-    """`from contextq import Client, AsyncClient` without loading httpx into every
-    process that only uses the engine."""
+    """`from contextq import Client, AsyncClient`: the thin client's classes (the
+    `contextq-client` distribution), loaded only when asked for, so a process that only
+    uses the engine never imports httpx."""
     if name in ("Client", "AsyncClient"):
-        from contextq import sdk
+        import contextq_client
 
-        return getattr(sdk, name)
+        return getattr(contextq_client, name)
     raise AttributeError(f"module 'contextq' has no attribute {name!r}")

@@ -30,8 +30,8 @@ from typing import Any
 
 import httpx
 
-from contextq.sdk import Client
 from contextq.secret_files import DEV_KEY_FILE, read_secret
+from contextq_client import Client
 
 START_TIMEOUT_S = 150.0
 STOP_TIMEOUT_S = 30.0

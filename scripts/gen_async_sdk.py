@@ -3,11 +3,11 @@
     PYTHONPATH=$PWD .venv/bin/python scripts/gen_async_sdk.py          # write
     PYTHONPATH=$PWD .venv/bin/python scripts/gen_async_sdk.py --check  # exit 1 if stale
 
-`contextq/sdk/resources.py` → `async_resources.py`, `resources_more.py` →
+`clients/python/contextq_client/resources.py` → `async_resources.py`, `resources_more.py` →
 `async_resources_more.py`: methods become `async def`, requests and calls of sibling
 methods are awaited, `time.sleep` becomes `asyncio.sleep`, iterators async iterators,
-classes `Async…`. Then ruff formats the result. `tests/sdk/test_async_generated.py`
-runs `--check`.
+classes `Async…`. Then ruff formats the result. `tests/sdk/test_contract.py` runs
+`--check`.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-SDK = ROOT / "contextq" / "sdk"
+SDK = ROOT / "clients" / "python" / "contextq_client"
 PAIRS = {"resources.py": "async_resources.py", "resources_more.py": "async_resources_more.py"}
 RUFF = Path(sys.executable).parent / "ruff"
 

@@ -29,9 +29,14 @@ def _first_commands() -> list[str]:
 
 def test_readme_opens_with_the_two_commands() -> None:
     run, test = _first_commands()
-    assert run.startswith("python3 -m venv .venv && .venv/bin/pip install -e . && ")
+    # the thin client (clients/python) is a distribution of its own the server depends on
+    assert run.startswith(
+        "python3 -m venv .venv && .venv/bin/pip install -e . -e ./clients/python && "
+    )
     assert run.endswith(".venv/bin/contextq up")
-    assert test.startswith("python3 -m venv .venv && .venv/bin/pip install -e '.[test]' && ")
+    assert test.startswith(
+        "python3 -m venv .venv && .venv/bin/pip install -e '.[test]' -e ./clients/python && "
+    )
 
 
 def test_ci_runs_the_readme_test_command() -> None:

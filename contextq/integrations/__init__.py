@@ -1,1 +1,3 @@
-"""Agent-framework integrations (optional extras): `pydantic_ai`, `langgraph`."""
+"""Compatibility: the integrations moved to `contextq_client.integrations` (the
+`contextq-client` distribution); `contextq.integrations.pydantic_ai` and `.langgraph`
+re-export them."""

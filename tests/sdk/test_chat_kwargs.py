@@ -14,7 +14,7 @@ import httpx
 import openai
 import pytest
 
-from contextq.sdk import Client
+from contextq_client import Client
 from tests.support.api import in_process_client
 
 TOOLS = [

@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from contextq.sdk import models
-from contextq.sdk.client import ASYNC_RESOURCES, SYNC_RESOURCES
-from contextq.sdk.routing import routes_of
+from contextq_client import models
+from contextq_client.client import ASYNC_RESOURCES, SYNC_RESOURCES
+from contextq_client.routing import routes_of
 
 ROOT = Path(__file__).resolve().parents[2]
 NOT_FOR_THE_SDK = {("GET", "/metrics")}  # Prometheus scrapes it; no Python caller wants it
@@ -124,7 +124,8 @@ def test_async_methods_mirror_sync_methods() -> None:
 
 def test_the_sdk_loads_no_server_library() -> None:
     code = (
-        "import sys; import contextq.sdk, contextq.integrations.mirror, contextq.testing; "
+        "import sys; import contextq_client, contextq_client.integrations.mirror; "
+        "import contextq.testing, contextq.sdk; "
         "bad = [m for m in ('fastapi', 'celery', 'sqlalchemy', 'sqlmodel', 'api', 'service', "
         "'store') if m in sys.modules]; print(','.join(bad))"
     )
@@ -142,5 +143,5 @@ def test_client_is_exported_lazily() -> None:
     done = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
     )
-    assert done.stdout.strip() == "contextq.sdk.client"
+    assert done.stdout.strip() == "contextq_client.client"
     assert typing.get_type_hints(models.File)["status"] is str

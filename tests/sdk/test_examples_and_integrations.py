@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from contextq.sdk import Client
 from contextq.testing import RunningStack, code_root
+from contextq_client import Client
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.integration
@@ -178,7 +178,7 @@ def test_pydantic_ai_with_the_async_client(contextq_stack: RunningStack) -> None
     from pydantic_ai.models.test import TestModel
 
     from contextq.integrations.pydantic_ai import history_processor
-    from contextq.sdk import AsyncClient
+    from contextq_client import AsyncClient
 
     async def scenario() -> tuple[str, int]:
         async with AsyncClient(contextq_stack.base_url, api_key=contextq_stack.api_key) as c:

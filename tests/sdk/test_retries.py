@@ -11,8 +11,8 @@ from collections.abc import Callable
 import httpx
 import pytest
 
-from contextq.sdk import Client, ServiceUnavailableError, ValidationError
-from contextq.sdk.transport import RetryPolicy
+from contextq_client import Client, ServiceUnavailableError, ValidationError
+from contextq_client.transport import RetryPolicy
 
 SETTINGS = {"system_prompt": None, "default_system_prompt": "d", "updated_at": None}
 

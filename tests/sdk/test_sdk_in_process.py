@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 import pytest
 
-from contextq.sdk import (
+from contextq_client import (
     AsyncClient,
     Client,
     ConflictError,

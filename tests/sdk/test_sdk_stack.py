@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from contextq.sdk import AsyncClient, Client
 from contextq.testing import RunningStack
+from contextq_client import AsyncClient, Client
 
 pytestmark = pytest.mark.integration
 

@@ -1,9 +1,10 @@
-"""`contextq.sdk.events.parse_sse`: the event-stream parsing rules the SDK and the CLI rely on."""
+"""`contextq_client.events.parse_sse`: the event-stream parsing rules the SDK and the CLI
+rely on."""
 
 from __future__ import annotations
 
 from cli.client import event_line
-from contextq.sdk.events import parse_sse
+from contextq_client.events import parse_sse
 
 
 def test_messages_comments_and_multiline_data() -> None:

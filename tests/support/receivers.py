@@ -4,7 +4,7 @@
 that verifies every request with the `standardwebhooks` library (as a user's endpoint
 would), records it, and answers the given statuses in order, then 200.
 `SseReader(base_url, key)` follows `GET /v1/events` in a thread, parsing the stream with
-`contextq.sdk.events.parse_sse`.
+`contextq_client.events.parse_sse`.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import Any
 import httpx
 from standardwebhooks import Webhook
 
-from contextq.sdk.events import SseMessage, parse_sse
+from contextq_client.events import SseMessage, parse_sse
 from tests.support.procs import wait_until
 
 

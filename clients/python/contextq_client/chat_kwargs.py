@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from contextq.sdk.models import Context
+from contextq_client.models import Context
 
 ChatFormat = Literal["openai", "anthropic"]
 

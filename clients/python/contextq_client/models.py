@@ -1,7 +1,7 @@
 """Typed results of the SDK, one per response schema of the API.
 
 Each model lists exactly the fields of its schema in the API's OpenAPI document (the
-`SCHEMAS` map below names it); `tests/sdk/test_schema_drift.py` compares them field by
+`SCHEMAS` map below names it); the server's `tests/sdk/test_contract.py` compares them field by
 field, required or not, so a change on either side fails the suite. Unknown fields sent
 by a newer server are kept (`extra="allow"`), never an error.
 """
@@ -13,8 +13,8 @@ from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel
 
-from contextq.sdk.base import Model
-from contextq.sdk.models_context import (
+from contextq_client.base import Model
+from contextq_client.models_context import (
     Context,
     MemorySnapshot,
     MemoryStats,

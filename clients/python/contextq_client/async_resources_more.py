@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import IO, Any, Literal
 from urllib.parse import quote
 
-from contextq.sdk import models as m
-from contextq.sdk.routing import (
+from contextq_client import models as m
+from contextq_client.routing import (
     CHUNK_BYTES,
     TRANSFER_TIMEOUT_S,
     body,
@@ -17,7 +17,7 @@ from contextq.sdk.routing import (
     route,
     seg,
 )
-from contextq.sdk.transport import AsyncTransport
+from contextq_client.transport import AsyncTransport
 
 JsonObject = dict[str, Any]
 

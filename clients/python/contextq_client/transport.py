@@ -14,7 +14,7 @@ from typing import Any
 
 import httpx
 
-from contextq.sdk.errors import TransportError, error_for
+from contextq_client.errors import TransportError, error_for
 
 RETRY_STATUSES = (429, 503)
 DEFAULT_TIMEOUT_S = 60.0

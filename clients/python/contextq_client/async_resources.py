@@ -9,9 +9,9 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import IO, Any, Literal
 
-from contextq.sdk import models as m
-from contextq.sdk.routing import body, params, route, seg
-from contextq.sdk.transport import AsyncTransport
+from contextq_client import models as m
+from contextq_client.routing import body, params, route, seg
+from contextq_client.transport import AsyncTransport
 
 FileInput = str | Path | bytes | IO[bytes]
 MAX_WAIT_PER_POLL_S = 30.0  # the API's long-poll limit

@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import IO, Any, Literal
 from urllib.parse import quote
 
-from contextq.sdk import models as m
-from contextq.sdk.routing import (
+from contextq_client import models as m
+from contextq_client.routing import (
     CHUNK_BYTES,
     TRANSFER_TIMEOUT_S,
     body,
@@ -18,7 +18,7 @@ from contextq.sdk.routing import (
     route,
     seg,
 )
-from contextq.sdk.transport import SyncTransport
+from contextq_client.transport import SyncTransport
 
 JsonObject = dict[str, Any]
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from contextq.sdk.base import Model
+from contextq_client.base import Model
 
 
 class TokenBreakdown(Model):

@@ -1,6 +1,6 @@
 """`Client` and `AsyncClient`: the contextq API from Python.
 
-from contextq import Client
+from contextq_client import Client
 with Client("http://127.0.0.1:8000", api_key="cq_…") as client:
     file = client.files.upload("report.pdf", wait=True)
     conv = client.conversations.create(model="gpt-4o")
@@ -17,15 +17,15 @@ from typing import Any, Self, TypeVar
 
 import httpx
 
-from contextq.sdk import async_resources as ar
-from contextq.sdk import async_resources_more as arm
-from contextq.sdk import resources as r
-from contextq.sdk import resources_more as rm
-from contextq.sdk.chat import ChatFormat, chat_kwargs_from
-from contextq.sdk.events import AsyncEvents, Events
-from contextq.sdk.models import Health
-from contextq.sdk.routing import route
-from contextq.sdk.transport import (
+from contextq_client import async_resources as ar
+from contextq_client import async_resources_more as arm
+from contextq_client import resources as r
+from contextq_client import resources_more as rm
+from contextq_client.chat_kwargs import ChatFormat, chat_kwargs_from
+from contextq_client.events import AsyncEvents, Events
+from contextq_client.models import Health
+from contextq_client.routing import route
+from contextq_client.transport import (
     DEFAULT_TIMEOUT_S,
     AsyncTransport,
     RetryPolicy,
@@ -97,7 +97,7 @@ class Client:
         try:
             response = self._t.http.get("/healthz")
         except httpx.TransportError as exc:
-            from contextq.sdk.errors import TransportError
+            from contextq_client.errors import TransportError
 
             raise TransportError(f"cannot reach {self.base_url}: {exc}") from exc
         return Health.model_validate(response.json())
@@ -175,7 +175,7 @@ class AsyncClient:
         try:
             response = await self._t.http.get("/healthz")
         except httpx.TransportError as exc:
-            from contextq.sdk.errors import TransportError
+            from contextq_client.errors import TransportError
 
             raise TransportError(f"cannot reach {self.base_url}: {exc}") from exc
         return Health.model_validate(response.json())

@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 
 import httpx
 
-from contextq.sdk.errors import TransportError
-from contextq.sdk.models import Event
-from contextq.sdk.routing import route
-from contextq.sdk.transport import AsyncTransport, SyncTransport, raise_for_status
+from contextq_client.errors import TransportError
+from contextq_client.models import Event
+from contextq_client.routing import route
+from contextq_client.transport import AsyncTransport, SyncTransport, raise_for_status
 
 RECONNECT_S = 1.0
 STREAM_TIMEOUT = httpx.Timeout(10.0, read=None)

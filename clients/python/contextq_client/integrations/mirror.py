@@ -14,8 +14,8 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
-from contextq.sdk import AsyncClient, Client
-from contextq.sdk.chat import chat_kwargs_from
+from contextq_client import AsyncClient, Client
+from contextq_client.chat_kwargs import chat_kwargs_from
 
 OpenAIMessage = dict[str, Any]
 

@@ -1,0 +1,1 @@
+"""Agent-framework integrations (optional extras): `pydantic_ai`, `langgraph`."""

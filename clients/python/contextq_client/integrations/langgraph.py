@@ -1,0 +1,66 @@
+"""LangGraph / LangChain: a `pre_model_hook` that sends the model contextq's context.
+
+    from langgraph.prebuilt import create_react_agent
+    from contextq_client.integrations.langgraph import pre_model_hook
+
+    agent = create_react_agent(model, tools, pre_model_hook=pre_model_hook(
+        client, conversation_id=conv.id, model="gpt-4o"))
+
+On each model call the graph's new messages are appended to the conversation and the
+hook returns `{"llm_input_messages": [...]}`: the ready-to-send context (system prompt,
+compaction summary, filtered history, files) as LangChain messages. The graph's own
+state is left as it is. Pass a `Client` (a sync hook) or an `AsyncClient` (an async one).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
+
+from langchain_core.messages import BaseMessage, convert_to_messages, convert_to_openai_messages
+
+from contextq_client import AsyncClient, Client
+from contextq_client.integrations.mirror import HistoryMirror, async_sync_and_read, sync_and_read
+
+Hook = Callable[[dict[str, Any]], dict[str, list[BaseMessage]]]
+AsyncHook = Callable[[dict[str, Any]], Awaitable[dict[str, list[BaseMessage]]]]
+
+
+def _openai(messages: Sequence[BaseMessage]) -> list[dict[str, Any]]:
+    converted = convert_to_openai_messages(list(messages))
+    return list(converted) if isinstance(converted, list) else [converted]
+
+
+def _state_messages(state: Any) -> Sequence[BaseMessage]:
+    messages = state["messages"] if isinstance(state, dict) else state.messages
+    return list(messages)
+
+
+def pre_model_hook(
+    client: Client | AsyncClient, *, conversation_id: str, **context_params: Any
+) -> Hook | AsyncHook:
+    """The hook for `create_react_agent(…, pre_model_hook=…)` (or any node before the
+    model). `context_params` go to `client.context.get` (model, strategy, options, …)."""
+    mirror = HistoryMirror()
+    if isinstance(client, AsyncClient):
+        async_client = client
+
+        async def async_hook(state: dict[str, Any]) -> dict[str, list[BaseMessage]]:
+            incoming = _openai(_state_messages(state))
+            sent = await async_sync_and_read(
+                async_client, mirror, conversation_id, incoming, context_params
+            )
+            out = convert_to_messages(sent)
+            mirror.context_sent(_openai(out))
+            return {"llm_input_messages": out}
+
+        return async_hook
+
+    def hook(state: dict[str, Any]) -> dict[str, list[BaseMessage]]:
+        incoming = _openai(_state_messages(state))
+        sent = sync_and_read(client, mirror, conversation_id, incoming, context_params)
+        out = convert_to_messages(sent)
+        mirror.context_sent(_openai(out))
+        return {"llm_input_messages": out}
+
+    return hook

@@ -1,0 +1,160 @@
+"""PydanticAI: a history processor that sends the model contextq's context.
+
+    from pydantic_ai import Agent
+    from pydantic_ai.capabilities import ProcessHistory
+    from contextq_client.integrations.pydantic_ai import history_processor
+
+    processor = history_processor(client, conversation_id=conv.id, model="gpt-4o")
+    agent = Agent(model, capabilities=[ProcessHistory(processor)])
+    # (PydanticAI before the capabilities API: Agent(model, history_processors=[processor]))
+
+Before each model request the run's new messages are appended to the conversation and
+the processor returns the ready-to-send context (system prompt, compaction summary,
+filtered history, files) as PydanticAI messages. Pass a `Client` (run in a thread) or an
+`AsyncClient`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from pydantic_ai.messages import (
+    ModelMessage,
+    ModelRequest,
+    ModelRequestPart,
+    ModelResponse,
+    ModelResponsePart,
+    RetryPromptPart,
+    SystemPromptPart,
+    TextPart,
+    ToolCallPart,
+    ToolReturnPart,
+    UserPromptPart,
+)
+
+from contextq_client import AsyncClient, Client
+from contextq_client.integrations.mirror import HistoryMirror, async_sync_and_read, sync_and_read
+
+OpenAIMessage = dict[str, Any]
+Processor = Callable[[list[ModelMessage]], Awaitable[list[ModelMessage]]]
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        texts = [p.get("text", "") for p in content if isinstance(p, dict) and "text" in p]
+        return "\n".join(texts)
+    return json.dumps(content, default=str)
+
+
+def _request_parts(part: ModelRequestPart) -> list[OpenAIMessage]:
+    if isinstance(part, SystemPromptPart):
+        return [{"role": "system", "content": part.content}]
+    if isinstance(part, UserPromptPart):
+        return [{"role": "user", "content": _text(part.content)}]
+    if isinstance(part, ToolReturnPart):
+        content = part.model_response_str()
+        return [{"role": "tool", "tool_call_id": part.tool_call_id, "content": content}]
+    if isinstance(part, RetryPromptPart):
+        if part.tool_name is None:
+            return [{"role": "user", "content": part.model_response()}]
+        return [
+            {"role": "tool", "tool_call_id": part.tool_call_id, "content": part.model_response()}
+        ]
+    return []
+
+
+def _response(message: ModelResponse) -> OpenAIMessage:
+    text = "".join(p.content for p in message.parts if isinstance(p, TextPart))
+    calls = [
+        {
+            "id": p.tool_call_id,
+            "type": "function",
+            "function": {"name": p.tool_name, "arguments": p.args_as_json_str()},
+        }
+        for p in message.parts
+        if isinstance(p, ToolCallPart)
+    ]
+    out: OpenAIMessage = {"role": "assistant", "content": text or None}
+    if calls:
+        out["tool_calls"] = calls
+    return out
+
+
+def to_openai(messages: list[ModelMessage]) -> list[OpenAIMessage]:
+    """PydanticAI messages as OpenAI chat messages (text, tool calls and results)."""
+    out: list[OpenAIMessage] = []
+    for message in messages:
+        if isinstance(message, ModelRequest):
+            for part in message.parts:
+                out.extend(_request_parts(part))
+        else:
+            out.append(_response(message))
+    return out
+
+
+def _assistant(message: OpenAIMessage, names: dict[str, str]) -> ModelResponse:
+    parts: list[ModelResponsePart] = []
+    if message.get("content"):
+        parts.append(TextPart(content=_text(message["content"])))
+    for call in message.get("tool_calls") or ():
+        function = call.get("function", {})
+        names[call["id"]] = function.get("name", "tool")
+        parts.append(
+            ToolCallPart(function.get("name", "tool"), function.get("arguments"), call["id"])
+        )
+    return ModelResponse(parts=parts)
+
+
+def from_openai(messages: list[OpenAIMessage]) -> list[ModelMessage]:
+    """OpenAI chat messages (contextq's context) as PydanticAI messages: consecutive
+    system/user/tool messages make one request, each assistant message a response."""
+    out: list[ModelMessage] = []
+    pending: list[ModelRequestPart] = []
+    names: dict[str, str] = {}  # tool call id -> tool name
+    for message in messages:
+        role = message.get("role")
+        if role == "assistant":
+            if pending:
+                out.append(ModelRequest(parts=pending))
+                pending = []
+            out.append(_assistant(message, names))
+        elif role == "system":
+            pending.append(SystemPromptPart(content=_text(message.get("content"))))
+        elif role == "tool":
+            call_id = str(message.get("tool_call_id", ""))
+            name = names.get(call_id, str(message.get("name") or "tool"))
+            pending.append(ToolReturnPart(name, _text(message.get("content")), call_id))
+        else:
+            pending.append(UserPromptPart(content=_text(message.get("content"))))
+    if pending:
+        out.append(ModelRequest(parts=pending))
+    return out
+
+
+def history_processor(
+    client: Client | AsyncClient, *, conversation_id: str, **context_params: Any
+) -> Processor:
+    """The processor for `ProcessHistory(…)` / `history_processors=[…]`.
+    `context_params` go to `client.context.get` (model, strategy, options, …)."""
+    mirror = HistoryMirror()
+
+    async def process(messages: list[ModelMessage]) -> list[ModelMessage]:
+        incoming = to_openai(messages)
+        if isinstance(client, AsyncClient):
+            sent = await async_sync_and_read(
+                client, mirror, conversation_id, incoming, context_params
+            )
+        else:
+            sent = await asyncio.to_thread(
+                sync_and_read, client, mirror, conversation_id, incoming, context_params
+            )
+        out = from_openai(sent)
+        mirror.context_sent(to_openai(out))
+        return out
+
+    return process
