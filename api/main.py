@@ -24,6 +24,7 @@ from api.routes import (
     messages,
     metrics,
     projects,
+    tools,
     webhooks,
     workspaces,
 )
@@ -92,7 +93,7 @@ def create_app() -> FastAPI:
     app.include_router(health.router)
     app.include_router(metrics.router)
     app.include_router(inspector_router)  # /ui, the inspector (SPEC §12)
-    routers = (files, conversations, messages, memory, context, jobs, workspaces, projects)
+    routers = (files, conversations, messages, memory, context, jobs, workspaces, projects, tools)
     for module in (*routers, events, webhooks, owner_settings):
         app.include_router(module.router, prefix="/v1", responses=error_responses())
     return app
