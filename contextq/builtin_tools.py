@@ -187,7 +187,7 @@ def parse_arguments(tool: BuiltinTool, raw: Any) -> Any:
         error = exc.errors()[0]
         where = ".".join(str(p) for p in error["loc"]) or "arguments"
         message = "unknown argument" if error["type"] == "extra_forbidden" else error["msg"]
-        raise ValidationFailed(f"{tool.name}: {where}: {message}", field=where) from None
+        raise ValidationFailed(f"{message} (an argument of {tool.name})", field=where) from None
 
 
 def _untitled(schema: Any) -> Any:

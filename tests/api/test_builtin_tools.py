@@ -110,7 +110,7 @@ def test_tool_definitions_are_listed_in_each_shape(app_client: Any) -> None:
 
 
 def test_a_cleared_stub_of_a_gpt4_conversation_is_read_back_whole(app_client: Any) -> None:
-    cid = new_conversation(app_client, model="gpt-4")
+    cid = new_conversation(app_client, model="gpt-4", context_options={"keep_tool_results": 2})
     answer: dict[str, Any] = {}
     for n in range(1, 15):
         r = app_client.post(f"/v1/conversations/{cid}/messages", json={"messages": _turn(n)})
