@@ -19,7 +19,7 @@ from contextq import builtin_tools as bt
 from contextq.assembly.tool_results import container_path
 from contextq.errors import Conflict
 from contextq.settings import Settings
-from service import projects, workspaces
+from service import workspaces
 from service.history import memory
 from service.workspaces.locate import owned_conversation
 from store.history_tables import Conversation
@@ -87,6 +87,10 @@ def _workspace_list(
 def _project_search(
     session: Session, settings: Settings, conversation: Conversation, args: bt.ProjectSearch
 ) -> str:
+    # imported here: service.projects and service.history import each other, and loading
+    # projects first (this module may be the first to) would find history half-loaded
+    from service import projects
+
     if conversation.project_id is None:
         raise Conflict(
             "this conversation has no project to search; set its project_id "

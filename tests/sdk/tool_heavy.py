@@ -39,10 +39,13 @@ class ToolHeavy:
     stub_paths: list[str]  # the /workspace/… paths the context's stubs name, oldest first
 
 
-def tool_heavy(client: Client) -> ToolHeavy:
+def tool_heavy(client: Client, project_id: str | None = None) -> ToolHeavy:
     """The conversation, once every cleared result is readable in the workspace."""
     conv = client.conversations.create(
-        model="gpt-4", title="tool-heavy", context_options={"keep_tool_results": KEEP}
+        model="gpt-4",
+        title="tool-heavy",
+        context_options={"keep_tool_results": KEEP},
+        project_id=project_id,
     )
     originals: dict[str, str] = {}
     paths: list[str] = []
