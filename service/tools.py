@@ -145,7 +145,8 @@ def _memory_add_decision(
         impact=args.impact,
     )
     count = len(snapshot["decisions"])
-    return f"Recorded the decision ({args.impact} impact); the memory holds {count} decisions."
+    held = "1 decision" if count == 1 else f"{count} decisions"
+    return f"Recorded the decision ({args.impact} impact); the memory holds {held}."
 
 
 def _memory_record_error(

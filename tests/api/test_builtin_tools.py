@@ -256,7 +256,7 @@ def test_memory_tools_record_and_read(app_client: Any) -> None:
         "memory_add_decision",
         {"decision": "use PostgreSQL", "rationale": "row locks", "impact": "high"},
     )
-    assert done == "Recorded the decision (high impact); the memory holds 1 decisions."
+    assert done == "Recorded the decision (high impact); the memory holds 1 decision."
     for _ in range(3):
         seen = _result(app_client, cid, "memory_record_error", {"error": "timeout after 30 s"})
     assert "seen 3 times; it keeps coming back" in seen
