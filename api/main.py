@@ -11,7 +11,7 @@ from fastapi import FastAPI
 from starlette.concurrency import run_in_threadpool
 from starlette.types import ASGIApp
 
-from api import errors
+from api import errors, mcp
 from api.middleware import RequestContextMiddleware, RouteTemplates
 from api.routes import (
     context,
@@ -24,6 +24,7 @@ from api.routes import (
     messages,
     metrics,
     projects,
+    tools,
     webhooks,
     workspaces,
 )
@@ -92,9 +93,11 @@ def create_app() -> FastAPI:
     app.include_router(health.router)
     app.include_router(metrics.router)
     app.include_router(inspector_router)  # /ui, the inspector (SPEC §12)
-    routers = (files, conversations, messages, memory, context, jobs, workspaces, projects)
+    routers = (files, conversations, messages, memory, context, jobs, workspaces, projects, tools)
     for module in (*routers, events, webhooks, owner_settings):
         app.include_router(module.router, prefix="/v1", responses=error_responses())
+    # the MCP server (SPEC §12): streamable HTTP, the same key, the conversation in a header
+    app.add_route(mcp.PATH, mcp.McpEndpoint(), methods=["GET", "POST", "DELETE"])
     return app
 
 

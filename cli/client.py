@@ -135,27 +135,58 @@ def _upload_one(
 
 
 def files_table(paths: Sequence[Path], rows: dict[Path, dict[str, Any]]) -> Table:
-    table = Table(title="contextq upload")
-    for column in ("file", "status", "category", "tokens", "processed", "truncation", "error"):
-        table.add_column(column, overflow="fold")
-    for p in paths:
+    """One row per file, named by its file name (a parent directory added only where two
+    share a name); narrow enough for an 80-column terminal (tokens before → after in one
+    column, the error or the truncation summary folded into the last)."""
+    table = Table(title="contextq upload", title_justify="left", pad_edge=False)
+    table.add_column("file", overflow="fold", ratio=3)
+    table.add_column("status", no_wrap=True)
+    table.add_column("category", no_wrap=True)
+    table.add_column("tokens", justify="right", no_wrap=True)
+    table.add_column("note", overflow="fold", ratio=4)
+    for p, name in zip(paths, display_names(paths), strict=True):
         row = rows[p]
-        trunc = row.get("truncation") or {}
-        summary = trunc.get("summary") if isinstance(trunc, dict) else None
-        if not summary and isinstance(trunc, dict) and "truncated" in trunc:
-            summary = "truncated" if trunc["truncated"] else "complete"
         status = str(row.get("status", "?"))
         style = {"ready": "green", "failed": "red"}.get(status, "yellow")
         table.add_row(
-            str(p),
+            name,
             f"[{style}]{status}[/{style}]",
             str(row.get("category") or ""),
-            _num(row.get("token_count")),
-            _num(row.get("processed_token_count")),
-            str(summary or ""),
-            str(row.get("error") or ""),
+            _tokens(row.get("token_count"), row.get("processed_token_count")),
+            str(row.get("error") or _truncation(row.get("truncation"))),
         )
     return table
+
+
+def display_names(paths: Sequence[Path]) -> list[str]:
+    """Each path's file name, or as many trailing parts as tell it from the others."""
+    names = []
+    for path in paths:
+        parts = path.parts
+        depth = 1
+        while depth < len(parts) and any(
+            other != path and other.parts[-depth:] == parts[-depth:] for other in paths
+        ):
+            depth += 1
+        names.append("/".join(parts[-depth:]))
+    return names
+
+
+def _tokens(original: Any, processed: Any) -> str:
+    if original is None:
+        return ""
+    if processed is None or processed == original:
+        return f"{original:,}"
+    return f"{original:,} → {processed:,}"
+
+
+def _truncation(truncation: Any) -> str:
+    if not isinstance(truncation, dict):
+        return ""
+    summary = truncation.get("summary")
+    if summary:
+        return str(summary)
+    return "truncated" if truncation.get("truncated") else ""
 
 
 def _num(value: Any) -> str:

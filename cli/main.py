@@ -170,6 +170,26 @@ def context(  # noqa: PLR0917  (typer maps parameters to options)
 
 
 @app.command()
+def mcp(
+    conversation_id: Annotated[
+        str, typer.Option("--conversation", help="The conversation the tools act on.")
+    ],
+    api: ApiOpt = None,
+    key: KeyOpt = None,
+) -> None:
+    """Serve contextq's tools to an MCP client over stdio (read what a stub names, list
+    the workspace, search the project, the memory), for one conversation."""
+    from cli.client import ClientError, resolve_target
+    from cli.mcp import serve_stdio
+
+    try:
+        serve_stdio(resolve_target(api, key, get_settings()), conversation_id)
+    except ClientError as exc:
+        _say(f"contextq mcp: {exc}")
+        raise typer.Exit(1) from None
+
+
+@app.command()
 def events(
     last_event_id: Annotated[
         int | None,

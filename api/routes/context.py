@@ -66,6 +66,10 @@ async def get_context(
     tools: str | None = Query(None, description="JSON list of tool definitions (either format)"),
     query: str | None = Query(None, max_length=2000),
     datetime_granularity: Literal["day", "minute"] | None = None,
+    builtin_tools: bool = Query(
+        False,
+        description="add contextq's own tools (workspace_read, workspace_list, project_search)",
+    ),
 ) -> Response:
     """The message list to send now, with where its tokens went (SPEC §2, §6)."""
     answer = await read(
@@ -83,6 +87,7 @@ async def get_context(
         tools=_parse_json(tools, "tools", list, MAX_TOOLS_CHARS),
         query=query,
         datetime_granularity=datetime_granularity,
+        builtin_tools=builtin_tools,
     )
     observe_context_build(answer)
     return json_response(answer)

@@ -32,6 +32,7 @@ from typing import Any
 
 from sqlmodel import Session
 
+from contextq import builtin_tools
 from contextq.assembly import (
     DEFAULT_SEARCH_TOOLS,
     Assembled,
@@ -85,6 +86,7 @@ class Request:
     tools: Sequence[Any] | None = None
     query: str | None = None
     datetime_granularity: str | None = None
+    builtin_tools: bool = False  # SPEC §9: add contextq's own tools' definitions
 
 
 def build_context(
@@ -103,11 +105,13 @@ def build_context(
     tools: Sequence[Any] | None = None,
     query: str | None = None,
     datetime_granularity: str | None = None,
+    builtin_tools: bool = False,
 ) -> dict[str, Any]:
     """SPEC §6's context answer as a dict (ValidationFailed for bad options, format or
     tools; NotFound for another owner's conversation). `tools_used` None: the turn's tool
     calls tell whether a search tool ran. `query` is the retrieval query of the project
-    slot (else the newest user message)."""
+    slot (else the newest user message). `builtin_tools`: the definitions of
+    `contextq.builtin_tools.CONTEXT_TOOLS` join the tools (SPEC §9)."""
     started = time.perf_counter()
     request = Request(
         model,
@@ -120,6 +124,7 @@ def build_context(
         tools,
         query,
         datetime_granularity,
+        builtin_tools,
     )
     conversation = owned_conversation(session, owner_id=owner_id, conversation_id=conversation_id)
     loaded, assembled = _assemble_and_store(session, settings, conversation, owner_id, request)
@@ -193,7 +198,7 @@ def _plan(
         prompts=prompts,
         model=request.model or conversation.model,
         stored_model=conversation.model,
-        tools=request.tools if request.tools is not None else conversation.tools,
+        tools=_tools(request, conversation),
         compaction=_newest_compaction(session, conversation),
         history_tokens=conversation.total_tokens,
         strategy=request.strategy,
@@ -320,6 +325,12 @@ def _store(conversation_id: str, plan: ContextPlan, assembled: Assembled) -> Non
                 model=plan.model_key,
                 seq=assembled.cut_seq,
             )
+
+
+def _tools(request: Request, conversation: Conversation) -> Sequence[Any] | None:
+    """The request's tools, else the conversation's; with the built-in ones if asked."""
+    tools = request.tools if request.tools is not None else conversation.tools
+    return builtin_tools.with_context_tools(tools) if request.builtin_tools else tools
 
 
 def _newest_compaction(session: Session, conversation: Conversation) -> CompactionView | None:

@@ -9,7 +9,9 @@ the API's own answers: the bar's segments (labels and tokens equal, widths propo
 to `token_breakdown`), the removed and summarised marks, the files, the memory; then the
 files page going live over the events stream. The key must never reach a URL or
 localStorage. `CONTEXTQ_UPDATE_SCREENSHOT=1` writes the screenshot to docs/inspector.png
-(the README's); otherwise it goes to the test's temp dir.
+(the README's); otherwise it goes to the test's temp dir. `CONTEXTQ_CHROMIUM` names
+another chromium binary; a missing one skips the test outside CI and fails it under
+`CI=true` (tests/support/system_packages.py).
 """
 
 from __future__ import annotations
@@ -27,10 +29,12 @@ from PIL import Image
 from api.schemas.context import ContextAnswer, MemorySnapshot
 from tests.support.files import upload, wait_file_done
 from tests.support.procs import wait_until
+from tests.support.system_packages import require
 
 pytestmark = pytest.mark.integration
 
-CHROMIUM = "/usr/bin/chromium"
+CHROMIUM = os.environ.get("CONTEXTQ_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_INSTALL = "apt-get install -y chromium fonts-dejavu-core"
 LAUNCH_ARGS = [
     "--no-sandbox",  # CI runs as root
     "--disable-gpu",
@@ -53,12 +57,17 @@ LABELS = {
 SCREENSHOT = Path(__file__).resolve().parents[2] / "docs" / "inspector.png"
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _chromium_installed() -> None:
+    """Before the stack starts: the browser is there (else skip, or fail under CI)."""
+    require(
+        Path(CHROMIUM).exists(), what=f"Debian's chromium ({CHROMIUM})", install=CHROMIUM_INSTALL
+    )
+
+
 @pytest.fixture
 def browser_page(tmp_path: Path) -> Iterator[Any]:
     """A page of a fresh chromium profile (its own --user-data-dir under tmp_path)."""
-    assert Path(CHROMIUM).exists(), (
-        "Debian's chromium is missing: apt-get install -y chromium (.ci/run installs it)"
-    )
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as pw:

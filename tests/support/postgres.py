@@ -42,6 +42,16 @@ def available() -> bool:
     return bool(os.environ.get("POSTGRES_TEST_URL")) or find_bin_dir() is not None
 
 
+INSTALL = "apt-get install -y postgresql (or set POSTGRES_TEST_URL to a server of yours)"
+
+
+def require_available() -> None:
+    """Skip the test (outside CI) or fail it (CI=true) when there is no PostgreSQL."""
+    from tests.support.system_packages import require
+
+    require(available(), what="PostgreSQL's server binaries (initdb, pg_ctl)", install=INSTALL)
+
+
 class PostgresServer:
     def __init__(self) -> None:
         from store.db import normalise_url

@@ -300,3 +300,33 @@ class AsyncWebhooks(Resource):
             cursor = page.next_cursor
             if cursor is None:
                 return
+
+
+class AsyncTools(Resource):
+    """contextq's built-in tools (SPEC §9): read a workspace path in portions, list the
+    workspace, search the project, read the memory, record a decision or an error."""
+
+    @route("GET", "/v1/tools")
+    async def list(
+        self, *, format: Literal["openai", "anthropic", "mcp"] = "openai"
+    ) -> m.ToolDefinitionList:
+        """Their definitions, in the OpenAI, Anthropic or MCP shape."""
+        response = await self._t.request("GET", "/v1/tools", params=params(format=format))
+        return m.ToolDefinitionList.model_validate(response.json())
+
+    @route("POST", "/v1/conversations/{conversation_id}/tools/{name}")
+    async def execute(
+        self, conversation_id: str, name: str, arguments: JsonObject | str | None = None
+    ) -> m.ToolResult:
+        """Run one on the conversation with the model's arguments (an object, or the JSON
+        text of one as OpenAI's tool calls carry it); `.content` is the result's text."""
+        path = f"/v1/conversations/{seg(conversation_id)}/tools/{seg(name)}"
+        if isinstance(arguments, str):
+            sent: dict[str, Any] = {
+                "content": arguments.encode(),
+                "headers": {"Content-Type": "application/json"},
+            }
+        else:
+            sent = {"json": arguments or {}}
+        response = await self._t.request("POST", path, **sent)
+        return m.ToolResult.model_validate(response.json())

@@ -85,6 +85,7 @@ class Client:
         self.projects = rm.Projects(self._t)
         self.workspace = rm.Workspace(self._t)
         self.webhooks = rm.Webhooks(self._t)
+        self.tools = rm.Tools(self._t)
         self.events = Events(self._t)
 
     @property
@@ -163,6 +164,7 @@ class AsyncClient:
         self.projects = arm.AsyncProjects(self._t)
         self.workspace = arm.AsyncWorkspace(self._t)
         self.webhooks = arm.AsyncWebhooks(self._t)
+        self.tools = arm.AsyncTools(self._t)
         self.events = AsyncEvents(self._t)
 
     @property
@@ -222,6 +224,7 @@ SYNC_RESOURCES: tuple[type, ...] = (
     rm.Projects,
     rm.Workspace,
     rm.Webhooks,
+    rm.Tools,
     Events,
 )
 ASYNC_RESOURCES: tuple[type, ...] = (
@@ -236,5 +239,6 @@ ASYNC_RESOURCES: tuple[type, ...] = (
     arm.AsyncProjects,
     arm.AsyncWorkspace,
     arm.AsyncWebhooks,
+    arm.AsyncTools,
     AsyncEvents,
 )

@@ -282,6 +282,18 @@ class Health(Model):
 
 # response model -> the OpenAPI component it mirrors ("api.schemas…:Name" when the API
 # describes it with a pydantic model outside the OpenAPI components)
+class ToolDefinitionList(Model):
+    """The built-in tools' definitions (`GET /v1/tools`)."""
+
+    data: list[dict[str, Any]]
+
+
+class ToolResult(Model):
+    """A built-in tool's result: `content` is the text for the model."""
+
+    content: str
+
+
 SCHEMAS: dict[type[BaseModel], str] = {
     File: "FilePublic",
     Conversation: "ConversationPublic",
@@ -307,4 +319,6 @@ SCHEMAS: dict[type[BaseModel], str] = {
     Context: "ContextAnswer",
     MemorySnapshot: "MemorySnapshot",
     MemoryStats: "MemoryStats",
+    ToolDefinitionList: "ToolDefinitionList",
+    ToolResult: "ToolResult",
 }

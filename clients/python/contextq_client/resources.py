@@ -253,8 +253,11 @@ class ContextResource(Resource):
         tools: list[dict[str, Any]] | None = None,
         query: str | None = None,
         datetime_granularity: Literal["day", "minute"] | None = None,
+        builtin_tools: bool | None = None,
     ) -> m.Context:
-        """The ready-to-send context: messages (and `system`), tools, where tokens went."""
+        """The ready-to-send context: messages (and `system`), tools, where tokens went.
+        `builtin_tools=True` adds contextq's tools that follow a stub (`workspace_read`,
+        `workspace_list`, `project_search`; run them with `client.tools.execute`)."""
         query_params = params(
             model=model,
             format=format,
@@ -266,6 +269,7 @@ class ContextResource(Resource):
             tools=json.dumps(tools) if tools is not None else None,
             query=query,
             datetime_granularity=datetime_granularity,
+            builtin_tools=builtin_tools,
         )
         path = f"/v1/conversations/{seg(conversation_id)}/context"
         response = self._t.request("GET", path, params=query_params)

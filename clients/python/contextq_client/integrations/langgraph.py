@@ -10,6 +10,11 @@ On each model call the graph's new messages are appended to the conversation and
 hook returns `{"llm_input_messages": [...]}`: the ready-to-send context (system prompt,
 compaction summary, filtered history, files) as LangChain messages. The graph's own
 state is left as it is. Pass a `Client` (a sync hook) or an `AsyncClient` (an async one).
+
+contextq's built-in tools (read what a cleared stub names, list the workspace, search
+the project, the memory) as LangChain tools, run on the conversation when the model
+calls them: `create_react_agent(model, builtin_tools(client, conversation_id=…), …)`
+(`await async_builtin_tools(…)` with an `AsyncClient`).
 """
 
 from __future__ import annotations
@@ -18,8 +23,10 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from langchain_core.messages import BaseMessage, convert_to_messages, convert_to_openai_messages
+from langchain_core.tools import StructuredTool
 
 from contextq_client import AsyncClient, Client
+from contextq_client.integrations import tools as builtin
 from contextq_client.integrations.mirror import HistoryMirror, async_sync_and_read, sync_and_read
 
 Hook = Callable[[dict[str, Any]], dict[str, list[BaseMessage]]]
@@ -29,6 +36,12 @@ AsyncHook = Callable[[dict[str, Any]], Awaitable[dict[str, list[BaseMessage]]]]
 def _openai(messages: Sequence[BaseMessage]) -> list[dict[str, Any]]:
     converted = convert_to_openai_messages(list(messages))
     return list(converted) if isinstance(converted, list) else [converted]
+
+
+def _lc_messages(sent: Sequence[dict[str, Any]]) -> list[BaseMessage]:
+    """contextq's OpenAI messages as LangChain's (an assistant message that only calls
+    tools has no `content` key, which LangChain's converter requires)."""
+    return convert_to_messages([{**m, "content": m.get("content") or ""} for m in sent])
 
 
 def _state_messages(state: Any) -> Sequence[BaseMessage]:
@@ -50,7 +63,7 @@ def pre_model_hook(
             sent = await async_sync_and_read(
                 async_client, mirror, conversation_id, incoming, context_params
             )
-            out = convert_to_messages(sent)
+            out = _lc_messages(sent)
             mirror.context_sent(_openai(out))
             return {"llm_input_messages": out}
 
@@ -59,8 +72,55 @@ def pre_model_hook(
     def hook(state: dict[str, Any]) -> dict[str, list[BaseMessage]]:
         incoming = _openai(_state_messages(state))
         sent = sync_and_read(client, mirror, conversation_id, incoming, context_params)
-        out = convert_to_messages(sent)
+        out = _lc_messages(sent)
         mirror.context_sent(_openai(out))
         return {"llm_input_messages": out}
 
     return hook
+
+
+def _as_tools(
+    definitions: list[builtin.Definition],
+    names: Sequence[str] | None,
+    make: Callable[[str], dict[str, Any]],
+) -> list[StructuredTool]:
+    return [
+        StructuredTool.from_function(
+            name=f["name"],
+            description=f.get("description") or f["name"],
+            args_schema=f["parameters"],
+            **make(f["name"]),
+        )
+        for f in builtin.functions(definitions)
+        if names is None or f["name"] in names
+    ]
+
+
+def builtin_tools(
+    client: Client, *, conversation_id: str, names: Sequence[str] | None = None
+) -> list[StructuredTool]:
+    """contextq's built-in tools (all, or those named) as LangChain tools on this
+    conversation; an API refusal reaches the model as the tool's text."""
+
+    def make(name: str) -> dict[str, Any]:
+        def call(**arguments: Any) -> str:
+            return builtin.run(client, conversation_id, name, arguments)
+
+        return {"func": call}
+
+    return _as_tools(client.tools.list(format="openai").data, names, make)
+
+
+async def async_builtin_tools(
+    client: AsyncClient, *, conversation_id: str, names: Sequence[str] | None = None
+) -> list[StructuredTool]:
+    """As `builtin_tools`, over an `AsyncClient` (the tools are coroutines)."""
+
+    def make(name: str) -> dict[str, Any]:
+        async def call(**arguments: Any) -> str:
+            return await builtin.async_run(client, conversation_id, name, arguments)
+
+        return {"coroutine": call}
+
+    definitions = (await client.tools.list(format="openai")).data
+    return _as_tools(definitions, names, make)

@@ -12,13 +12,20 @@ Before each model request the run's new messages are appended to the conversatio
 the processor returns the ready-to-send context (system prompt, compaction summary,
 filtered history, files) as PydanticAI messages. Pass a `Client` (run in a thread) or an
 `AsyncClient`.
+
+contextq's built-in tools (read what a cleared stub names, list the workspace, search
+the project, the memory) as PydanticAI tools, run on the conversation when the model
+calls them:
+
+    agent = Agent(model, tools=builtin_tools(client, conversation_id=conv.id), …)
+    # AsyncClient: tools=await async_builtin_tools(client, conversation_id=conv.id)
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from pydantic_ai.messages import (
@@ -34,8 +41,10 @@ from pydantic_ai.messages import (
     ToolReturnPart,
     UserPromptPart,
 )
+from pydantic_ai.tools import Tool
 
 from contextq_client import AsyncClient, Client
+from contextq_client.integrations import tools as builtin
 from contextq_client.integrations.mirror import HistoryMirror, async_sync_and_read, sync_and_read
 
 OpenAIMessage = dict[str, Any]
@@ -158,3 +167,45 @@ def history_processor(
         return out
 
     return process
+
+
+def _as_tools(
+    definitions: list[builtin.Definition],
+    names: Sequence[str] | None,
+    make: Callable[[str], Callable[..., Any]],
+) -> list[Tool[Any]]:
+    return [
+        Tool.from_schema(make(f["name"]), f["name"], f.get("description"), f["parameters"])
+        for f in builtin.functions(definitions)
+        if names is None or f["name"] in names
+    ]
+
+
+def builtin_tools(
+    client: Client, *, conversation_id: str, names: Sequence[str] | None = None
+) -> list[Tool[Any]]:
+    """contextq's built-in tools (all, or those named) as PydanticAI tools on this
+    conversation; an API refusal reaches the model as the tool's text."""
+
+    def make(name: str) -> Callable[..., str]:
+        def call(**arguments: Any) -> str:
+            return builtin.run(client, conversation_id, name, arguments)
+
+        return call
+
+    return _as_tools(client.tools.list(format="openai").data, names, make)
+
+
+async def async_builtin_tools(
+    client: AsyncClient, *, conversation_id: str, names: Sequence[str] | None = None
+) -> list[Tool[Any]]:
+    """As `builtin_tools`, over an `AsyncClient` (the tools are coroutines)."""
+
+    def make(name: str) -> Callable[..., Awaitable[str]]:
+        async def call(**arguments: Any) -> str:
+            return await builtin.async_run(client, conversation_id, name, arguments)
+
+        return call
+
+    definitions = (await client.tools.list(format="openai")).data
+    return _as_tools(definitions, names, make)
