@@ -2,8 +2,10 @@
 
 Logging is configured from settings (`LOG_LEVEL`, `LOG_FORMAT`) when uvicorn imports
 this module, before uvicorn writes its first line, so every line of the process has
-one format. `uvicorn api.main:app` works too; it configures logging a little later,
-at application start-up.
+one format. With `--workers N` uvicorn's supervisor never imports it: `contextq api`
+and `up` give uvicorn `--log-config` (`contextq.logs.UVICORN_LOG_CONFIG`), which runs
+the same configuration in every uvicorn process. `uvicorn api.main:app` works too; it
+configures logging a little later, at application start-up.
 """
 
 from __future__ import annotations

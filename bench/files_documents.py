@@ -8,8 +8,10 @@ its baseline measured in the same run:
     pdfplumber's table finder, cell text from PDFium); markitdown's default
     (pdfplumber + pdfminer on every page) on the table-heavy one. Target: at most
     2 times PDFium alone on the text-only PDF.
-(h) HTML: main-content extraction (trafilatura, links unwrapped) per page vs
-    markitdown's whole-page conversion of the same page.
+(h) HTML: our conversion per page (the kind of page decides: an article's main content
+    by trafilatura, every item of a results page, a thread or a listing; links
+    unwrapped; what was left out counted) vs markitdown's whole-page conversion of the
+    same page; seven pages (tests/engine/files/real_world.py and web_samples.py).
 (f) Full text: the sections of a 300-page PDF after `process_file` (from the
     conversion cache) vs its processing time. Target: ≤ 10 %.
 """
@@ -78,20 +80,28 @@ def bench_pdf(quick: bool) -> None:
 def bench_html(quick: bool) -> None:
     from contextq.files import mdconvert
     from contextq.files.webpage import convert_webpage
+    from tests.engine.files import web_samples
 
     repeat = 5 if quick else 20
-    page = real_world.encyclopedia_page()
-    serp = real_world.search_results_page()
-    convert_webpage(page)  # warm: trafilatura's imports
-    mdconvert.convert(page, "html")
-    print("\n(h) HTML: main content (trafilatura) vs markitdown's whole page, per page")
-    for label, data in (("encyclopedia article", page), ("search results", serp)):
-        t_main, result = median_time(lambda d=data: convert_webpage(d), repeat)
+    pages = [
+        ("encyclopedia (small)", real_world.encyclopedia_page()),
+        ("results (small)", real_world.search_results_page()),
+        *(
+            (page.filename.split(" ")[0] + " " + page.kind, page.make())
+            for page in web_samples.PAGES
+        ),
+    ]
+    convert_webpage(pages[0][1])  # warm: trafilatura's and markdownify's imports
+    mdconvert.convert(pages[0][1], "html")
+    print("\n(h) HTML: ours (the page's kind decides its content) vs markitdown's whole page")
+    for label, data in pages:
+        t_ours, ours = median_time(lambda d=data: convert_webpage(d), repeat)
         t_whole, whole = median_time(lambda d=data: mdconvert.convert(d, "html"), repeat)
         print(
-            f"    {label:20s} {len(data) / 1024:5.0f} KB: ours {t_main * 1000:6.1f} ms "
-            f"({result.extraction}, {len(result.markdown)} chars), markitdown whole page "
-            f"{t_whole * 1000:6.1f} ms ({len(whole)} chars)"
+            f"    {label:28s} {len(data) / 1024:4.0f} KB: ours {t_ours * 1000:6.1f} ms "
+            f"({ours.extraction}, {ours.kept_chars} of {ours.page_chars} page chars, "
+            f"{sum(ours.left_out.values())} blocks left out); markitdown whole page "
+            f"{t_whole * 1000:6.1f} ms ({len(whole)} chars) = {t_ours / t_whole:.2f}x"
         )
 
 

@@ -93,6 +93,7 @@ class Up:
         env: dict[str, str] | None = None,
         *,
         concurrency: int = 1,
+        args: tuple[str, ...] = (),
     ) -> None:
         self.data_dir, self.port, self.flower_port = data_dir, port, flower_port
         self.extra_env = dict(env or {})
@@ -110,6 +111,7 @@ class Up:
                     str(flower_port),
                     "--concurrency",
                     str(concurrency),
+                    *args,
                 ],
                 cwd=ROOT,
                 env=_env(data_dir, self.extra_env),
@@ -603,6 +605,9 @@ def test_worker_sigkill_is_restarted_and_the_api_keeps_answering(stack: Up) -> N
         "(death 1 within 5 minutes; up gives up at 5)"
     ], stack.stderr
     assert lines[0] in stack.log("up")
+    # each start is marked in the part's log and in up.log, in the text format
+    mark = f" INFO contextq.up [{stack.proc.pid}] started worker (pid {new[0]})"
+    assert mark in stack.log("worker") and mark in stack.log("up")
     for pid in group:  # nothing of the old worker is left running
         assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
     client.close()
@@ -659,18 +664,97 @@ def _status(url: str) -> int | None:
 
 
 def _json_lines(text: str) -> list[dict[str, Any]]:
-    """Every line from the first JSON object on, parsed (a line that is not JSON fails).
+    """Every line of a log file, parsed: a line that is not one JSON object fails."""
+    records = []
+    for number, line in enumerate(text.splitlines(), 1):
+        try:
+            record = json.loads(line)
+        except ValueError:
+            pytest.fail(f"line {number} is not JSON: {line[:300]!r}")
+        assert isinstance(record, dict), line
+        records.append(record)
+    return records
 
-    Before logging is configured a process may print a Python warning (Celery's "running
-    as root"); from then on every line is one JSON object.
-    """
-    lines = [line for line in text.splitlines() if line and not line.startswith("--- contextq up")]
-    first = next(i for i, line in enumerate(lines) if line.startswith("{"))
-    return [json.loads(line) for line in lines[first:]]
+
+def _kill_a_worker_and_its_pool_child(up: Up) -> None:
+    """SIGKILL a pool child (the worker replaces it), then the worker (`up` restarts it)."""
+    (worker,) = up.part_pids("worker.app --quiet worker")
+    up.record_tree()
+    os.kill(psutil.Process(worker).children()[0].pid, signal.SIGKILL)
+    _wait(
+        lambda: (
+            len(psutil.Process(worker).children()) >= 1
+            and any("exited with 'signal 9" in r["message"] for r in _json_lines(up.log("worker")))
+        ),
+        timeout=30,
+        what="the worker to note its pool child's death and replace it",
+    )
+    os.kill(worker, signal.SIGKILL)
+
+    def restarted() -> list[int]:  # its orphaned pool children come back to `up`: by up.log
+        starts = [r["message"] for r in _json_lines(up.log("up"))]
+        found = re.findall(r"^started worker \(pid (\d+)\)$", "\n".join(starts), re.M)
+        return [int(pid) for pid in found if int(pid) != worker]
+
+    (new,) = _wait(restarted, timeout=30, what="the worker to be started again")
+    _wait(
+        lambda: any(
+            r["process"] == new and r["message"].endswith(" ready.")
+            for r in _json_lines(up.log("worker"))
+        ),
+        timeout=60,
+        what="the new worker to be ready",
+    )
+
+
+def _kill_an_api_process(up: Up) -> None:
+    """SIGKILL one of the API's processes: uvicorn's supervisor starts another."""
+    (supervisor,) = up.part_pids("uvicorn api.asgi:app")
+    children = {p.pid for p in psutil.Process(supervisor).children()}  # + a resource tracker
+    servers = [r["process"] for r in _json_lines(up.log("api")) if r["logger"] == "uvicorn.error"]
+    victim = next(pid for pid in servers if pid in children)
+    os.kill(victim, signal.SIGKILL)
+    _wait(
+        lambda: any(
+            r["logger"] == "uvicorn.error" and r["message"] == f"Child process [{victim}] died"
+            for r in _json_lines(up.log("api"))
+        ),
+        timeout=30,
+        what="uvicorn's supervisor to log the death, as JSON",
+    )
+
+
+def _assert_every_line_is_json(up: Up) -> None:
+    """SPEC §11: every contextq process logs one JSON object per line (Valkey's and
+    Flower's own files aside): the launcher's lines, uvicorn's supervisor, warnings,
+    billiard's, Celery's shutdown lines included."""
+    for part in ("up", "api", "worker", "beat"):
+        records = _json_lines(up.log(part))
+        assert records, part
+        for record in records:
+            assert {"time", "level", "logger", "message", "process"} <= set(record), record
+        if part != "up":
+            starts = [r for r in records if r["logger"] == "contextq.up"]
+            assert starts and all(r["message"].startswith(f"started {part} (pid ") for r in starts)
+    api = _json_lines(up.log("api"))
+    assert any(r["message"].startswith("Started parent process [") for r in api)
+    access = [r for r in api if r["logger"] == "contextq.api.access"]
+    assert access and all(len(r["request_id"]) >= 1 for r in access)
+    worker = _json_lines(up.log("worker"))
+    assert sum(r["message"].startswith("started worker (pid ") for r in worker) == 2
+    assert any(r["message"] == "worker: Warm shutdown (MainProcess)" for r in worker)
+    up_log = [r["message"] for r in _json_lines(up.log("up"))]
+    assert sum(m.startswith("started worker (pid ") for m in up_log) == 2
 
 
 def test_json_logs_and_giving_up_after_five_deaths(tmp_path: Path) -> None:
-    up = Up(tmp_path / "data", _free_port(), _free_port(), {**SMALL_WINDOW, "LOG_FORMAT": "json"})
+    up = Up(
+        tmp_path / "data",
+        _free_port(),
+        _free_port(),
+        {**SMALL_WINDOW, "LOG_FORMAT": "json"},
+        args=("--api-workers", "2"),  # uvicorn's supervisor runs: its lines are JSON too
+    )
     try:
         up.wait_banner()
         headers = {"Authorization": f"Bearer {_key(up)}"}
@@ -710,7 +794,8 @@ def test_json_logs_and_giving_up_after_five_deaths(tmp_path: Path) -> None:
         for part in ("api", "worker", "beat"):
             records = _json_lines(up.log(part))
             assert any(r["message"] == INIT_LINE for r in records), part
-            assert all({"time", "level", "logger", "message"} <= set(r) for r in records), part
+        _kill_a_worker_and_its_pool_child(up)
+        _kill_an_api_process(up)
 
         # five deaths of one part within five minutes: up stops everything and exits 1
         killed: list[int] = []
@@ -740,6 +825,7 @@ def test_json_logs_and_giving_up_after_five_deaths(tmp_path: Path) -> None:
         assert any("giving up" in m for m in messages)
         assert up.survivors() == []
         assert up.valkey_servers() == []
+        _assert_every_line_is_json(up)
     finally:
         up.kill_everything()
 

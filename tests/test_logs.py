@@ -10,6 +10,10 @@ import io
 import json
 import logging
 import os
+import subprocess
+import sys
+import threading
+import warnings
 from collections.abc import Iterator
 from typing import Any
 
@@ -19,14 +23,22 @@ from pydantic import ValidationError
 
 from api import errors
 from api.main import ContextqAPI
-from contextq.logs import REQUEST_ID, SERVER_LOGGERS, SILENCED_LOGGERS, configure_logging
+from contextq.logs import (
+    REQUEST_ID,
+    SERVER_LOGGERS,
+    SILENCED_LOGGERS,
+    UVICORN_LOG_CONFIG,
+    configure_logging,
+    format_line,
+)
 from contextq.settings import Settings
 from contextq.startup import context_management_line
 
 
 @pytest.fixture
 def stream() -> Iterator[io.StringIO]:
-    """Logging configured into a buffer; the root logger and server loggers restored after."""
+    """Logging configured into a buffer; the root logger, server loggers, the warnings
+    capture, logging's last resort and the exception hooks restored after."""
     root = logging.getLogger()
     names = [*SERVER_LOGGERS, *SILENCED_LOGGERS]
     saved = (
@@ -34,6 +46,7 @@ def stream() -> Iterator[io.StringIO]:
         root.level,
         {n: (list(logging.getLogger(n).handlers), logging.getLogger(n).propagate) for n in names},
     )
+    hooks = (logging.lastResort, sys.excepthook, threading.excepthook)
     buf = io.StringIO()
     try:
         yield buf
@@ -43,6 +56,8 @@ def stream() -> Iterator[io.StringIO]:
         for name, (handlers, propagate) in saved[2].items():
             logging.getLogger(name).handlers[:] = handlers
             logging.getLogger(name).propagate = propagate
+        logging.captureWarnings(False)
+        logging.lastResort, sys.excepthook, threading.excepthook = hooks
 
 
 def _records(buf: io.StringIO) -> list[dict[str, Any]]:
@@ -97,6 +112,99 @@ def test_not_forced_it_leaves_a_foreign_setup_alone(stream: io.StringIO) -> None
     assert logging.getLogger().handlers == [foreign]
     assert configure_logging(fmt="json", stream=stream, force=True) is True
     assert foreign not in logging.getLogger().handlers
+
+
+def test_warnings_and_handlerless_loggers_come_out_as_json(stream: io.StringIO) -> None:
+    """Celery's "running as root" warning and billiard's "Process … exited with signal 9"
+    (a logger without handlers that does not propagate) used to be printed raw."""
+    configure_logging(level="INFO", fmt="json", stream=stream)
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        logging.captureWarnings(True)  # catch_warnings put the old showwarning back
+        warnings.warn("You're running the worker as root", UserWarning, stacklevel=1)
+    lonely = logging.getLogger("contextq.test.billiard-like")
+    lonely.propagate = False
+    try:
+        lonely.error("Process %r pid:%d exited with %r", "ForkPoolWorker-1", 42, "signal 9")
+        lonely.info("below the last resort's WARNING: not written")
+    finally:
+        lonely.propagate = True
+    warning, billiard = _records(stream)
+    assert warning["logger"] == "py.warnings" and warning["level"] == "WARNING"
+    assert "UserWarning: You're running the worker as root" in warning["message"]
+    assert not warning["message"].endswith("\n")
+    assert billiard["logger"] == "contextq.test.billiard-like" and billiard["level"] == "ERROR"
+    assert billiard["message"] == "Process 'ForkPoolWorker-1' pid:42 exited with 'signal 9'"
+
+
+def test_uvicorns_colour_copy_of_the_message_is_dropped(stream: io.StringIO) -> None:
+    configure_logging(level="INFO", fmt="json", stream=stream)
+    logging.getLogger("uvicorn.error").info(
+        "Started server process [7]", extra={"color_message": "Started server process [\x1b[36m7"}
+    )
+    (record,) = _records(stream)
+    assert record["message"] == "Started server process [7]" and "color_message" not in record
+
+
+def _python(code: str, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+def test_uncaught_exceptions_are_json_lines_in_a_real_process() -> None:
+    code = (
+        "import threading\n"
+        "from contextq.logs import configure_logging\n"
+        "configure_logging(fmt='json')\n"
+        "t = threading.Thread(target=lambda: 1 / 0, name='sweeper'); t.start(); t.join()\n"
+        "raise ValueError('boom')\n"
+    )
+    done = _python(code)
+    assert done.returncode == 1 and done.stderr == ""
+    thread, main = [json.loads(line) for line in done.stdout.splitlines()]
+    assert thread["message"] == "uncaught exception in thread sweeper"
+    assert "ZeroDivisionError" in thread["exc_info"] and thread["level"] == "CRITICAL"
+    assert main["message"] == "uncaught exception" and "ValueError: boom" in main["exc_info"]
+
+
+def test_uvicorn_log_config_gives_the_supervisor_our_format() -> None:
+    """What `uvicorn --log-config` does in the parent of `--workers N`, which never imports
+    the app: dictConfig of the shipped file, then uvicorn's supervisor logs."""
+    code = (
+        "import json, logging, logging.config\n"
+        "from contextq.logs import UVICORN_LOG_CONFIG\n"
+        "logging.config.dictConfig(json.loads(UVICORN_LOG_CONFIG.read_text()))\n"
+        "logging.getLogger('uvicorn.error').info('Started parent process [%d]', 1234)\n"
+        "logging.getLogger('uvicorn.access').info('GET / 200')\n"
+        "logging.getLogger('contextq.test').debug('below LOG_LEVEL')\n"
+    )
+    done = _python(code, LOG_FORMAT="json", LOG_LEVEL="INFO")
+    assert done.returncode == 0, done.stderr
+    (record,) = [json.loads(line) for line in done.stdout.splitlines()]
+    assert record["logger"] == "uvicorn.error" and record["level"] == "INFO"
+    assert record["message"] == "Started parent process [1234]"
+    text = _python(code, LOG_FORMAT="text", LOG_LEVEL="DEBUG")
+    assert " INFO uvicorn.error [" in text.stdout and "DEBUG contextq.test" in text.stdout
+    assert "GET / 200" not in text.stdout
+    assert UVICORN_LOG_CONFIG.is_file() and UVICORN_LOG_CONFIG.suffix == ".json"
+
+
+def test_format_line_writes_another_process_line() -> None:
+    record = json.loads(format_line("json", "contextq.up", "started api (pid 7)"))
+    assert (record["logger"], record["level"], record["message"]) == (
+        "contextq.up",
+        "INFO",
+        "started api (pid 7)",
+    )
+    assert record["process"] == os.getpid() and record["time"].endswith("+00:00")
+    text = format_line("text", "contextq.up", "started api (pid 7)")
+    assert text.endswith(f" INFO contextq.up [{os.getpid()}] started api (pid 7)")
 
 
 def test_log_settings_are_checked() -> None:

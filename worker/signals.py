@@ -1,8 +1,11 @@
 """Worker process hooks.
 
 - Logging (`setup_logging`, in the worker, beat and every `celery -A worker.app`
-  process): configured from `LOG_LEVEL` / `LOG_FORMAT` by `contextq.logs` instead of
-  Celery's own setup, which would replace the root handler with its format. Celery's
+  process; in the worker already at `celeryd_init`, so its "running as root" warning is
+  a log line too): configured from `LOG_LEVEL` / `LOG_FORMAT` by `contextq.logs` instead
+  of Celery's own setup, which would replace the root handler with its format; the
+  lines Celery prints past logging at shutdown are logged instead, and sys.stdout and
+  sys.stderr are redirected to logging as Celery's own setup would. Celery's
   `--loglevel` is therefore not used: LOG_LEVEL is (`contextq worker --loglevel X`
   sets it). The worker and beat then log the SPEC §4 start line.
 - In the main worker process (`worker_init`, before the pool forks): build the
@@ -26,10 +29,12 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 
 from celery.signals import (
     beat_init,
     celeryd_after_setup,
+    celeryd_init,
     setup_logging,
     worker_init,
     worker_process_init,
@@ -59,13 +64,39 @@ def _set_rlimit(max_memory_mb: int) -> None:
         resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
 
 
+@celeryd_init.connect  # the worker, before Celery warns about running as root
 @setup_logging.connect
 def _configure_logging(**_kw: object) -> None:
     from contextq.logs import configure_logging
     from contextq.settings import get_settings
 
     settings = get_settings()
+    sys.stdout, sys.stderr = sys.__stdout__, sys.__stderr__  # our handler writes to the real one
     configure_logging(level=settings.LOG_LEVEL, fmt=settings.LOG_FORMAT)
+    _log_what_celery_says()
+    _redirect_stdouts()
+
+
+def _redirect_stdouts() -> None:
+    """What Celery does itself (`worker_redirect_stdouts`) unless, as here, the
+    `setup_logging` signal takes over its setup: writes to sys.stdout and sys.stderr —
+    prints, and the traceback billiard writes when a pool child finds its parent gone
+    ("Process ForkPoolWorker-2:") — become WARNING lines of `celery.redirected`."""
+    from worker.app import app
+
+    app.log.redirect_stdouts(loglevel="WARNING")
+
+
+def _log_what_celery_says() -> None:
+    """Celery writes its shutdown lines ("worker: Warm shutdown (MainProcess)", the Ctrl-C
+    hints) straight to the terminal with `safe_say`, past logging: they become lines of
+    the `celery.apps.worker` logger, in the process's format."""
+    import celery.apps.worker as celery_worker
+
+    def say(message: str, _stream: object = None) -> None:
+        logging.getLogger("celery.apps.worker").info("%s", message.strip())
+
+    celery_worker.safe_say = say
 
 
 def _log_start() -> None:

@@ -1,15 +1,18 @@
 """The command line of each part, shared by `contextq up` and the single-part commands.
 
 Logging is configured inside each part from `LOG_LEVEL` / `LOG_FORMAT` (see
-`contextq.logs`): the API through `api.asgi`, the worker and beat through Celery's
-`setup_logging` signal. In JSON mode Celery's banners (printed, not logged) are turned
-off with `--quiet`, so every line of a part's output is a JSON object.
+`contextq.logs`): the API's processes through `api.asgi`, uvicorn's supervisor (the
+parent of `--workers N`, which never imports the app) through `--log-config`, the
+worker and beat through Celery's signals. In JSON mode Celery's banners (printed, not
+logged) are turned off with `--quiet`, so every line of a part's output is a JSON object.
 """
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
+
+from contextq.logs import UVICORN_LOG_CONFIG
 
 QUEUES = "files,history"
 ASGI_APP = "api.asgi:app"  # api.main's app, with logging configured before uvicorn logs
@@ -31,6 +34,10 @@ def api_argv(
         str(port),
         "--timeout-graceful-shutdown",
         "5",
+        # uvicorn's own lines (the supervisor's "Started parent process", "Child process
+        # died") in our format: its handler factory configures logging from settings
+        "--log-config",
+        str(UVICORN_LOG_CONFIG),
         "--no-access-log",  # the API writes its own access line (route, duration, request id)
         # longer than clients keep an idle connection (httpx: 5 s): a server closing a kept
         # connection just as the client reuses it makes that request fail (seen under load)

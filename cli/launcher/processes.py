@@ -29,7 +29,10 @@ from typing import IO, Any
 
 import psutil
 
+from contextq.logs import LogFormat, format_line
+
 LOCK_FILE = "up.lock"
+UP_LOGGER = "contextq.up"  # the launcher's own lines (up.log, and each start in a part's log)
 
 _PR_SET_PDEATHSIG = 1
 _PR_SET_CHILD_SUBREAPER = 36
@@ -78,6 +81,8 @@ class Child:
     stop_order: int  # lower stops first
     cwd: Path | None = None
     before_start: Callable[[], None] | None = None
+    log_format: LogFormat = "text"  # of the line marking each start in the part's log
+    note: Callable[[str], None] | None = None  # the launcher's own log (up.log)
     proc: subprocess.Popen[bytes] | None = None
     started_at: float = 0.0
 
@@ -94,8 +99,6 @@ class Child:
         if self.before_start is not None:
             self.before_start()
         with open(self.log_path, "ab") as log:
-            log.write(f"\n--- contextq up: starting {self.name} (pid {os.getpid()}) ---\n".encode())
-            log.flush()
             self.proc = subprocess.Popen(
                 self.argv,
                 stdin=subprocess.DEVNULL,
@@ -106,7 +109,13 @@ class Child:
                 preexec_fn=_child_setup(os.getpid()),  # noqa: PLW1509  (setpgid + prctl only)
                 close_fds=True,
             )
+            # where this run starts, in the part's own format (a JSON line under
+            # LOG_FORMAT=json); the part writes nothing before its interpreter is up
+            message = f"started {self.name} (pid {self.proc.pid})"
+            log.write(f"{format_line(self.log_format, UP_LOGGER, message)}\n".encode())
         self.started_at = time.monotonic()
+        if self.note is not None:
+            self.note(message)
 
     def kill_group(self) -> None:
         """SIGKILL what is left of the group (pool children of a dead worker) and reap it."""
@@ -125,6 +134,8 @@ class ProcessTable:
     env: dict[str, str]
     children: list[Child] = field(default_factory=list)
     subreaper: bool = True  # off only where this process is not a launcher (a test runner)
+    log_format: LogFormat = "text"
+    note: Callable[[str], None] | None = None  # each start, in the launcher's own log
 
     def __post_init__(self) -> None:
         self.log_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -149,6 +160,8 @@ class ProcessTable:
             stop_order=stop_order,
             cwd=cwd,
             before_start=before_start,
+            log_format=self.log_format,
+            note=self.note,
         )
         child.start()
         self.children.append(child)

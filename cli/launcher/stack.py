@@ -24,7 +24,7 @@ from cli.launcher.broker import EmbeddedBroker
 from cli.launcher.devkey import dev_api_key, ensure_data_dir, flower_env
 from cli.launcher.ports import AskedPort, PortReservation, pick_free_ports, reserve
 from cli.launcher.probes import api_ready, connect_host, flower_ready, redis_ready, worker_ping
-from cli.launcher.processes import LaunchError, ProcessTable, data_dir_lock, tail
+from cli.launcher.processes import UP_LOGGER, LaunchError, ProcessTable, data_dir_lock, tail
 from cli.launcher.supervision import Supervisor
 from contextq.logs import make_formatter
 from contextq.secret_files import BROKER_URL_FILE, FLOWER_PASSWORD_FILE, write_secret
@@ -53,6 +53,7 @@ class Stack:
     settings: Settings
     options: UpOptions
     say: Callable[[str], None]
+    note: Callable[[str], None] | None = None  # up.log only (each part's start)
     table: ProcessTable | None = None
     ports: PortReservation = field(default_factory=PortReservation)
     broker: EmbeddedBroker | None = None
@@ -98,7 +99,9 @@ class Stack:
         metrics.wipe(metrics_dir)
         env[metrics.ENV_DIR] = str(metrics_dir)
         env.setdefault("ORT_DISABLE_TELEMETRY", "1")
-        self.table = table = ProcessTable(log_dir=data_dir / "logs", env=env)
+        self.table = table = ProcessTable(
+            log_dir=data_dir / "logs", env=env, log_format=s.LOG_FORMAT, note=self.note
+        )
         self._start_broker()
         table.env["REDIS_URL"] = self.redis_url
         quiet = s.LOG_FORMAT == "json"
@@ -212,29 +215,37 @@ class Stack:
             (self.settings.data_dir / BROKER_URL_FILE).unlink(missing_ok=True)
 
 
-def up_reporter(
-    say: Callable[[str], None], settings: Settings
-) -> tuple[Callable[[str], None], Callable[[], None]]:
-    """`say` (stderr) and DATA_DIR/logs/up.log (in LOG_FORMAT, with timestamps): the
-    launcher's own lines. Returns (report, close)."""
+@dataclass
+class UpLog:
+    """The launcher's own lines: `report` (stderr and DATA_DIR/logs/up.log, in LOG_FORMAT
+    with timestamps), `note` (up.log only), `close`."""
+
+    say: Callable[[str], None]
+    logger: logging.Logger
+    handler: logging.Handler
+
+    def report(self, message: str) -> None:
+        self.say(message)
+        self.logger.info("%s", message)
+
+    def note(self, message: str) -> None:
+        self.logger.info("%s", message)
+
+    def close(self) -> None:
+        self.logger.removeHandler(self.handler)
+        self.handler.close()
+
+
+def up_log(say: Callable[[str], None], settings: Settings) -> UpLog:
     log_dir = ensure_data_dir(settings) / "logs"
     log_dir.mkdir(mode=0o700, exist_ok=True)
-    logger = logging.getLogger("contextq.up")
+    logger = logging.getLogger(UP_LOGGER)
     logger.propagate = False
     logger.setLevel(logging.INFO)
     handler = logging.FileHandler(log_dir / "up.log", encoding="utf-8")
     handler.setFormatter(make_formatter(settings.LOG_FORMAT))
     logger.addHandler(handler)
-
-    def report(message: str) -> None:
-        say(message)
-        logger.info("%s", message)
-
-    def close() -> None:
-        logger.removeHandler(handler)
-        handler.close()
-
-    return report, close
+    return UpLog(say, logger, handler)
 
 
 def run_up(
@@ -245,8 +256,9 @@ def run_up(
     out: Callable[[str], None],
 ) -> int:
     """`contextq up`: returns the exit code (0 after a stop signal, 1 after a failure)."""
-    report, close_report = up_reporter(say, settings)
-    stack = Stack(settings, options, report)
+    log = up_log(say, settings)
+    report = log.report
+    stack = Stack(settings, options, report, note=log.note)
     received: list[int] = []
 
     def on_signal(signum: int, _frame: Any) -> None:
@@ -291,5 +303,5 @@ def run_up(
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
-        close_report()
+        log.close()
     return 0

@@ -1,9 +1,10 @@
 """Documents (PDF, DOCX, PPTX, HTML, EPUB, ODT, RTF, MSG, IPYNB) → markdown, cached by content.
 
 One converter per document type (`CONVERTERS`): PDFium with pdfplumber tables for PDF
-(`pdf`), trafilatura's main content for HTML (`webpage`), our own readers for ODT, RTF
-and notebooks (`odt`, `rtf`, `notebook`), markitdown for DOCX (plus its comments),
-PPTX, EPUB and MSG (`mdconvert`).
+(`pdf`), the content of a web page for HTML (`webpage`: an article's main content,
+every item of a results page, a thread or a listing, saying what was left out), our
+own readers for ODT, RTF and notebooks (`odt`, `rtf`, `notebook`), markitdown for DOCX
+(plus its comments), PPTX, EPUB and MSG (`mdconvert`).
 
 The conversion is cached through `ctx.cache` under `sha256(bytes) + markitdown version
 + CONVERTER_VERSION + options`, with the page (slide) boundaries, so the whole text can
@@ -25,12 +26,15 @@ from contextq import tokens
 from contextq.errors import InvalidInput
 from contextq.files import mdconvert
 from contextq.files.registry import ConversionCache, ProcessContext, StreamInfo
-from contextq.files.result import FileExtractionResult
+from contextq.files.result import FileExtractionResult, TruncationInfo
 from contextq.files.safety import check_archive
 from contextq.settings import Settings
 
 # Bump when our conversion output changes (PDF tables, page offsets, HTML main content, ...).
-CONVERTER_VERSION = "2"
+CONVERTER_VERSION = "3"
+# a converter that leaves text out says how much in its details under this key (a
+# TruncationInfo's shown/total/counts); it becomes the file's truncation, not metadata
+LEFT_OUT = "truncation"
 ZIP_TYPES = frozenset({"docx", "pptx", "epub", "odt"})
 _NO_TEXT_NOISE = re.compile(r"^## Page \d+\s*$|<!--.*?-->", re.MULTILINE | re.DOTALL)
 _SLIDE_MARKER = re.compile(r"^<!-- Slide number: *\d+ *-->", re.MULTILINE)
@@ -122,7 +126,13 @@ def _convert_html(data: bytes, info: StreamInfo, settings: Settings, path: Path)
     from contextq.files.webpage import convert_webpage
 
     page = convert_webpage(data)
-    details: dict[str, Any] = {"extraction": page.extraction, "page_chars": page.page_chars}
+    details: dict[str, Any] = {
+        "extraction": page.extraction,
+        "page_kind": page.kind,
+        "page_chars": page.page_chars,
+    }
+    if page.left_out:
+        details["left_out"] = page.left_out
     if page.title:
         details["title"] = page.title
     if page.url:
@@ -132,7 +142,9 @@ def _convert_html(data: bytes, info: StreamInfo, settings: Settings, path: Path)
             "unwrapped": page.links_unwrapped,
             "dropped": page.links_dropped,
         }
-    converter = "trafilatura" if page.extraction == "main content" else "markitdown"
+    if page.truncation():
+        details[LEFT_OUT] = page.truncation()
+    converter = "trafilatura" if page.extraction == "main content" else "markdownify"
     return Converted(page.markdown, converter, details=details)
 
 
@@ -244,11 +256,13 @@ class DocumentProcessor:
 
 def _result(converted: Converted, hit: bool, info: StreamInfo) -> FileExtractionResult:
     markdown = converted.markdown
+    details = dict(converted.details)
+    left_out = details.pop(LEFT_OUT, None)
     metadata: dict[str, Any] = {
         "converter": converted.converter,
         "markitdown_version": mdconvert.markitdown_version(),
         "chars": len(markdown),
-        **converted.details,
+        **details,
     }
     if converted.pages is not None:
         metadata["pages"] = converted.pages  # PDF pages, PPTX slides
@@ -269,6 +283,7 @@ def _result(converted: Converted, hit: bool, info: StreamInfo) -> FileExtraction
         category="document",
         media_type=info.media_type,
         content=markdown,
+        truncation=TruncationInfo(**left_out) if left_out else TruncationInfo(),
         metadata=metadata,
         cache_hit=hit,
         full_text_tokens=full_tokens,

@@ -1,55 +1,147 @@
-"""Saved web pages → the markdown of their main content, not their menus.
+"""Saved web pages → the markdown of their content, not their menus, saying what was left out.
 
-trafilatura (offline: it is given the page, never a URL) finds the article: headings,
-paragraphs, lists, tables and links, without navigation, sidebars, language lists,
-footers and cookie banners. When it finds too little of the page to be the content
-(a search-results page, an index), the whole page goes through markitdown's HTML
-converter instead. Either way, tracking redirect links are unwrapped to their targets
-or dropped first (`links.clean_link`).
+The kind of page decides what its content is (`page_layout.analyse`): a search-results
+page, a forum thread or a product listing is its items, every one of them; an article
+(an encyclopedia entry, a news story, a documentation page) is the main content
+trafilatura finds (offline: it is given the page, never a URL), without navigation,
+sidebars, language lists, footers and cookie banners — unless that main content misses
+much of the page's text outside its chrome, in which case the page's content is taken
+instead. Page content is the visible page without its chrome, through markitdown's
+HTML converter; a page that is all chrome goes whole. Tracking redirect links are
+unwrapped to their targets or dropped first (`links.clean_link`).
+
+Whatever is not sent is said: `truncation()` gives the visible characters kept of the
+page's and the blocks left out by kind (`page chars: 1299 of 11024, 9 blocks left out
+(navigation, link list, footer, …)`); the whole page stays in the raw file.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from contextq.errors import InvalidInput
-from contextq.files import mdconvert
 from contextq.files.links import clean_link
+from contextq.files.page_layout import Layout, analyse, drop, norm
 
 # the main content must hold this many characters to stand for the page (a short page
-# has no chrome worth removing, and a search-results page has no single main part)
+# has no chrome worth removing)
 MAIN_MIN_CHARS = 400
+# ... and this share of the text outside the chrome: an "article" whose main content
+# misses more is a page of several parts, sent as its content
+MAIN_MIN_SHARE = 0.5
+OUTSIDE_MAIN = "text outside the main content"
 _SPACES = re.compile(r"\s+")
+_SAVED_FROM = re.compile(rb"<!-- saved from url=\(\d+\)(https?://[^ >]+) -->")
+_BLOCK_TAGS = ("p", "li", "td", "th", "dd", "dt", "pre", "blockquote", "figcaption", "caption")
+_ESCAPED_UNDERSCORE = re.compile(r"(?<=\w)\\_(?=\w)")
+_PERMALINK_TEXT = frozenset({"¶", "#", "§", "🔗", "link"})
+_WORDLESS = re.compile(r"\W+")
+_MD_IMAGE = re.compile(r"!\[[^\]]*\]\([^)]*\)")
+_MD_LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
+_MD_ESCAPE = re.compile(r"\\([\\`*_{}\[\]()#+\-.!|>])")
+_MD_SYNTAX = re.compile(r"^\s*(?:#+|>|[-+*]|\d+\.)\s+|^[|:\- ]+$|\*\*?|`+|\|", re.M)
 
 
 @dataclass(frozen=True)
 class Webpage:
     markdown: str
-    extraction: str  # "main content" | "whole page"
+    extraction: str  # "main content" | "page content" | "whole page"
     title: str | None
     url: str | None
     page_chars: int  # visible text of the whole page
     links_unwrapped: int
     links_dropped: int
+    kind: str = "article"  # "search results" | "forum thread" | "listing" | "article"
+    kept_chars: int = 0  # visible text of the page that the markdown holds
+    left_out: dict[str, int] = field(default_factory=dict)  # kind of block → blocks
+
+    def truncation(self) -> dict[str, Any]:
+        """What extraction left out, in `TruncationInfo`'s terms (empty when nothing)."""
+        if self.kept_chars >= self.page_chars:
+            return {}
+        blocks = sum(self.left_out.values())
+        names = sorted(self.left_out, key=lambda k: (-self.left_out[k], k))
+        counts = {f"blocks left out ({', '.join(names)})": blocks} if blocks else {}
+        return {
+            "shown": {"page chars": self.kept_chars},
+            "total": {"page chars": self.page_chars},
+            "counts": counts,
+        }
 
 
 def convert_webpage(data: bytes) -> Webpage:
     tree = _parse(data)
     unwrapped, dropped = _clean_links(tree)
     title = _title(tree)
-    url = _canonical_url(tree)
-    page_chars = len(_SPACES.sub(" ", _visible_text(tree)).strip())
-    main = _main_content(tree)
-    if main and len(main) >= MAIN_MIN_CHARS:
-        if title and not main.lstrip().startswith("#"):
-            main = f"# {title}\n\n{main}"
-        return Webpage(main, "main content", title, url, page_chars, unwrapped, dropped)
-    from lxml import html as lxml_html
+    url = _canonical_url(tree) or _saved_from(data)
+    layout = analyse(tree, url)
+    extraction, markdown, kept, left_out = _content(layout)
+    return Webpage(
+        markdown=_titled(markdown, title),
+        extraction=extraction,
+        title=title,
+        url=url,
+        page_chars=layout.page_chars,
+        links_unwrapped=unwrapped,
+        links_dropped=dropped,
+        kind=layout.kind,
+        kept_chars=kept,
+        left_out=left_out,
+    )
 
-    whole = mdconvert.convert(lxml_html.tostring(tree, encoding="utf-8"), "html")
-    return Webpage(whole, "whole page", title, url, page_chars, unwrapped, dropped)
+
+def _content(layout: Layout) -> tuple[str, str, int, dict[str, int]]:
+    """(extraction, markdown, visible characters kept, blocks left out by kind)."""
+    if not layout.content_chars:  # all chrome: nothing to choose from
+        return "whole page", _to_markdown(layout.visible), layout.page_chars, {}
+    if layout.kind == "article":
+        main = _main_content(layout.visible)
+        if main is not None and len(main) >= MAIN_MIN_CHARS:
+            kept, outside = _coverage(main, layout.content)
+            if kept >= MAIN_MIN_SHARE * layout.content_chars:
+                left_out = dict(layout.chrome) | ({OUTSIDE_MAIN: outside} if outside else {})
+                return "main content", main, kept, left_out
+    markdown = _to_markdown(layout.content)
+    return "page content", markdown, layout.content_chars, dict(layout.chrome)
+
+
+def _titled(markdown: str, title: str | None) -> str:
+    markdown = _ESCAPED_UNDERSCORE.sub("_", markdown)  # STRIPECOUNT\\_CONFIG, user\\_name
+    if title and not markdown.lstrip().startswith("#"):
+        return f"# {title}\n\n{markdown}"
+    return markdown
+
+
+def _to_markdown(element: Any) -> str:
+    from contextq.files.page_markdown import element_markdown
+
+    return element_markdown(element)
+
+
+def _coverage(main: str, content: Any) -> tuple[int, int]:
+    """(visible characters of the page the main content holds, blocks of the content with
+    text of their own that it does not hold)."""
+    plain = _plain(main)
+    squashed = _WORDLESS.sub("", plain)
+    outside = 0
+    for block in content.iter(*_BLOCK_TAGS):
+        text = _WORDLESS.sub("", "".join(block.itertext()))
+        if len(text) >= 16 and text[:32] not in squashed and block.find(".//p") is None:
+            outside += 1
+    return len(plain), outside
+
+
+def _plain(markdown: str) -> str:
+    text = _MD_LINK.sub(r"\1", _MD_IMAGE.sub("", markdown))
+    return norm(_MD_SYNTAX.sub(" ", _MD_ESCAPE.sub(r"\1", text)))
+
+
+def _saved_from(data: bytes) -> str | None:
+    """The address a browser's "Save page as" notes at the top of the file."""
+    found = _SAVED_FROM.search(data[:4096])
+    return found.group(1).decode("ascii", "replace")[:2000] if found else None
 
 
 def _parse(data: bytes) -> Any:
@@ -67,9 +159,13 @@ def _parse(data: bytes) -> Any:
 
 def _clean_links(tree: Any) -> tuple[int, int]:
     unwrapped = dropped = 0
+    permalinks = []
     for anchor in tree.iter("a"):
         href = anchor.get("href")
         if not href:
+            continue
+        if href.startswith("#") and (anchor.text or "").strip() in _PERMALINK_TEXT:
+            permalinks.append(anchor)  # a heading's own anchor (Sphinx, MkDocs, GitHub)
             continue
         cleaned = clean_link(href)
         if cleaned is None:
@@ -78,6 +174,8 @@ def _clean_links(tree: Any) -> tuple[int, int]:
         elif cleaned != href.strip():
             anchor.set("href", cleaned)
             unwrapped += 1
+    for anchor in permalinks:
+        drop(anchor)
     return unwrapped, dropped
 
 
@@ -97,17 +195,11 @@ def _canonical_url(tree: Any) -> str | None:
     return None
 
 
-def _visible_text(tree: Any) -> str:
-    return " ".join(tree.xpath("//body//text()[not(ancestor::script) and not(ancestor::style)]"))
-
-
 def _main_content(tree: Any) -> str | None:
-    import copy
-
     import trafilatura
 
     text = trafilatura.extract(
-        copy.deepcopy(tree),  # trafilatura prunes the tree it is given
+        tree,  # pruned by trafilatura: the layout's copy of the visible page
         output_format="markdown",
         include_tables=True,
         include_links=True,
@@ -115,6 +207,8 @@ def _main_content(tree: Any) -> str | None:
         include_images=False,
         include_comments=False,
         favor_precision=True,
+        fast=True,  # no backup extractors: a main content that misses the page's text
+        # is caught by the coverage check, which sends the page's content instead
         deduplicate=False,
         with_metadata=False,
     )

@@ -62,7 +62,7 @@ VECTORS = [
         "html",
         (SENTINEL, "# Heading one", "* beta"),
         ("SCRIPT-ONLY-TEXT", "<p>"),
-        {"converter": "markitdown"},
+        {"converter": "markdownify"},
     ),
     Vector(
         "book.epub",
