@@ -175,6 +175,10 @@ def read_yaml(path: Path, settings: Settings, lim: Limits, meta: dict[str, Any])
             ) from exc
         raise InvalidInput(f"this YAML cannot be read: {exc}") from exc
     except yaml.YAMLError as exc:
+        if "maximum nesting depth" in str(exc):  # libyaml's own limit (1 000 levels)
+            raise InvalidInput(
+                "this YAML is nested too deeply to read (over 1 000 levels of lists or maps)"
+            ) from exc
         raise InvalidInput(f"invalid YAML: {exc}") from exc
     finally:
         loader.dispose()

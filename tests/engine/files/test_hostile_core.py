@@ -70,7 +70,8 @@ def many_entries_xlsx() -> bytes:
 VECTORS: list[tuple[str, Callable[[], bytes], str | None]] = [
     ("deep.json", lambda: b"[" * 100_000 + b"]" * 100_000, "nested too deeply"),
     ("deep.jsonl", lambda: b"[" * 100_000 + b"]" * 100_000 + b"\n", None),
-    ("deep.yaml", lambda: b"[" * 20_000 + b"]" * 20_000, None),  # a depth-cut view
+    ("deep.yaml", lambda: b"[" * 20_000 + b"]" * 20_000, "nested too deeply"),
+    ("deep-ok.yaml", lambda: b"[" * 900 + b"1" + b"]" * 900, None),  # a depth-cut view
     ("bomb.yaml", lambda: YAML_BOMB, "alias bomb"),
     ("code.yaml", lambda: b"!!python/object/apply:os.system ['echo pwned']\n", "!!python"),
     ("code2.yml", lambda: b"x: !!python/name:os.system\n", "!!python"),
