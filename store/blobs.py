@@ -194,6 +194,12 @@ def get_blob_store(settings: Settings | None = None) -> BlobStore:
         return store
 
 
+def forget_blob_stores() -> None:
+    """Build the stores again on next use (after the environment changed: tests)."""
+    with _stores_lock:
+        _stores.clear()
+
+
 def _build(settings: Settings) -> BlobStore:
     if settings.BLOB_STORE == "s3":
         from store.blobstore.s3 import S3BlobStore

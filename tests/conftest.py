@@ -18,6 +18,9 @@ Fixtures (stable names; other suites rely on them):
 - `app_client`               FastAPI TestClient in-process (pure API tests, no server process).
 - `postgres_server` (session) / `postgres_url`: a real PostgreSQL; tests using them are
                              skipped only when no PostgreSQL server binaries exist at all.
+- `s3_server` (session)      a real S3 endpoint (moto's server mode); the `stack` param
+                             "s3" runs the stack with BLOB_STORE=s3 on a fresh bucket
+                             (mark such tests `s3`).
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from typing import Any
 import pytest
 
 from tests.support import postgres as pg
+from tests.support import s3
 from tests.support.api import ApiServer, in_process_client
 from tests.support.db import OwnerKey, create_owner, migrate
 from tests.support.procs import reap_all
@@ -76,6 +80,17 @@ def postgres_url(postgres_server: pg.PostgresServer) -> str:
     return postgres_server.create_database()
 
 
+# --- S3 -----------------------------------------------------------------------------
+@pytest.fixture(scope="session")
+def s3_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[s3.S3Server]:
+    s3.require()
+    server = s3.S3Server(tmp_path_factory.mktemp("moto")).start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
 # --- the stack env --------------------------------------------------------------
 @pytest.fixture
 def stack(
@@ -86,11 +101,16 @@ def stack(
 ) -> Iterator[StackEnv]:
     backend = getattr(request, "param", "sqlite")
     database_url = None
+    blobs: dict[str, str] = {}
     if backend == "postgres":
         database_url = request.getfixturevalue("postgres_url")
+    elif backend == "s3":  # SQLite, blobs in a fresh bucket of the moto server
+        server = request.getfixturevalue("s3_server")
+        blobs = server.env(server.create_bucket())
     elif backend != "sqlite":
         raise ValueError(f"unknown stack backend {backend!r}")
     env = StackEnv(data_dir=tmp_path / "data", redis_url=redis_url, database_url=database_url)
+    env = env.with_overrides(**blobs)
     # per-test env from @pytest.mark.stack_env(KEY=value, ...)
     for marker in request.node.iter_markers("stack_env"):
         env = env.with_overrides(**marker.kwargs)

@@ -86,7 +86,8 @@ def check_store(store: S3BlobStore) -> None:
     the prefix, Valkey reachable for the pins: else BlobStoreUnavailable."""
     where = f"BLOB_STORE=s3, {store.where()}"
     try:
-        store.client.head_bucket(Bucket=store.bucket)
+        # a LIST first: unlike HEAD its errors have a body that names the cause
+        store.client.list_objects_v2(Bucket=store.bucket, Prefix=store.prefix, MaxKeys=1)
         probe = f"{store.prefix}tmp/start-check-{uuid.uuid4().hex}"
         store.client.put_object(Bucket=store.bucket, Key=probe, Body=b"contextq start check")
         store.client.head_object(Bucket=store.bucket, Key=probe)
