@@ -7,7 +7,8 @@ Fixtures (stable names; other suites rely on them):
 - `stack`                    a `StackEnv` (tmp DATA_DIR, SQLite file, `redis_url`), migrated
                              and *activated* in the test process (env set, settings/engine reset).
                              Parametrise the backend with `@pytest.mark.parametrize("stack",
-                             ["postgres"], indirect=True)`; default is SQLite.
+                             ["postgres"], indirect=True)`; default is SQLite. "s3" and
+                             "postgres+s3": the same with BLOB_STORE=s3.
 - `make_stack(**env)`        activate more env vars on the current stack (returns the new one).
 - `owner`, `make_owner(name)` an owner + API key (`.key`, `.owner_id`, `.headers`).
 - `worker_factory(stack=None, **kw)` start a real `celery worker` subprocess (all stopped at
@@ -100,15 +101,18 @@ def stack(
     monkeypatch: pytest.MonkeyPatch,
 ) -> Iterator[StackEnv]:
     backend = getattr(request, "param", "sqlite")
+    database, _, blob_store = backend.partition("+")  # "s3": SQLite, blobs in a bucket
+    if database == "s3":
+        database, blob_store = "sqlite", "s3"
     database_url = None
     blobs: dict[str, str] = {}
-    if backend == "postgres":
+    if database == "postgres":
         database_url = request.getfixturevalue("postgres_url")
-    elif backend == "s3":  # SQLite, blobs in a fresh bucket of the moto server
+    elif database != "sqlite" or blob_store not in ("", "s3"):
+        raise ValueError(f"unknown stack backend {backend!r}")
+    if blob_store == "s3":  # a fresh bucket of the session's moto server
         server = request.getfixturevalue("s3_server")
         blobs = server.env(server.create_bucket())
-    elif backend != "sqlite":
-        raise ValueError(f"unknown stack backend {backend!r}")
     env = StackEnv(data_dir=tmp_path / "data", redis_url=redis_url, database_url=database_url)
     env = env.with_overrides(**blobs)
     # per-test env from @pytest.mark.stack_env(KEY=value, ...)

@@ -165,7 +165,8 @@ def test_the_sweep_on_s3_deletes_old_orphans_and_abandoned_uploads_only(
     assert report.deleted == 1 and report.examined == 3
     assert not store.exists(orphan)
     assert store.exists(kept["sha256"]) and store.exists(pinned)
-    assert report.temps_deleted == 1 and dead not in [u["UploadId"] for u in _uploads(stack, s3_server)]
+    assert report.temps_deleted == 1
+    assert dead not in [u["UploadId"] for u in _uploads(stack, s3_server)]
     assert app_client.get(f"/v1/files/{kept['id']}").status_code == 200
 
 
