@@ -12,6 +12,11 @@ S3 API; a test/bench dependency). Then:
       just before through /proc/<pid>/clear_refs) of the API process and of the worker
       (main process and pool children), with the idle RSS before it.
 
+  (c) the S3 server's own floor for the same file, without contextq (measured first, on
+      the fresh server): boto3 sends it as a multipart upload (8 MiB parts, one at a
+      time), completes it, copies it to another key (what an upload costs the server) and
+      reads it back once (what the worker's download costs).
+
 Targets for (b) with S3: peak RSS of the API and of the worker at most 150 MB above what
 they held idle (the processes hold ~130-160 MB before any upload: their imports), and a
 time at most 1.5 x the filesystem backend's in the same run.
@@ -145,6 +150,38 @@ def big_upload(stack: Any, path: Path) -> dict[str, Any]:
     }
 
 
+def s3_floor(endpoint: str, path: Path) -> dict[str, float]:
+    """(c): the server's time for the bytes alone, through plain boto3 calls."""
+    import boto3
+
+    client = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1")
+    bucket, key = "contextq-bench", f"floor-{os.getpid()}"
+    t0 = time.perf_counter()
+    upload = client.create_multipart_upload(Bucket=bucket, Key=key)["UploadId"]
+    parts = []
+    with path.open("rb") as fh:
+        while chunk := fh.read(8 * MiB):
+            n = len(parts) + 1
+            answer = client.upload_part(
+                Bucket=bucket, Key=key, UploadId=upload, PartNumber=n, Body=chunk
+            )
+            parts.append({"ETag": answer["ETag"], "PartNumber": n})
+    t1 = time.perf_counter()
+    client.complete_multipart_upload(
+        Bucket=bucket, Key=key, UploadId=upload, MultipartUpload={"Parts": parts}
+    )
+    t2 = time.perf_counter()
+    client.copy_object(Bucket=bucket, Key=key + "-copy", CopySource={"Bucket": bucket, "Key": key})
+    t3 = time.perf_counter()
+    for _ in client.get_object(Bucket=bucket, Key=key)["Body"].iter_chunks(MiB):
+        pass
+    t4 = time.perf_counter()
+    for name in (key, key + "-copy"):
+        client.delete_object(Bucket=bucket, Key=name)
+    return {"parts_s": t1 - t0, "complete_s": t2 - t1, "copy_s": t3 - t2, "get_s": t4 - t3,
+            "total_s": t4 - t0}  # fmt: skip
+
+
 def run_backend(kind: str, args: argparse.Namespace, csv_path: Path, endpoint: str | None) -> Any:
     use_backend(kind, endpoint)
     data_dir = Path(tempfile.mkdtemp(prefix=f"contextq-bench-blobs-{kind}-"))
@@ -183,9 +220,19 @@ def report(figures: dict[str, Any], size_mb: int) -> None:
             f"API {peak.get('api', 0):.0f} MB (idle {idle.get('api', 0):.0f}), "
             f"worker {peak.get('worker', 0):.0f} MB (idle {idle.get('worker', 0):.0f})"
         )
+    floor = figures["s3_floor"]
+    print(
+        f"(c) the S3 server alone, same file: parts {floor['parts_s']:.1f} s, complete "
+        f"{floor['complete_s']:.1f} s, copy {floor['copy_s']:.1f} s, read back "
+        f"{floor['get_s']:.1f} s: {floor['total_s']:.1f} s"
+    )
     big, base = s3["large"], fs["large"]
     ratio = big["ready_s"] / base["ready_s"]
     growth = {k: big["peak_rss_mb"][k] - big["idle_rss_mb"][k] for k in big["peak_rss_mb"]}
+    print(
+        f"    s3 time / (filesystem time + the server's floor): "
+        f"x{big['ready_s'] / (base['ready_s'] + floor['total_s']):.2f}"
+    )
     print(
         f"    s3 time / filesystem time: x{ratio:.2f} (target <= 1.5: "
         f"{'ok' if ratio <= 1.5 else 'MISSED'}); s3 RSS growth API "
@@ -216,6 +263,8 @@ def main() -> int:
     moto, endpoint = start_moto(work / "moto.log")
     figures: dict[str, Any] = {"cpu_count": os.cpu_count(), "loadavg": os.getloadavg()}
     try:
+        if args.size_mb:  # first, on a fresh server
+            figures["s3_floor"] = s3_floor(endpoint, csv_path)
         for kind in ("filesystem", "s3"):
             figures[kind] = run_backend(kind, args, csv_path, endpoint)
     finally:
