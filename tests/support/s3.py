@@ -126,7 +126,7 @@ class S3Server:
         }
 
     def keys(self, bucket: str, prefix: str = "") -> list[str]:
-        pages = self.client().get_paginator("list_objects_v2").paginate(
-            Bucket=bucket, Prefix=prefix
+        pages = (
+            self.client().get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix)
         )
         return [obj["Key"] for page in pages for obj in page.get("Contents", [])]
