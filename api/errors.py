@@ -1,8 +1,9 @@
 """The one place errors map to HTTP status; every error is `{"detail": ...}`.
 
 - engine errors (`contextq.errors`) → 4xx; a quota → 429 (with Retry-After for the rate);
-- the database or the broker unreachable, locked or timing out (the driver's operational
-  errors, whichever route or dependency raised them) → 503 with Retry-After: an
+- the database, the broker or the blob store (S3) unreachable, locked or timing out (the
+  drivers' operational errors, whichever route or dependency raised them) → 503 with
+  Retry-After: an
   infrastructure fault, never a 500 (SPEC §11);
 - anything else unexpected → 503, logged with its traceback.
 """
@@ -29,6 +30,7 @@ from contextq.errors import (
     UnsupportedFileType,
     ValidationFailed,
 )
+from store.blobs import BlobStoreUnavailable
 from store.db import UNAVAILABLE_ERRORS
 from store.metrics import QUOTA_REFUSALS
 
@@ -79,6 +81,8 @@ def install(app: FastAPI) -> None:
 
     async def _unavailable(req: Request, exc: Exception) -> JSONResponse:
         what = "database" if isinstance(exc, DATABASE_UNAVAILABLE) else "broker"
+        if isinstance(exc, BlobStoreUnavailable):
+            what = "blob store"
         log.warning("%s unavailable on %s %s: %s", what, req.method, req.url.path, str(exc)[:300])
         return JSONResponse(
             {"detail": f"the {what} is unavailable right now; retry in {RETRY_AFTER_S} s"},
@@ -86,7 +90,7 @@ def install(app: FastAPI) -> None:
             headers={"Retry-After": str(RETRY_AFTER_S)},
         )
 
-    for kind in (*DATABASE_UNAVAILABLE, *BROKER_UNAVAILABLE):
+    for kind in (*DATABASE_UNAVAILABLE, *BROKER_UNAVAILABLE, BlobStoreUnavailable):
         app.add_exception_handler(kind, _unavailable)
 
     @app.exception_handler(RequestValidationError)

@@ -37,6 +37,7 @@ from contextq.settings import get_settings
 from contextq.startup import log_context_management
 from service import event_buffer
 from store import metrics as store_metrics
+from store.blobs import BlobStoreUnavailable, check_blob_store
 from store.db import set_lock_timeout
 
 log = logging.getLogger("contextq.api")
@@ -60,6 +61,11 @@ async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
     # a no-op when the server configured it already (api.asgi) or a test runner owns logging
     configure_logging(level=settings.LOG_LEVEL, fmt=settings.LOG_FORMAT, force=False)
     log_context_management(settings)
+    try:  # a misconfigured blob store stops the API here, not at the first upload
+        await run_in_threadpool(check_blob_store, settings)
+    except BlobStoreUnavailable as exc:
+        log.critical("cannot start: %s", exc)
+        raise
     try:
         await run_in_threadpool(warm_up)
     except Exception:  # a cold cache is slower, never broken

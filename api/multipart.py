@@ -4,7 +4,8 @@ python-multipart's `MultipartParser` runs over `request.stream()`; the part
 named `file` is hashed and written chunk by chunk (BlobWriter), small text
 fields are kept up to a few hundred bytes, anything else is refused. Over
 the byte limit the temp file is removed and UploadTooLarge is raised before
-the rest of the body is read.
+the rest of the body is read. A store that sends parts while the body arrives (S3)
+asks for it with `wants_flush`; the part goes out in a thread, off the event loop.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from dataclasses import dataclass, field
 
 from python_multipart.exceptions import FormParserError
 from python_multipart.multipart import MultipartParser, MultipartState, parse_options_header
+from starlette.concurrency import run_in_threadpool
 
 from store.blobs import BlobStore, BlobTooLarge, BlobWriter
 
@@ -43,7 +45,8 @@ class BadMultipart(UploadError):
 @dataclass
 class ReceivedUpload:
     """A parsed upload whose blob is written but not yet committed: call
-    `writer.commit()` (fsync + rename; blocking) or `writer.abort()`. The part's own
+    `writer.commit()` (blocking: fsync + rename, or the last part and the copy to the
+    blob's key) or `writer.abort()`. The part's own
     Content-Type is not kept: the worker detects the type from the bytes."""
 
     writer: BlobWriter
@@ -154,6 +157,16 @@ class _Receiver:
             self.writer.abort()
 
 
+async def _feed(parser: MultipartParser, rx: _Receiver, chunk: bytes) -> None:
+    """Parse one chunk of the body; a part the blob store asks to send goes in a thread."""
+    try:
+        parser.write(chunk)
+    except FormParserError as exc:
+        raise BadMultipart(f"malformed multipart body: {exc}") from None
+    if rx.writer is not None and rx.writer.wants_flush:
+        await run_in_threadpool(rx.writer.flush)
+
+
 async def receive_upload(
     *,
     content_type: str,
@@ -194,10 +207,7 @@ async def receive_upload(
             received += len(chunk)
             if received > body_limit:
                 raise UploadTooLarge(f"the file is larger than MAX_UPLOAD_BYTES ({limit} bytes)")
-            try:
-                parser.write(chunk)
-            except FormParserError as exc:
-                raise BadMultipart(f"malformed multipart body: {exc}") from None
+            await _feed(parser, rx, chunk)
         if parser.state != MultipartState.END:
             raise BadMultipart("malformed multipart body: it ends before the closing boundary")
         if rx.writer is None or not rx.file_done:

@@ -6,9 +6,17 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Sequence
 from typing import Protocol
 
+from starlette.concurrency import run_in_threadpool
+
 
 class Sink(Protocol):
     def write(self, data: bytes) -> object: ...
+
+
+async def _flush_if_asked(sink: Sink) -> None:
+    """A blob writer that sends parts while the body arrives (S3) flushes in a thread."""
+    if getattr(sink, "wants_flush", False):
+        await run_in_threadpool(sink.flush)  # type: ignore[attr-defined]
 
 
 class BodyTooLarge(Exception):
@@ -41,4 +49,5 @@ async def stream_body(body: AsyncIterator[bytes], sinks: Sequence[Sink], *, limi
             raise BodyTooLarge(limit)
         for sink in sinks:
             sink.write(chunk)
+            await _flush_if_asked(sink)
     return size

@@ -127,6 +127,26 @@ class Settings(BaseSettings):
     # a blob written or reused this recently is never deleted by the sweep
     BLOB_SWEEP_GRACE_S: float = Field(3600.0, ge=10)
 
+    # --- blob storage (SPEC §13): `filesystem` (DATA_DIR/blobs) or `s3` ---
+    BLOB_STORE: Literal["filesystem", "s3"] = "filesystem"
+    # the bucket (it must exist; checked at start); credentials: the standard AWS variables
+    S3_BUCKET: str | None = Field(None, min_length=3, max_length=63)
+    # key prefix inside the bucket (a deployment's own "folder"), e.g. `contextq/`
+    S3_PREFIX: str = Field("", max_length=512)
+    # an S3-compatible server (MinIO, Ceph, Garage, moto): `http://host:9000`; unset: AWS
+    S3_ENDPOINT_URL: str | None = None
+    # uploads past one part go out as multipart uploads of this size (memory: one part)
+    S3_PART_SIZE_BYTES: int = Field(8 * MiB, ge=5 * MiB, le=512 * MiB)
+    # BLOB_STORE=s3: bytes of blobs kept on a worker's disk (DATA_DIR/cache/blobs) for the
+    # engine to read; least recently used go first; 0: download per task, delete after
+    BLOB_CACHE_MAX_BYTES: int = Field(1024 * MiB, ge=0)
+
+    @model_validator(mode="after")
+    def _check_blob_store(self) -> Settings:
+        if self.BLOB_STORE == "s3" and not self.S3_BUCKET:
+            raise ValueError("BLOB_STORE=s3 needs S3_BUCKET (an existing bucket)")
+        return self
+
     # workspaces (SPEC §9): a tool message over this many tokens is also written to
     # /workspace/tool-results/<message_id>.<ext> as a workspace file
     TOOL_RESULT_OFFLOAD_TOKENS: int = Field(2000, ge=1)
@@ -257,6 +277,12 @@ class Settings(BaseSettings):
     @property
     def blob_dir(self) -> Path:
         return self.data_dir / "blobs"
+
+    @property
+    def s3_prefix(self) -> str:
+        """S3_PREFIX without a leading slash, with one trailing slash when not empty."""
+        prefix = self.S3_PREFIX.strip().strip("/")
+        return f"{prefix}/" if prefix else ""
 
     @property
     def workspaces_dir(self) -> Path:

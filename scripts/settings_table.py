@@ -24,7 +24,8 @@ PAGE = ROOT / "docs" / "configuration.md"
 
 MEANING: dict[str, str] = {
     "ENVIRONMENT": "`development`, `test` or `production`; production refuses the TEST_* hooks",
-    "DATA_DIR": "database (SQLite), blobs, embedded broker data, logs, dev key and secrets",
+    "DATA_DIR": "database (SQLite), blobs (`BLOB_STORE=filesystem`) or the blob cache (`s3`), "
+    "workspaces, embedded broker data, metrics, logs, dev key and secrets",
     "DATABASE_URL": "SQLAlchemy URL; unset: `sqlite:///DATA_DIR/contextq.db` (WAL). "
     "PostgreSQL: `postgresql+psycopg://user:pass@host/db`",
     "REDIS_URL": "broker and Celery results; unset: `contextq up` starts an embedded Valkey",
@@ -78,6 +79,18 @@ MEANING: dict[str, str] = {
     "TASK_SOFT_TIME_LIMIT_S": "soft limit per task (the task fails the file saying so)",
     "TASK_TIME_LIMIT_S": "hard limit per task (the pool child is killed and replaced)",
     "MAX_ATTEMPTS": "processing attempts per file (worker killed or timed out) before `failed`",
+    "BLOB_STORE": "`filesystem` (`DATA_DIR/blobs`, a disk every host sees) or `s3` "
+    "(docs/scaling.md); checked at start by the API and the worker",
+    "S3_BUCKET": "`BLOB_STORE=s3`: an existing bucket; credentials from the standard AWS "
+    "variables (`AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, `AWS_PROFILE`, a role)",
+    "S3_PREFIX": "key prefix in the bucket (`contextq/`): blobs under `<prefix>blobs/`, "
+    "uploads in flight under `<prefix>tmp/`",
+    "S3_ENDPOINT_URL": "an S3-compatible server (MinIO, Ceph, Garage, moto): "
+    "`http://host:9000`; unset: AWS",
+    "S3_PART_SIZE_BYTES": "multipart part size of S3 uploads (memory: about four parts "
+    "per upload in flight)",
+    "BLOB_CACHE_MAX_BYTES": "`BLOB_STORE=s3`: blobs kept on a host's disk for its workers "
+    "(`DATA_DIR/cache/blobs`, least recently used go first); 0: download per task",
     "RECOVERY_SWEEP_INTERVAL_S": "how often beat re-enqueues stuck `uploaded`/`processing` rows",
     "RECOVERY_UPLOADED_GRACE_S": "an `uploaded` row younger than this is left to its own enqueue",
     "COMPACTION_SWEEP_INTERVAL_S": "how often beat looks for conversations past the threshold",

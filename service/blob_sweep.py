@@ -1,25 +1,30 @@
 """The storage sweep beat runs every BLOB_SWEEP_INTERVAL_S (SPEC §11 "Storage hygiene").
 
 It deletes blobs no row references once they are older than BLOB_SWEEP_GRACE_S, and
-temp files nobody wrote to for as long (an upload whose process died). It never
-deletes a blob an upload in flight is about to reference:
+partial uploads nobody added to for as long (an upload whose process died), on either
+blob store (`store.blobs`). It never deletes a blob an upload in flight is about to
+reference:
 
-1. an upload streams into a temp file under `blobs/tmp/` (its mtime moves with every
-   write, so an upload in flight is never "abandoned"); it is not a blob yet;
-2. once the body is in, the upload either renames its temp file to the blob's name
-   (a fresh mtime) or, when those bytes are already stored, *pins* the stored blob
-   (shared lock, inode check, mtime refreshed: `store.blobs.BlobStore.pin`); only
-   then does it commit the row that points at the blob, milliseconds later;
-3. the sweep lists blobs whose mtime is older than the grace, then asks the database
-   which of them a row references (a check made after the listing), and deletes
-   each remaining one under an exclusive lock taken without waiting, after checking
-   again, under that lock, that its mtime is still old and that no row points at it
+1. an upload streams into a temporary place (filesystem: a temp file under
+   `blobs/tmp/` whose mtime moves with every write; S3: a multipart upload under
+   `tmp/` that gains a part every S3_PART_SIZE_BYTES, or memory); it is not a blob yet;
+2. once the body is in, the upload *pins* the blob before it looks for it, then either
+   finds it stored or stores its own copy (fresh write time), and only then commits the
+   row that points at it, milliseconds later. Filesystem: a shared `flock`, an inode
+   check and a refreshed mtime (`store.blobstore.filesystem`); S3: a pin key in Valkey
+   that outlives the grace, set by an atomic script that waits while a deleter holds
+   the blob (`store.blobstore.pins`);
+3. the sweep lists blobs written before the grace, then asks the database which of
+   them a row references (a check made after the listing), and deletes each remaining
+   one only while it holds it against writers (filesystem: an exclusive lock taken
+   without waiting; S3: the pin key set to `deleting` only where no pin exists), after
+   checking again, under that hold, that it is still old and that no row points at it
    (`BlobStore.delete_if_unused`).
 
-An upload that pinned or wrote the blob before the sweep took its lock left a fresh
-mtime: the blob is kept. An upload that comes after finds it gone and stores its own
-copy. The grace (an hour by default, at least 10 s) only has to exceed the time from a
-pin to its commit, which the API's database timeout bounds to a few seconds.
+An upload that pinned the blob before the sweep took its hold keeps it. An upload that
+comes after finds it gone and stores its own copy. The grace (an hour by default, at
+least 10 s) only has to exceed the time from a pin to its commit, which the API's
+database timeout bounds to a few seconds.
 """
 
 from __future__ import annotations

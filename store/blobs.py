@@ -1,29 +1,33 @@
-"""Content-addressed blobs on disk: temp file → fsync → rename, named by SHA-256.
+"""The blob store: content-addressed bytes, named by their SHA-256 (SPEC §13).
 
-Nothing on disk is ever named after user input.
+One small interface, two backends chosen once by `BLOB_STORE` (settings):
 
-Deleting a blob never races a writer that is about to reference it. A writer that finds
-its bytes already stored *pins* that blob: it takes a shared `flock` on it, checks the
-path still names the inode it opened, refreshes its mtime, and only then commits the row
-that points at it (a writer whose bytes are new renames a fresh temp file into place:
-fresh mtime too). A deleter (`delete_if_unused`) takes the exclusive lock without
-waiting, and under it requires the mtime to be older than its cutoff and, when asked,
-no row to point at the blob, checked right then; only then does it unlink. So either
-the writer pinned first (the mtime is fresh: kept), or the deleter unlinked first (the
-writer sees the inode gone and stores its own copy). The cutoff (a grace of minutes
-to an hour) is far longer than a writer takes from pin to commit.
+- `filesystem` (`store.blobstore.filesystem`): files under `DATA_DIR/blobs`, temp file →
+  fsync → rename; a filesystem every host sees;
+- `s3` (`store.blobstore.s3`): any S3-compatible object storage (`S3_BUCKET`,
+  `S3_PREFIX`, `S3_ENDPOINT_URL`, the standard AWS credential variables); workers
+  read through a bounded local cache under `DATA_DIR/cache/blobs`.
+
+The rest of the code never sees where a blob lives: it writes through a `BlobWriter`
+(stream in, sha256 out), reads with `open` / `read_bytes`, and hands the engine a
+`local_copy` (a local file with those bytes for the length of a `with` block). Deleting
+never races a writer that is about to reference a blob (`delete_if_unused`; each
+backend's module says how).
 """
 
 from __future__ import annotations
 
-import fcntl
-import hashlib
 import os
-import tempfile
-from collections.abc import Callable, Iterator
+import threading
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import AbstractContextManager
 from pathlib import Path
+from typing import Protocol
 
 from contextq.settings import Settings, get_settings
+
+READ_CHUNK = 1024 * 1024
 
 
 class BlobTooLarge(Exception):
@@ -32,190 +36,180 @@ class BlobTooLarge(Exception):
         self.limit = limit
 
 
-class BlobStore:
-    def __init__(self, root: Path, *, fsync: bool = True) -> None:
-        self.root = root
-        self.tmp = root / "tmp"
-        self.fsync = fsync
+class BlobMissing(FileNotFoundError):
+    """No blob with this sha256 is stored (deleted, or never written whole)."""
 
-    def path(self, sha256: str) -> Path:
-        if len(sha256) != 64 or any(c not in "0123456789abcdef" for c in sha256):
-            raise ValueError("not a sha256 hex digest")
-        return self.root / sha256[:2] / sha256[2:4] / sha256
 
-    def _new_temp(self) -> tuple[int, str]:
-        self.tmp.mkdir(parents=True, exist_ok=True)
-        return tempfile.mkstemp(dir=self.tmp, prefix="blob-")
+class BlobStoreUnavailable(Exception):
+    """The store cannot be used: misconfigured (at start) or unreachable (at run time).
+    The message says what is wrong and what to set."""
 
-    def _commit(self, tmp_path: str, sha256: str) -> Path:
-        final = self.path(sha256)
-        final.parent.mkdir(parents=True, exist_ok=True)
-        os.replace(tmp_path, final)  # atomic; identical content may replace identical content
-        if not self.fsync:
-            return final
-        dir_fd = os.open(final.parent, os.O_RDONLY)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
-        return final
 
+class BlobWriter(Protocol):
+    """A blob arriving in chunks: `write()` them, then `commit()` (or `abort()`).
+
+    `write()` never blocks on the network: a backend that sends parts while the body
+    arrives says so with `wants_flush`, and the caller runs `flush()` where blocking is
+    allowed (an async route: in a thread). `commit()` may block."""
+
+    size: int
+
+    def write(self, data: bytes | bytearray | memoryview) -> None: ...
+
+    @property
+    def wants_flush(self) -> bool: ...
+
+    def flush(self) -> None: ...
+
+    def commit(self) -> tuple[str, int]: ...
+
+    def abort(self) -> None: ...
+
+
+class BlobReader(Protocol):
+    """An open blob: `size`, `read(n)`, chunks by iteration; close it (or use `with`)."""
+
+    size: int
+
+    def read(self, n: int = -1) -> bytes: ...
+
+    def __iter__(self) -> Iterator[bytes]: ...
+
+    def close(self) -> None: ...
+
+    def __enter__(self) -> BlobReader: ...
+
+    def __exit__(self, *exc: object) -> None: ...
+
+
+class BlobStore(ABC):
+    """What every backend implements. `sha256` arguments are 64 lowercase hex digits."""
+
+    kind: str
+
+    @abstractmethod
     def writer(self, *, limit: int | None = None) -> BlobWriter:
-        """A streaming writer: `write()` chunks, then `commit()` (or `abort()`)."""
-        return BlobWriter(self, limit=limit)
+        """A streaming writer; over `limit` bytes `write()` raises BlobTooLarge."""
 
-    def put_bytes(self, data: bytes) -> str:
-        """Store `data` (fsync + rename); returns its sha256."""
-        w = self.writer()
+    @abstractmethod
+    def open(self, sha256: str) -> BlobReader:
+        """The stored bytes as a stream; BlobMissing when there is no such blob."""
+
+    @abstractmethod
+    def size(self, sha256: str) -> int | None:
+        """The stored size, None when there is no such blob."""
+
+    @abstractmethod
+    def local_copy(self, sha256: str) -> AbstractContextManager[Path]:
+        """A local file holding the blob's bytes while the block runs (read it, never
+        write it); BlobMissing when there is no such blob."""
+
+    @abstractmethod
+    def delete_if_unused(
+        self, sha256: str, *, older_than: float, unreferenced: Callable[[], bool] | None = None
+    ) -> bool:
+        """Delete the blob when no writer pinned or wrote it since `older_than` (unix
+        time) and `unreferenced()` (asked at the last moment) agrees. True when deleted."""
+
+    @abstractmethod
+    def delete(self, sha256: str) -> None:
+        """Remove the blob whatever points at it (the service never does: it deletes
+        through `delete_if_unused`; tests use this to lose a blob on purpose)."""
+
+    @abstractmethod
+    def stored(self, *, older_than: float) -> Iterator[str]:
+        """The sha256 of every blob last written before `older_than` (the sweep's list)."""
+
+    @abstractmethod
+    def remove_abandoned_temps(self, *, older_than: float) -> int:
+        """Remove partial uploads nobody added to since `older_than` (a process died)."""
+
+    @abstractmethod
+    def check(self) -> None:
+        """At start: BlobStoreUnavailable, saying what to fix, unless the store can be
+        written, read and deleted from."""
+
+    # derived ---------------------------------------------------------------------------
+    def exists(self, sha256: str) -> bool:
+        return self.size(sha256) is not None
+
+    def read_bytes(self, sha256: str) -> bytes:
+        """The whole blob (for small ones: cached conversions, image artefacts)."""
+        with self.open(sha256) as reader:
+            return reader.read()
+
+    def put_stream(self, chunks: Iterable[bytes], *, limit: int | None = None) -> tuple[str, int]:
+        """Store the bytes of `chunks`; returns (sha256, size)."""
+        w = self.writer(limit=limit)
         try:
-            w.write(data)
-            return w.commit()[0]
+            for chunk in chunks:
+                w.write(chunk)
+                if w.wants_flush:
+                    w.flush()
+            return w.commit()
         except BaseException:
             w.abort()
             raise
 
-    def read_bytes(self, sha256: str) -> bytes:
-        return self.path(sha256).read_bytes()
-
-    def delete(self, sha256: str) -> None:
-        self.path(sha256).unlink(missing_ok=True)
-
-    def pin(self, sha256: str, size: int) -> bool:
-        """Claim the stored blob of these bytes for a row about to be committed: True
-        (its mtime refreshed, under a shared lock) when it is there whole, else False
-        (the caller stores its own copy)."""
-        path = self.path(sha256)
-        try:
-            fd = os.open(path, os.O_RDONLY)
-        except FileNotFoundError:
-            return False
-        try:
-            fcntl.flock(fd, fcntl.LOCK_SH)  # waits while a deleter decides about it
-            held = os.fstat(fd)
-            try:
-                current = os.stat(path).st_ino
-            except FileNotFoundError:
-                return False  # unlinked while we waited
-            if current != held.st_ino or held.st_size != size:
-                return False
-            os.utime(fd)
-            return True
-        finally:
-            os.close(fd)  # releases the lock
-
-    def delete_if_unused(
-        self, sha256: str, *, older_than: float, unreferenced: Callable[[], bool] | None = None
-    ) -> bool:
-        """Unlink the blob when nobody holds it, its mtime is before `older_than` (unix
-        time) and `unreferenced()` (asked under the lock) agrees. True when deleted."""
-        path = self.path(sha256)
-        try:
-            fd = os.open(path, os.O_RDONLY)
-        except FileNotFoundError:
-            return False
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # never waits for a writer
-            if not self._still_old(path, fd, older_than):
-                return False
-            if unreferenced is not None and not unreferenced():
-                return False
-            path.unlink()
-            return True
-        except BlockingIOError:
-            return False  # a writer is pinning it right now
-        finally:
-            os.close(fd)
-
-    @staticmethod
-    def _still_old(path: Path, fd: int, older_than: float) -> bool:
-        """The inode we hold is still the one at `path`, and nobody touched it since."""
-        held = os.fstat(fd)
-        try:
-            current = os.stat(path).st_ino
-        except FileNotFoundError:
-            return False
-        return current == held.st_ino and held.st_mtime < older_than
-
-    def stored(self, *, older_than: float) -> Iterator[str]:
-        """The sha256 of every stored blob whose mtime is before `older_than`."""
-        for top in sorted(self.root.glob("[0-9a-f][0-9a-f]")):
-            for path in top.glob("[0-9a-f][0-9a-f]/*"):
-                try:
-                    if path.stat().st_mtime < older_than and len(path.name) == 64:
-                        yield path.name
-                except FileNotFoundError:
-                    continue
-
-    def remove_abandoned_temps(self, *, older_than: float) -> int:
-        """Temp files nobody wrote to since `older_than` (a process died mid-upload)."""
-        removed = 0
-        if not self.tmp.is_dir():
-            return 0
-        for path in self.tmp.glob("blob-*"):
-            try:
-                if path.stat().st_mtime < older_than:
-                    path.unlink()
-                    removed += 1
-            except FileNotFoundError:
-                continue
-        return removed
+    def put_bytes(self, data: bytes) -> str:
+        """Store `data`; returns its sha256."""
+        return self.put_stream([data])[0]
 
 
-class BlobWriter:
-    """Hashes and writes a blob as it arrives; nothing is held in memory.
+def check_sha256(sha256: str) -> str:
+    if len(sha256) != 64 or any(c not in "0123456789abcdef" for c in sha256):
+        raise ValueError("not a sha256 hex digest")
+    return sha256
 
-    Over `limit` bytes `write()` raises BlobTooLarge and the temp file is removed.
-    """
 
-    def __init__(self, store: BlobStore, *, limit: int | None = None) -> None:
-        self._store = store
-        self.limit = limit
-        fd, self._tmp_path = store._new_temp()
-        self._fh = os.fdopen(fd, "wb")
-        self._digest = hashlib.sha256()
-        self.size = 0
-        self._done = False
+_stores: dict[tuple[int, str, tuple[object, ...]], BlobStore] = {}
+_stores_lock = threading.Lock()
 
-    def write(self, data: bytes | bytearray | memoryview) -> None:
-        if not data:
-            return
-        self.size += len(data)
-        if self.limit is not None and self.size > self.limit:
-            self.abort()
-            raise BlobTooLarge(self.limit)
-        self._digest.update(data)
-        self._fh.write(data)
 
-    def commit(self) -> tuple[str, int]:
-        """fsync, rename to the content hash; returns (sha256, size). When a blob with
-        this hash is already stored (same bytes uploaded before) the temp file is dropped:
-        no second fsync."""
-        sha = self._digest.hexdigest()
-        if self._store.pin(sha, self.size):  # stored before: keep it (see the module doc)
-            self.abort()
-            return sha, self.size
-        try:
-            self._fh.flush()
-            if self._store.fsync:
-                os.fsync(self._fh.fileno())
-            self._fh.close()
-            self._store._commit(self._tmp_path, sha)
-        except BaseException:
-            self.abort()
-            raise
-        self._done = True
-        return sha, self.size
-
-    def abort(self) -> None:
-        if self._done:
-            return
-        self._done = True
-        try:
-            self._fh.close()
-        finally:
-            Path(self._tmp_path).unlink(missing_ok=True)
+def _config(settings: Settings) -> tuple[object, ...]:
+    if settings.BLOB_STORE == "s3":
+        return (
+            settings.S3_BUCKET,
+            settings.s3_prefix,
+            settings.S3_ENDPOINT_URL,
+            settings.REDIS_URL,
+            settings.S3_PART_SIZE_BYTES,
+            settings.BLOB_CACHE_MAX_BYTES,
+            settings.data_dir,
+            settings.BLOB_SWEEP_GRACE_S,
+        )
+    return (settings.blob_dir, settings.blob_fsync)
 
 
 def get_blob_store(settings: Settings | None = None) -> BlobStore:
+    """The configured store, built once per process (a forked child builds its own:
+    an S3 client's connections are never shared across fork)."""
     settings = settings or get_settings()
-    return BlobStore(settings.blob_dir, fsync=settings.blob_fsync)
+    key = (os.getpid(), settings.BLOB_STORE, _config(settings))
+    with _stores_lock:
+        store = _stores.get(key)
+        if store is None:
+            store = _build(settings)
+            _stores[key] = store
+        return store
+
+
+def forget_blob_stores() -> None:
+    """Build the stores again on next use (after the environment changed: tests)."""
+    with _stores_lock:
+        _stores.clear()
+
+
+def _build(settings: Settings) -> BlobStore:
+    if settings.BLOB_STORE == "s3":
+        from store.blobstore.s3 import S3BlobStore
+
+        return S3BlobStore.from_settings(settings)
+    from store.blobstore.filesystem import FilesystemBlobStore
+
+    return FilesystemBlobStore(settings.blob_dir, fsync=settings.blob_fsync)
+
+
+def check_blob_store(settings: Settings | None = None) -> None:
+    """Fail at start, not at the first upload: BlobStoreUnavailable with the reason."""
+    get_blob_store(settings).check()

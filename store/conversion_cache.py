@@ -1,11 +1,11 @@
 """The conversion cache (contextq.files.registry.ConversionCache) over the database.
 
 An entry maps a key (sha256 of the bytes + converter version + options) to a
-markdown blob. Shared across owners and workers. `lock(key)` is a Redis lock
-(redis-py `Lock` with a timeout, blocking wait) so at most one conversion of
-the same key runs across all workers; a waiter re-checks `get` after it gets
-the lock. If Redis cannot be reached the conversion runs unlocked (correct,
-only possibly duplicated) and a warning is logged.
+markdown blob, in whichever blob store is configured (`store.blobs`). Shared across
+owners and workers. `lock(key)` is a Redis lock (redis-py `Lock` with a timeout,
+blocking wait) so at most one conversion of the same key runs across all workers; a
+waiter re-checks `get` after it gets the lock. If Redis cannot be reached the
+conversion runs unlocked (correct, only possibly duplicated) and a warning is logged.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from collections.abc import Iterator
 
 from sqlalchemy.exc import IntegrityError
 
-from store.blobs import BlobStore
+from store.blobs import BlobStore, BlobStoreUnavailable
 from store.db import read_session, session_scope
 from store.redis_clients import redis_client
 from store.tables import ConversionCacheEntry, utcnow
@@ -49,8 +49,8 @@ class DbConversionCache:
             return None
         try:
             text = self.blobs.read_bytes(entry.markdown_sha256).decode("utf-8")
-        except (FileNotFoundError, ValueError):
-            return None  # blob gone: convert again, `put` repairs the entry
+        except (FileNotFoundError, ValueError, BlobStoreUnavailable):
+            return None  # blob gone (or its store away): convert again, `put` repairs it
         with contextlib.suppress(Exception), session_scope() as session:
             hit = session.get(ConversionCacheEntry, key)
             if hit is not None:
@@ -60,7 +60,11 @@ class DbConversionCache:
 
     def put(self, key: str, markdown: str) -> None:
         # stored as converted: the engine's `finalize` cleans what leaves the pipeline
-        sha = self.blobs.put_bytes(markdown.encode("utf-8", "replace"))
+        try:
+            sha = self.blobs.put_bytes(markdown.encode("utf-8", "replace"))
+        except BlobStoreUnavailable as exc:  # a cache: the conversion itself stands
+            log.warning("conversion cache: not stored (%s)", exc)
+            return
         try:
             with session_scope() as session:
                 entry = session.get(ConversionCacheEntry, key)

@@ -7,7 +7,8 @@ Fixtures (stable names; other suites rely on them):
 - `stack`                    a `StackEnv` (tmp DATA_DIR, SQLite file, `redis_url`), migrated
                              and *activated* in the test process (env set, settings/engine reset).
                              Parametrise the backend with `@pytest.mark.parametrize("stack",
-                             ["postgres"], indirect=True)`; default is SQLite.
+                             ["postgres"], indirect=True)`; default is SQLite. "s3" and
+                             "postgres+s3": the same with BLOB_STORE=s3.
 - `make_stack(**env)`        activate more env vars on the current stack (returns the new one).
 - `owner`, `make_owner(name)` an owner + API key (`.key`, `.owner_id`, `.headers`).
 - `worker_factory(stack=None, **kw)` start a real `celery worker` subprocess (all stopped at
@@ -19,6 +20,9 @@ Fixtures (stable names; other suites rely on them):
 - `postgres_server` (session) / `postgres_url`: a real PostgreSQL; tests using them are
                              skipped when no PostgreSQL server binaries exist at all (failed
                              under CI=true).
+- `s3_server` (session)      a real S3 endpoint (moto's server mode); the `stack` param
+                             "s3" runs the stack with BLOB_STORE=s3 on a fresh bucket
+                             (mark such tests `s3`).
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from typing import Any
 import pytest
 
 from tests.support import postgres as pg
+from tests.support import s3
 from tests.support.api import ApiServer, in_process_client
 from tests.support.db import OwnerKey, create_owner, migrate
 from tests.support.procs import reap_all
@@ -76,6 +81,17 @@ def postgres_url(postgres_server: pg.PostgresServer) -> str:
     return postgres_server.create_database()
 
 
+# --- S3 -----------------------------------------------------------------------------
+@pytest.fixture(scope="session")
+def s3_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[s3.S3Server]:
+    s3.require()
+    server = s3.S3Server(tmp_path_factory.mktemp("moto")).start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
 # --- the stack env --------------------------------------------------------------
 @pytest.fixture
 def stack(
@@ -85,12 +101,20 @@ def stack(
     monkeypatch: pytest.MonkeyPatch,
 ) -> Iterator[StackEnv]:
     backend = getattr(request, "param", "sqlite")
+    database, _, blob_store = backend.partition("+")  # "s3": SQLite, blobs in a bucket
+    if database == "s3":
+        database, blob_store = "sqlite", "s3"
     database_url = None
-    if backend == "postgres":
+    blobs: dict[str, str] = {}
+    if database == "postgres":
         database_url = request.getfixturevalue("postgres_url")
-    elif backend != "sqlite":
+    elif database != "sqlite" or blob_store not in ("", "s3"):
         raise ValueError(f"unknown stack backend {backend!r}")
+    if blob_store == "s3":  # a fresh bucket of the session's moto server
+        server = request.getfixturevalue("s3_server")
+        blobs = server.env(server.create_bucket())
     env = StackEnv(data_dir=tmp_path / "data", redis_url=redis_url, database_url=database_url)
+    env = env.with_overrides(**blobs)
     # per-test env from @pytest.mark.stack_env(KEY=value, ...)
     for marker in request.node.iter_markers("stack_env"):
         env = env.with_overrides(**marker.kwargs)

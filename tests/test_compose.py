@@ -178,3 +178,43 @@ def test_dockerfile_builds_one_image_running_contextq() -> None:
     assert "service" in packages
     for package in packages:
         assert re.search(rf"^COPY {package} ", text, re.M), package
+
+
+def test_minio_behind_the_s3_profile_and_the_app_configured_for_it(
+    compose: dict[str, Any], services: dict[str, Any]
+) -> None:
+    """`BLOB_STORE=s3 docker compose --profile s3 up`: MinIO, its bucket made before the
+    app starts, and every app service pointed at it with the same credentials."""
+    minio, bucket = services["minio"], services["minio-bucket"]
+    assert minio["profiles"] == ["s3"] and bucket["profiles"] == ["s3"]
+    assert str(minio["image"]).startswith("minio/minio")
+    assert _argv(minio["command"])[:2] == ["server", "/data"]
+    assert _argv(minio["healthcheck"]["test"]) == ["CMD", "mc", "ready", "local"]
+    assert "minio-data" in compose["volumes"]
+    assert all(str(p).startswith("127.0.0.1:") for p in minio.get("ports", []))
+    assert bucket["depends_on"]["minio"]["condition"] == "service_healthy"
+    assert _argv(bucket["command"])[:2] == ["mb", "--ignore-existing"]
+    assert _argv(bucket["command"])[2] == "minio/${S3_BUCKET:-contextq}"
+    root = minio["environment"]
+    for name in (*APP_SERVICES, "migrate"):
+        env = services[name]["environment"]
+        assert env["BLOB_STORE"] == "${BLOB_STORE:-filesystem}", name
+        assert env["S3_ENDPOINT_URL"] == "${S3_ENDPOINT_URL:-http://minio:9000}", name
+        assert env["S3_BUCKET"] == "${S3_BUCKET:-contextq}", name
+        assert env["AWS_ACCESS_KEY_ID"] == root["MINIO_ROOT_USER"], name
+        assert env["AWS_SECRET_ACCESS_KEY"] == root["MINIO_ROOT_PASSWORD"], name
+    for name in ("api", "worker", "beat"):
+        wait = services[name]["depends_on"]["minio-bucket"]
+        assert wait == {"condition": "service_completed_successfully", "required": False}, name
+
+
+def test_compose_settings_are_settings() -> None:
+    """Every contextq variable the compose file sets is a field of Settings (a typo
+    would be ignored silently: extra="ignore")."""
+    from contextq.settings import Settings
+
+    text = (ROOT / "docker-compose.yml").read_text()
+    app_env = yaml.safe_load(text)["x-app"]["environment"]
+    foreign = {"PROMETHEUS_MULTIPROC_DIR", "FLOWER_USER", "FLOWER_PASSWORD"}
+    aws = {k for k in app_env if k.startswith("AWS_")}
+    assert set(app_env) - foreign - aws <= set(Settings.model_fields), set(app_env)

@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from contextq.settings import Settings
-from store.blobs import BlobStore, get_blob_store
+from store.blobs import get_blob_store
+from store.blobstore.filesystem import FilesystemBlobStore as BlobStore
 
 
 def test_blob_fsync_follows_the_database_unless_set(tmp_path: Path) -> None:

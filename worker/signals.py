@@ -8,7 +8,9 @@
   sys.stderr are redirected to logging as Celery's own setup would. Celery's
   `--loglevel` is therefore not used: LOG_LEVEL is (`contextq worker --loglevel X`
   sets it). The worker and beat then log the SPEC §4 start line.
-- In the main worker process (`worker_init`, before the pool forks): build the
+- In the main worker process (`worker_init`, before the pool forks): check the blob
+  store (`store.blobs.check_blob_store`: a missing bucket, refused credentials or an
+  unreachable endpoint stop the worker with the reason), then build the
   tokenizer and the processor registry once, so every child shares them
   copy-on-write instead of rebuilding per task (DESIGN habit 7).
 - In each pool child (`worker_process_init`): drop inherited DB connections
@@ -114,6 +116,18 @@ def _beat_started(**_kw: object) -> None:
 @celeryd_after_setup.connect  # the worker's logging is configured by then
 def _worker_started(**_kw: object) -> None:
     _log_start()
+
+
+@worker_init.connect
+def _check_blob_store(**_kw: object) -> None:
+    """A misconfigured blob store stops the worker at start, not at its first file."""
+    from store.blobs import BlobStoreUnavailable, check_blob_store
+
+    try:
+        check_blob_store()
+    except BlobStoreUnavailable as exc:
+        log.critical("cannot start: %s", exc)
+        raise SystemExit(f"contextq worker: {exc}") from None  # past Celery's signal guard
 
 
 @worker_init.connect

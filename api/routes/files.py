@@ -8,10 +8,11 @@ worker's Redis notification (`store.notify`) between two reads.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Annotated, Any
 
 from fastapi import APIRouter, HTTPException, Query, Request, Response
-from fastapi.responses import FileResponse
+from fastapi.responses import StreamingResponse
 from starlette.requests import ClientDisconnect
 
 from api.deps import OwnerDep, SettingsDep, read, write
@@ -19,7 +20,7 @@ from api.multipart import FRAMING_ALLOWANCE, UploadError, receive_upload
 from api.schemas.files import FileList, FilePublic, FileStatusName
 from api.schemas.projects import FileUpdate
 from service import files, projects, quotas
-from store.blobs import get_blob_store
+from store.blobs import BlobReader, get_blob_store
 from store.notify import wait_for_file
 
 router = APIRouter(tags=["files"])
@@ -150,9 +151,19 @@ async def get_file(
 async def get_file_content(file_id: str, owner_id: OwnerDep, settings: SettingsDep) -> Response:
     """The processed artefact: text/markdown, or the resized image / subsampled audio."""
     art = await read(files.file_content, settings=settings, owner_id=owner_id, file_id=file_id)
-    if art.path is not None:
-        return FileResponse(art.path, media_type=art.media_type)
+    if art.blob is not None:
+        return StreamingResponse(
+            _chunks(art.blob),
+            media_type=art.media_type,
+            headers={"Content-Length": str(art.blob.size)},
+        )
     return Response((art.text or "").encode("utf-8"), media_type=art.media_type)
+
+
+def _chunks(blob: BlobReader) -> Iterator[bytes]:
+    """The stored artefact, streamed from the blob store (closed however it ends)."""
+    with blob:
+        yield from blob
 
 
 @router.get("/files", response_model=FileList)

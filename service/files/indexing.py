@@ -26,7 +26,6 @@ import dataclasses
 import logging
 import time
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from contextq.files.fulltext import StopPoint, iter_sections
@@ -122,17 +121,18 @@ def _chunk(settings: Settings, target: IndexTarget, options: ChunkerOptions) -> 
     from service.files.processing import conversion_cache
 
     blobs = get_blob_store(settings)
-    full = iter_sections(
-        Path(blobs.path(target.sha256)),
-        target.filename,
-        settings=settings,
-        cache=conversion_cache(settings, blobs),
-        max_tokens=options.max_tokens,
-        known_tokens=target.known_tokens,
-    )
-    if not full.indexable:
-        return None
-    chunked = chunk_sections(full, options=options)
+    with blobs.local_copy(target.sha256) as blob_path:  # the sections are read lazily
+        full = iter_sections(
+            blob_path,
+            target.filename,
+            settings=settings,
+            cache=conversion_cache(settings, blobs),
+            max_tokens=options.max_tokens,
+            known_tokens=target.known_tokens,
+        )
+        if not full.indexable:
+            return None
+        chunked = chunk_sections(full, options=options)
     if chunked.complete and full.stopped_at is not None:  # the reader stopped first
         chunked = dataclasses.replace(chunked, complete=False, stopped_at=_where(full.stopped_at))
     return chunked

@@ -36,7 +36,7 @@ from service.files.claims import (
     worker_identity,
 )
 from store import files_queries as q
-from store.blobs import BlobStore, get_blob_store
+from store.blobs import BlobMissing, BlobStore, get_blob_store
 from store.db import get_engine, retry_unavailable
 from store.notify import publish_file_status
 from store.tables import FileStatus
@@ -149,16 +149,18 @@ def _values_for(
     """(row values, processed text) of a claimed file; a time limit ends it `failed`."""
     blobs = get_blob_store(settings)
     try:
-        blob_path = blobs.path(claim.sha256)
-        _test_hooks(settings, blob_path)
-        return _run_engine(
-            blob_path,
-            claim.filename,
-            expected_size=claim.size_bytes,
-            settings=settings,
-            blobs=blobs,
-            reraise=time_limit_errors,
-        )
+        with blobs.local_copy(claim.sha256) as blob_path:  # S3: a bounded local cache
+            _test_hooks(settings, blob_path)
+            return _run_engine(
+                blob_path,
+                claim.filename,
+                expected_size=claim.size_bytes,
+                settings=settings,
+                blobs=blobs,
+                reraise=time_limit_errors,
+            )
+    except BlobMissing:
+        return {"status": FileStatus.FAILED, "error": MISSING_BLOB}, None
     except time_limit_errors:
         return {
             "status": FileStatus.FAILED,

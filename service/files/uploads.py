@@ -16,7 +16,6 @@ import time
 import unicodedata
 from dataclasses import dataclass
 from datetime import timedelta
-from pathlib import Path
 
 from sqlalchemy import delete, event
 from sqlmodel import Session, col
@@ -27,7 +26,7 @@ from service import enqueue, quotas
 from service.files.processing import TEXT_MEDIA_TYPE
 from store import files_queries as q
 from store import projects_queries as pq
-from store.blobs import BlobWriter, get_blob_store
+from store.blobs import BlobMissing, BlobReader, BlobWriter, get_blob_store
 from store.chunks_queries import release_file_chunks
 from store.tables import File, FileContent, FileStatus, utcnow
 
@@ -140,11 +139,12 @@ def is_final(row: File) -> bool:
 
 @dataclass(frozen=True)
 class FileArtefact:
-    """What GET /content serves: the processed text, or a stored binary artefact."""
+    """What GET /content serves: the processed text, or a stored binary artefact opened
+    for streaming (the caller closes it)."""
 
     media_type: str
     text: str | None = None
-    path: Path | None = None
+    blob: BlobReader | None = None
 
 
 def file_content(
@@ -163,10 +163,11 @@ def file_content(
     if not row.content_sha256:  # a text result
         text = q.file_text(session, file_id=row.id) or ""
         return FileArtefact(TEXT_MEDIA_TYPE, text=text)
-    path = get_blob_store(settings).path(row.content_sha256)
-    if not path.is_file():
-        raise Gone("the processed content is missing from storage; upload the file again")
-    return FileArtefact(row.content_media_type or "application/octet-stream", path=path)
+    try:
+        blob = get_blob_store(settings).open(row.content_sha256)
+    except BlobMissing:
+        raise Gone("the processed content is missing from storage; upload the file again") from None
+    return FileArtefact(row.content_media_type or "application/octet-stream", blob=blob)
 
 
 def list_files(

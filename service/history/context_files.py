@@ -20,7 +20,7 @@ from contextq.assembly import FileView
 from contextq.lru import LRU
 from contextq.settings import Settings
 from store import context_queries as q
-from store.blobs import get_blob_store
+from store.blobs import BlobStoreUnavailable, get_blob_store
 
 # processed texts by file id (≤ MAX_TOTAL_OUTPUT each), bounded by the characters held
 TEXTS: LRU[str, str] = LRU(64_000_000, weigh=len)
@@ -87,8 +87,8 @@ def _artefact(sha256: str, settings: Settings) -> str | None:
     if found is not None:
         return found
     try:
-        raw = get_blob_store(settings).path(sha256).read_bytes()
-    except OSError:
+        raw = get_blob_store(settings).read_bytes(sha256)
+    except (OSError, BlobStoreUnavailable):
         return None
     encoded = base64.b64encode(raw).decode("ascii")
     ARTEFACTS.put(sha256, encoded)

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from contextq.settings import get_settings
+from store.blobs import get_blob_store
 from store.tables import File
 from store.workspace_tables import WorkspaceEntry
 from tests.engine.workspace.hostile_paths import HOSTILE_PATHS
@@ -20,7 +21,13 @@ from tests.support.db import all_rows, get_row
 from tests.support.workspaces import new_conversation, put_file, ws_url
 
 BOTH_BACKENDS = pytest.mark.parametrize(
-    "stack", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)], indirect=True
+    "stack",
+    [
+        "sqlite",
+        pytest.param("postgres", marks=pytest.mark.postgres),
+        pytest.param("s3", marks=pytest.mark.s3),  # the entry's blob in a bucket
+    ],
+    indirect=True,
 )
 
 
@@ -56,6 +63,7 @@ def test_put_list_get_delete(app_client: Any, owner: Any) -> None:
     assert file_row.filename == "table.csv" and file_row.owner_id == owner.owner_id
     on_disk = workspace_dir(owner.owner_id, conv) / "data" / "table.csv"
     assert on_disk.read_bytes() == data
+    assert get_blob_store().read_bytes(entry["sha256"]) == data  # what the worker processes
 
     raw = app_client.get(ws_url(conv, "data/table.csv"))
     assert raw.status_code == 200 and raw.content == data

@@ -18,6 +18,10 @@ from tests.support.db import all_rows, get_row
 from tests.support.files import upload, upload_raw, upload_targets, wait_file_done
 
 pytestmark = pytest.mark.integration
+# the spine once more with BLOB_STORE=s3 (moto's server mode): SQLite, blobs in a bucket
+FILESYSTEM_AND_S3 = pytest.mark.parametrize(
+    "stack", ["sqlite", pytest.param("s3", marks=pytest.mark.s3)], indirect=True
+)
 
 
 @pytest.fixture(scope="module")
@@ -52,6 +56,7 @@ def _python(n: int) -> bytes:
     return "\n".join(body).encode()
 
 
+@FILESYSTEM_AND_S3
 @pytest.mark.stack_env(MAX_LINES="40", MAX_TOKENS_PER_FILE="400")
 def test_text_and_python_files_end_to_end(
     stack, worker, client, owner, independent_cl100k: tiktoken.Encoding
@@ -116,6 +121,7 @@ def test_text_and_python_files_end_to_end(
     assert {f["id"] for f in listing["data"]} == {text["id"], py["id"]}
 
 
+@FILESYSTEM_AND_S3
 def test_same_bytes_twice_make_two_files(stack, worker, client) -> None:
     data = _prose(5)
     a = wait_file_done(client, upload(client, "a.txt", data)["id"])
@@ -202,6 +208,7 @@ def _docx(sentinel: str) -> bytes:
     return buf.getvalue()
 
 
+@FILESYSTEM_AND_S3
 def test_same_document_from_two_owners_is_converted_once(
     stack, worker, api_server, make_owner
 ) -> None:

@@ -16,7 +16,8 @@ import pytest
 
 from contextq.settings import get_settings
 from service.blob_sweep import sweep_blobs
-from store.blobs import BlobStore, get_blob_store
+from store.blobs import get_blob_store
+from store.blobstore.filesystem import FilesystemBlobStore as BlobStore
 from tests.support.files import upload, wait_file_done
 from tests.support.procs import wait_until
 

@@ -100,7 +100,10 @@ def reset_process_state() -> None:
     flush_checkpoints()
     flush_cleared_results()
 
+    from store.blobs import forget_blob_stores
+
     get_settings.cache_clear()
+    forget_blob_stores()  # credentials come from the environment, not from the settings
     db.reset_engine()
     from service import enqueue
 

@@ -25,7 +25,13 @@ from store.tables import File, FileStatus, utcnow
 from tests.support.db import get_row
 
 BOTH_BACKENDS = pytest.mark.parametrize(
-    "stack", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)], indirect=True
+    "stack",
+    [
+        "sqlite",
+        pytest.param("postgres", marks=pytest.mark.postgres),
+        pytest.param("s3", marks=pytest.mark.s3),  # SQLite, BLOB_STORE=s3 (moto server)
+    ],
+    indirect=True,
 )
 
 
