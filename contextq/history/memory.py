@@ -4,7 +4,8 @@
   error, and the current phase).
 - Working memory holds recent and important actions. When it holds more than
   `compression_threshold * max_working_memory` actions (`memory_options`), the newest
-  `recent_to_keep` and the newest critical ones (importance > 0.7) stay; the rest fold
+  `recent_to_keep` (5, as seed 001) and the newest critical ones (importance > 0.7, up to
+  `max_working_memory` in all) stay; the rest fold
   into counters rendered as `Executed 12 tools (10 successful); Read 3 files`.
 - The decision trail (decision, rationale, impact high|medium|low, created_at) is never
   compressed.
