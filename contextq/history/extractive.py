@@ -7,6 +7,11 @@ paths touched, the current state and next step, and a narrative of the most info
 sentences (TF-IDF, weighted towards specifics: numbers, paths, identifiers) in their
 original order. It spends its budget: the narrative fills what the other sections leave,
 so a summary ends near `max_tokens` when the history has that much to say.
+
+Provenance (SPEC §5): it knows where everything came from, so every item ends with the
+seqs of its messages (`(#12, #40)`; one path a line in the files section), and each
+narrative line starts with the seq it quotes. A memory fact whose source the memory does
+not know is written `(#?)`; compaction matches it back (`provenance.SourceIndex`).
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from typing import Any
 
 from contextq.errors import SummarizerError
 from contextq.history.harvest import TOOL_LINES_PER_MESSAGE, Candidate, Harvest, harvest
+from contextq.history.provenance import cite
 from contextq.history.retention import fit_summary
 from contextq.history.summary_format import (
     MemoryFacts,
@@ -33,8 +39,7 @@ from contextq.history.summary_format import (
 from contextq.history.types import Message
 from contextq.tokens import DEFAULT_ENCODING, count_tokens, get_encoding
 
-ERROR_SHARE, FILES_SHARE, STATE_SHARE = 0.2, 0.1, 0.05
-PATHS_PER_LINE = 6
+ERROR_SHARE, FILES_SHARE, STATE_SHARE = 0.2, 0.15, 0.05
 _WORD = re.compile(r"[a-z0-9_]{3,}")
 _NO_DIGITS = str.maketrans("", "", string.digits)
 _NO_UPPER = str.maketrans("", "", string.ascii_uppercase)
@@ -114,23 +119,24 @@ def _error_lines(found: Harvest, facts: MemoryFacts) -> list[str]:
 
 
 def _path_lines(found: Harvest) -> list[str]:
-    ranked = sorted(found.paths.items(), key=lambda item: (-item[1][0], -item[1][1]))
-    names = [path for path, _ in ranked]
-    return [
-        "- " + ", ".join(names[i : i + PATHS_PER_LINE])
-        for i in range(0, len(names), PATHS_PER_LINE)
-    ]
+    """One path a line, most touched first (then the newest), with its messages' seqs."""
+    ranked = sorted(
+        found.paths.items(), key=lambda item: (-item[1][0], -max(item[1][1], default=-1))
+    )
+    return [f"- {path}{cite(seqs)}" for path, (_, seqs) in ranked]
 
 
 def _state_lines(found: Harvest, facts: MemoryFacts) -> list[str]:
-    lines = [f"State: {line}" for line in found.state]
+    lines = [said.line("State") for said in found.state]
     last_error = next(reversed(found.errors.values()), None)
     if last_error is not None and found.sentences and last_error.seq >= found.sentences[-1].seq:
-        lines.append(f"Last result: (#{last_error.seq}) {last_error.text}")
+        lines.append(f"Last result: {last_error.text}{cite((last_error.seq,))}")
     if facts.open_subtasks:
-        lines.append(f"Next step: {facts.open_subtasks[0]} (first open subtask)")
+        name = facts.open_subtasks[0]
+        seqs = facts.seqs_of(f"subtask:{name}")
+        lines.append(f"Next step: {name} (first open subtask){cite(seqs)}")
     if found.next_step:
-        lines.append(f"Stated next: {found.next_step}")
+        lines.append(found.next_step.line("Stated next"))
     return lines
 
 
