@@ -276,9 +276,7 @@ def _check_files_and_memory(page: Any, files: dict[str, str], client: Any) -> No
     )
 
 
-def _check_provenance_links(
-    page: Any, client: Any, cid: str, compaction: dict[str, Any]
-) -> None:
+def _check_provenance_links(page: Any, client: Any, cid: str, compaction: dict[str, Any]) -> None:
     """Every (#n) of the summary is a link; one opens the original, as ?seqs= gives it."""
     from contextq.history.provenance import summary_items
 
