@@ -6,7 +6,8 @@ tool output lines.
 - A traceback (Python, or JS/Java `at …` frames) becomes ONE error: its last line and the
   innermost location (`ValueError: bad header (at src/io.py:112 in parse)`). Other error
   lines (`error: …`, `FAILED …`, `E   …`, `fatal: …`) are errors too, one per pattern.
-- Paths: from tool-call arguments (touched), and paths written in any text (seen).
+- Paths: from tool-call arguments (touched; changed ones, by an edit or write tool, first),
+  and paths written in any text (seen).
 - From tool outputs, only prose-like lines (a sentence, a count with its unit), at most
   `TOOL_LINES_PER_MESSAGE` of them survive scoring; code, listings and frames never do.
 - A previous summary (or a chunk summary) given as input is parsed by section: its
@@ -23,7 +24,7 @@ import string
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from contextq.history.memory_actions import files_in, normalise_error
+from contextq.history.memory_actions import files_in, normalise_error, writes_files
 from contextq.history.provenance import cite, merge_seqs, split_cited
 from contextq.history.summary_format import (
     Decision,
@@ -56,7 +57,7 @@ _PATH = re.compile(  # a whole token: a path with a directory, a /workspace path
     r"|[\w-]+\.(?:py|js|ts|tsx|jsx|go|rs|java|rb|php|c|h|cc|cpp|hpp|cs|kt|swift|scala|md|rst|txt"
     r"|json|ya?ml|toml|ini|cfg|conf|csv|tsv|sql|sh|html|css|xml|lock|log|ipynb))"
 )
-_PATH_EDGES = "\"'`()[]{}<>,;!?*"  # punctuation around a path in prose
+PATH_EDGES = "\"'`()[]{}<>,;!?*"  # punctuation around a path in prose
 _DECISION = re.compile(
     r"\b(?:(?:we|i)(?:'ve| have)? decided|decision:|let's go with|(?:we|i) will use|going with"
     r"|settled on|opted (?:for|to)|chose to|agreed (?:to|on))\b",
@@ -157,7 +158,7 @@ def find_paths(text: str) -> list[str]:
     for token in text.split():
         if "/" not in token and "." not in token:
             continue
-        bare = token.strip(_PATH_EDGES)
+        bare = token.strip(PATH_EDGES)
         if "://" in bare:
             continue
         path = bare.split(":", 1)[0].rstrip(".")
@@ -191,8 +192,10 @@ def _take_prose(out: Harvest, message: Message, index: int) -> None:
     text = _FENCE.sub(" [code] ", strip_markup(message.text()))
     seqs = (message.seq,)
     for call in message.tool_calls or ():
-        for path in files_in((call.get("function") or {}).get("arguments")):
-            _add_path(out, path, 3, seqs)
+        function = call.get("function") or {}
+        weight = 4 if writes_files(str(function.get("name", ""))) else 3
+        for path in files_in(function.get("arguments")):
+            _add_path(out, path, weight, seqs)
     for path in find_paths(text):
         _add_path(out, path, 2, seqs)
     sentences = [s for s in (_clip(p.strip()) for p in _SENTENCE.split(text)) if _is_sentence(s)]
@@ -313,7 +316,8 @@ def _is_prose_line(line: str) -> bool:
     if any(token in stripped for token in _CODE_TOKENS):
         return False
     others = len(stripped.translate(_LETTERS_AND_SPACE))
-    return others / len(stripped) <= 0.3
+    # 0.4: a measured line ("Partition 2024-03-11 holds 334504 events.") is prose
+    return others / len(stripped) <= 0.4
 
 
 def _clip(text: str) -> str:

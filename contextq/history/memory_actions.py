@@ -64,6 +64,13 @@ _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 _SPACE = re.compile(r"\s+")
 _READ_TOOL = re.compile(r"read|open|view|cat|load|get_file|fetch", re.I)
 _WRITE_TOOL = re.compile(r"write|edit|create|save|patch|apply|replace|delete", re.I)
+
+
+def writes_files(tool: str | None) -> bool:
+    """Whether a tool of this name changes the files it names (edit_file, write, patch…)."""
+    return bool(tool and _WRITE_TOOL.search(tool))
+
+
 _ERROR_TEXT = re.compile(r"^\s*(error|exception|traceback|fatal|failed)\b", re.I)
 _PATH_KEYS = ("path", "file", "file_path", "filepath", "filename", "paths", "files")
 

@@ -31,8 +31,9 @@ MATCH_SHARE = 0.7  # key terms of an item a message must hold to be its source
 
 _CITE = re.compile(r"\s\((#\?|(?:#-?\d+|…)(?:, (?:#-?\d+|…))*)\)\s*$")
 _BULLET = re.compile(r"^(?:[-*•]|\d+[.)])\s+")
-_WORD = re.compile(r"[a-z][a-z0-9_]{2,}")
+_WORD = re.compile(r"[a-z][a-z0-9]{2,}")  # identifiers split at _: exit_code -> exit, code
 _NUMBER = re.compile(r"\b\d{2,}(?:[.,]\d+)*\b")
+_ANY_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")  # as `normalise_error` masks them
 _STOP_WORDS = (
     "the and for that this with you are was were have has had not but from they will would "
     "there their what when which into then than them been can could should about also just "
@@ -99,6 +100,17 @@ def key_terms(text: str, *, numbers: bool = True) -> frozenset[str]:
     if numbers:
         terms.update(_NUMBER.findall(lowered))
     return frozenset(terms)
+
+
+def holds_terms(original: str, content: str) -> bool:
+    """Whether `original` (a message's text) holds every key term of an item's content,
+    read as written or with its numbers masked as error patterns are (`port N`)."""
+    terms = key_terms(content, numbers=False)
+    if not terms:
+        return True
+    lowered = original.lower()
+    masked = _ANY_NUMBER.sub("n", lowered)
+    return all(term in lowered or term in masked for term in terms)
 
 
 def item_content(line: str) -> str:
