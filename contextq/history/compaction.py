@@ -200,7 +200,7 @@ def compact(
     truncated = summarizer is None or fallback_reason is not None
     retention = check_retention(summary, facts)
     summary, repaired = repair(summary, retention)
-    sources = SourceIndex([*inputs, *plan.verbatim], also_valid=fact_seqs(facts))
+    sources = SourceIndex([*inputs, *plan.verbatim, *plan.tail], also_valid=fact_seqs(facts))
     summary, _ = sources.resolve(summary)
     if count_tokens(summary, encoding) > room:
         summary = _make_room(summary, inputs, retention, room, encoding, truncated=truncated)

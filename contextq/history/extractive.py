@@ -239,10 +239,12 @@ def _specifics(text: str) -> int:
 
 
 def _cap_tool_lines(pool: list[Candidate]) -> list[Candidate]:
-    by_message: dict[int, list[Candidate]] = defaultdict(list)
+    """At most TOOL_LINES_PER_MESSAGE lines of one tool result (by the seq it came from:
+    a folded summary's lines each keep the result they quote)."""
+    by_message: dict[tuple[int, int], list[Candidate]] = defaultdict(list)
     for candidate in pool:
         if candidate.role.startswith("tool"):
-            by_message[candidate.message].append(candidate)
+            by_message[candidate.message, candidate.seq].append(candidate)
     dropped: set[int] = set()
     for group in by_message.values():
         for candidate in sorted(group, key=lambda c: -c.score)[TOOL_LINES_PER_MESSAGE:]:

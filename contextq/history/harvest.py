@@ -10,6 +10,9 @@ tool output lines.
   and paths written in any text (seen).
 - From tool outputs, only prose-like lines (a sentence, a count with its unit), at most
   `TOOL_LINES_PER_MESSAGE` of them survive scoring; code, listings and frames never do.
+  A structured (JSON) result is read by its fields: `price 227.16; order_id 12446;
+  status Pending` (scalars, the first items of lists, nested one level at a time, at most
+  `MAX_JSON_FIELDS`), its `error` field an error, paths in its values paths seen.
 - A previous summary (or a chunk summary) given as input is parsed by section: its
   errors, files and narrative carry over, its goal and decisions become facts.
 - Everything taken keeps the seqs of the messages it came from (SPEC §5 provenance):
@@ -19,9 +22,10 @@ tool output lines.
 
 from __future__ import annotations
 
+import json
 import re
 import string
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 from contextq.history.memory_actions import files_in, normalise_error, writes_files
@@ -45,6 +49,10 @@ from contextq.history.types import Message
 
 SUMMARY_MARKER = "contextq-summary"  # Message.name of a summary given as input
 TOOL_LINES_PER_MESSAGE = 2
+_COMMAND_KEYS = ("stdout", "stderr", "output", "returncode", "exit_code")  # an envelope
+MAX_JSON_FIELDS = 48  # fields read from one structured result
+JSON_FIELDS_PER_LINE = 6
+JSON_LIST_ITEMS = 4  # items of a list read before "(+N more)"
 EARLIER_WORDINGS = 2  # an error line also quotes this many other wordings of its pattern
 _EARLIER = " (earlier: "
 MAX_SENTENCE_CHARS = 300
@@ -219,7 +227,10 @@ def _take_prose(out: Harvest, message: Message, index: int) -> None:
 
 
 def _take_tool_output(out: Harvest, message: Message, index: int) -> None:
-    text = readable(message.text())
+    raw = message.text()
+    if raw.lstrip()[:1] in ("{", "[") and _take_json(out, message, index, raw):
+        return
+    text = readable(raw)
     seqs = (message.seq,)
     remaining, spots = tracebacks(text)
     for path in find_paths(remaining):  # frames name library code, not what was touched
@@ -242,6 +253,49 @@ def _take_tool_output(out: Harvest, message: Message, index: int) -> None:
         sentence = _clip(line.strip())
         if line not in error_lines and _is_prose_line(line) and _is_sentence(sentence):
             out.sentences.append(Candidate(len(out.sentences), message.seq, label, sentence, index))
+
+
+def _take_json(out: Harvest, message: Message, index: int, text: str) -> bool:
+    """A structured result read by its fields; False when `text` is not JSON, or is a
+    command's envelope (`stdout`, `output`, …: read as the text it holds)."""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return False
+    if isinstance(data, dict) and any(key in data for key in _COMMAND_KEYS):
+        return False
+    seqs = (message.seq,)
+    if isinstance(data, dict) and isinstance(data.get("error"), str):
+        _add_error(out, data["error"], seqs)
+        data = {k: v for k, v in data.items() if k != "error"}
+    fields = list(_json_fields(data, ""))[:MAX_JSON_FIELDS]
+    label = f"tool {message.name}" if message.name else "tool"
+    for path in find_paths(" ".join(value for _, value in fields)):
+        _add_path(out, path, 1, seqs)
+    for i in range(0, len(fields), JSON_FIELDS_PER_LINE):
+        chunk = fields[i : i + JSON_FIELDS_PER_LINE]
+        sentence = _clip("; ".join(f"{key} {value}" if key else value for key, value in chunk))
+        if len(sentence) >= 8 and _WORDS.search(sentence):  # `card_id 262919693687` says it
+            out.sentences.append(Candidate(len(out.sentences), message.seq, label, sentence, index))
+    return True
+
+
+def _json_fields(data: object, key: str) -> Iterator[tuple[str, str]]:
+    """(field, value) of the scalars in `data`, lists read to their first items."""
+    if isinstance(data, dict):
+        for name, value in data.items():
+            yield from _json_fields(value, f"{key}.{name}" if key else str(name))
+    elif isinstance(data, list):
+        scalars = all(not isinstance(item, dict | list) for item in data)
+        if scalars:
+            shown = ", ".join(str(item) for item in data[:JSON_LIST_ITEMS])
+            more = f" (+{len(data) - JSON_LIST_ITEMS} more)" if len(data) > JSON_LIST_ITEMS else ""
+            yield key, shown + more
+        else:
+            for item in data[:JSON_LIST_ITEMS]:
+                yield from _json_fields(item, key)
+    elif data is not None and str(data) != "":
+        yield key, " ".join(str(data).split())
 
 
 def _take_summary(out: Harvest, message: Message, index: int) -> None:

@@ -27,7 +27,8 @@ MAX_CITED = 8
 ELIDED = -1  # the "…" of a capped marker, kept through a parse
 UNSOURCED = " (#?)"
 ITEM_SECTIONS = ("goal", "decisions", "errors", "files", "state", "restored")
-MATCH_SHARE = 0.7  # key terms of an item a message must hold to be its source
+MATCH_SHARE = 0.7  # key terms of an item a message must hold to be found its source
+CITED_SHARE = 0.5  # … and to stay the source an item cites
 
 _CITE = re.compile(r"\s\((#\?|(?:#-?\d+|…)(?:, (?:#-?\d+|…))*)\)\s*$")
 _BULLET = re.compile(r"^(?:[-*•]|\d+[.)])\s+")
@@ -238,12 +239,14 @@ class SourceIndex:
         return body + cite(kept), any(s >= 0 for s in kept)
 
     def _names_source(self, seq: int, wanted: frozenset[str]) -> bool:
-        """`seq` names a message read that shares a word with the item (or one known
-        only from a folded summary or the memory)."""
+        """`seq` names a message read that holds at least CITED_SHARE of the item's key
+        terms (or one known only from a folded summary or the memory)."""
         if seq not in self.valid:
             return False
         terms = self._terms.get(seq)
-        return terms is None or not wanted or bool(wanted & terms)
+        if terms is None or not wanted:
+            return True
+        return len(wanted & terms) >= max(1, CITED_SHARE * len(wanted))
 
 
 def _message_text(message: Message) -> str:

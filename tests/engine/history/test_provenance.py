@@ -213,3 +213,38 @@ def test_truncation_has_no_items_to_cite() -> None:
     out = compact(messages, None, Settings(), target_tokens=1_000)
     assert out is not None and out.method == "truncation"
     assert (out.structured_items, out.unsourced_items) == (0, 0)
+
+
+def test_structured_tool_results_are_read_by_their_fields() -> None:
+    """A function-calling tool's JSON result: its fields are sentences the summary can
+    keep (citing the result), its `error` an error; file-tool arguments name paths."""
+    from contextq.history.harvest import harvest
+    from contextq.history.memory_actions import files_in
+
+    call = {"id": "c1", "type": "function", "function": {"name": "cp", "arguments": "{}"}}
+    call["function"]["arguments"] = '{"source": "report.pdf", "destination": "backup"}'
+    messages = counted(
+        [
+            user(1, "Copy the report and check my balance."),
+            Message(role="assistant", seq=2, tool_calls=[call]),
+            Message(
+                role="tool",
+                seq=3,
+                tool_call_id="c1",
+                name="get_account_info",
+                content='{"account_id": 98765, "balance": 105000.0, "cards": [1, 2, 3, 4, 5, 6]}',
+            ),
+            Message(role="tool", seq=4, tool_call_id="c2", content='{"card_id": "262919693687"}'),
+            Message(role="tool", seq=5, tool_call_id="c3", content='{"error": "No such file: x"}'),
+        ]
+    )
+    found = harvest(messages)
+    lines = {c.seq: c.text for c in found.sentences}
+    assert lines[3] == "account_id 98765; balance 105000.0; cards 1, 2, 3, 4 (+2 more)"
+    assert lines[4] == "card_id 262919693687"
+    assert [e.text for e in found.errors.values()] == ["No such file: x"]
+    assert "report.pdf" in found.paths and "backup" not in found.paths
+    assert files_in({"source": "San Francisco", "destination": "https://x/y.html"}) == []
+    out = ExtractiveSummarizer().summarize(messages, max_tokens=400)
+    assert "- (#3 tool get_account_info) account_id 98765; balance 105000.0" in out
+    assert "- report.pdf (#2)" in out and "- No such file: x (#5)" in out
