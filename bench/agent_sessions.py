@@ -5,10 +5,11 @@ calls and their outputs (file reads with code, test logs, listings, JSON), reaso
 a few user turns. Facts are seeded at random turns and each has a needle that must be
 found in a compacted context:
 
-- `goal`, `open subtask`: set in the memory (as `PUT …/memory/goal` does) and stated in
-  the first user message;
-- `decision`: an assistant message of kind `decision` (the memory records it) or one
-  written with a rationale through the memory (as `POST …/memory/decisions` does);
+- `goal`, `open subtask`: stated in the first user message and set in the memory citing it
+  (as `PUT …/memory/goal` with `seqs` does);
+- `decision`: an assistant message of kind `decision` (the memory records it) or one the
+  agent says and records with a rationale through the memory, citing that message (as
+  `POST …/memory/decisions` with `seqs` does);
 - `recurring error`: one error pattern seen 4 times with other numbers each time;
 - `pinned`: a pinned user message;
 - `file path`, `number`, `error message`: written once, in a tool call, a reasoning
@@ -46,7 +47,7 @@ class Session:
     memory: HierarchicalMemory  # as it stands at the end
     facts: list[Fact] = field(default_factory=list)
     # memory writes made through its API (goal, subtask done, decision), after message seq
-    writes: list[tuple[int, str, tuple[Any, ...]]] = field(default_factory=list)
+    writes: list[tuple[int, str, tuple[Any, ...], dict[str, Any]]] = field(default_factory=list)
 
     def replay(self, memory: HierarchicalMemory, first_seq: int, last_seq: int) -> list[Message]:
         """Feed `memory` the messages with first_seq <= seq <= last_seq and the API writes
@@ -57,9 +58,9 @@ class Session:
             if first_seq <= message.seq <= last_seq:
                 memory.observe(message)
                 fed.append(message)
-                for seq, op, args in writes:
+                for seq, op, args, kwargs in writes:
                     if seq == message.seq:
-                        getattr(memory, op)(*args)
+                        getattr(memory, op)(*args, **kwargs)
         return fed
 
 
@@ -70,12 +71,12 @@ class _Builder:
         self.memory = HierarchicalMemory()
         self.facts: list[Fact] = []
         self.used: set[str] = set()
-        self.writes: list[tuple[int, str, tuple[Any, ...]]] = []
+        self.writes: list[tuple[int, str, tuple[Any, ...], dict[str, Any]]] = []
 
-    def write(self, op: str, *args: Any) -> None:
+    def write(self, op: str, *args: Any, **kwargs: Any) -> None:
         """A memory write through its API (as the routes make them)."""
-        getattr(self.memory, op)(*args)
-        self.writes.append((self.messages[-1].seq, op, args))
+        getattr(self.memory, op)(*args, **kwargs)
+        self.writes.append((self.messages[-1].seq, op, args, kwargs))
 
     def unique(self, low: int, high: int) -> str:
         while True:
@@ -281,8 +282,8 @@ def generate(domain: Domain, style: str, seed: int, turns: int = 300) -> Session
     rng = b.rng
     b.add("system", "You are a careful software agent. Use the tools to work in the repository.")
     subtasks = list(domain.subtasks)
-    b.add("user", f"Task: {domain.goal}. Plan: {'; '.join(subtasks)}.", kind="user_prompt")
-    b.write("set_goal", domain.goal, subtasks)
+    task = b.add("user", f"Task: {domain.goal}. Plan: {'; '.join(subtasks)}.", kind="user_prompt")
+    b.write("set_goal", domain.goal, subtasks, seqs=(task.seq,))
     b.facts.append(Fact("goal", domain.goal))
     seeds: list[tuple[str, object]] = [("path", None)] * 12 + [("number", None)] * 12
     seeds += [("error", None)] * 6 + [("recurring", None)] * 4
@@ -317,7 +318,9 @@ def generate(domain: Domain, style: str, seed: int, turns: int = 300) -> Session
         elif what == "api decision":
             noun = rng.choice(domain.nouns)
             text = f"Rename the {noun} helpers to {noun.replace(' ', '_')}_v{b.unique(10, 99)}"
-            b.write("add_decision", text, "the old names clash with the new module", "low")
+            why = "the old names clash with the new module"
+            said = b.add("assistant", f"{text}: {why}.")
+            b.write("add_decision", text, why, "low", seqs=(said.seq,))
             b.facts.append(Fact("decision", text))
     for name in subtasks[2:]:
         b.facts.append(Fact("open subtask", name))

@@ -14,6 +14,16 @@
    - LangChain `trim_messages(strategy="last")`: the newest messages that fit.
    Targets (extractive): 100% of pinned facts, goal, open subtasks, decisions and
    recurring errors; at least 80% of the other seeded facts (paths, numbers, errors).
+1r. The ratio view: the summary sized at 10 % and at 5 % of the tokens it covers (the
+   newest `--tail` tokens, 2 000 by default, kept verbatim after it), the same methods
+   left the same room. Targets (extractive): at 10 %, must-keep classes 100 % and the
+   other seeded facts >= 95 %; at 5 %, must-keep 100 % and others >= 80 %. And the
+   provenance check (SPEC §5): >= 99 % of the summary's structured items cite seqs, and
+   every cited seq's original holds the item's key terms (its words of 3+ letters).
+1p. The same tables on sessions not written for this bench (`bench/public_sessions.py`:
+   tool-use sessions rebuilt from the Berkeley Function Calling Leaderboard's multi-turn
+   data, Apache-2.0, shipped in the `bfcl-eval` package), facts sampled from them after
+   the fact; skipped, saying how to install it, when the package is missing.
 2. Incremental compaction of a growing session: five successive compactions, each reading
    the previous summary and what is new; the time and tokens read of the 1st and the 5th,
    against one compaction of the whole history from scratch; and whether the 5th still
@@ -49,6 +59,7 @@ from bench.agent_sessions import (  # noqa: E402
 )
 from contextq.history import ExtractiveSummarizer, HierarchicalMemory, Message, compact  # noqa: E402
 from contextq.history.compaction import CompactionOutcome  # noqa: E402
+from contextq.history.provenance import holds_terms, summary_items  # noqa: E402
 from contextq.settings import Settings  # noqa: E402
 
 CLASSES = (
@@ -157,7 +168,129 @@ def retention_section(
 
 def _pooled(by_kind: dict[str, list[bool]], kinds: Sequence[str]) -> float:
     hits = [h for k in kinds for h in by_kind[k]]
-    return sum(hits) / len(hits)
+    return sum(hits) / len(hits) if hits else float("nan")
+
+
+# ---------------------------------------------------------------- the ratio view
+
+RATIO_TARGETS = {0.10: 0.95, 0.05: 0.80}  # others' share the extractive summary must keep
+
+
+def ratio_contexts(session: Session, ratio: float, tail: int) -> tuple[dict[str, str], Any]:
+    """Every method's context with the summary at `ratio` of what it covers and the newest
+    `tail` tokens verbatim; and the extractive outcome (for the provenance check)."""
+    msgs, settings = session.messages, Settings()
+    room = {"summary_ratio": ratio, "keep_recent_tokens": tail, "target_tokens": 2 * tail}
+    extractive = compact(msgs, ExtractiveSummarizer(), settings, memory=session.memory, **room)
+    truncation = compact(msgs, None, settings, **room)
+    repaired = compact(msgs, None, settings, memory=session.memory, **room)
+    assert extractive is not None
+    kept = sum(m.token_count or 0 for m in msgs if m.seq > extractive.through_seq)
+    budget = int(ratio * (extractive.original_tokens - kept)) + tail
+    texts = {
+        "extractive": compacted_context(msgs, extractive),
+        "truncation 25/75": compacted_context(msgs, truncation),
+        "truncation + repair": compacted_context(msgs, repaired),
+        "trim_messages (last)": trimmed_context(msgs, budget),
+    }
+    return texts, extractive
+
+
+def fact_table(found: dict[str, dict[str, list[bool]]]) -> dict[str, dict[str, float]]:
+    """Print the shares by fact class and method; returns them."""
+    shares = {
+        method: {kind: sum(hits) / len(hits) for kind, hits in by_kind.items() if hits}
+        for method, by_kind in found.items()
+    }
+    header = f"{'fact class':<16}{'n':>5}" + "".join(f"{m:>23}" for m in METHODS)
+    print(header)
+    for kind in CLASSES:
+        count = len(found["extractive"][kind])
+        row = f"{kind:<16}{count:>5}"
+        for method in METHODS:
+            share = shares[method].get(kind)
+            row += f"{share:>22.0%} " if share is not None else f"{'-':>22} "
+        print(row)
+    for method in METHODS:
+        must = min((shares[method][k] for k in MUST_KEEP if k in shares[method]), default=1.0)
+        other = _pooled(found[method], CLASSES[5:])
+        print(f"   {method:<22} must-keep classes min {must:.0%}; other seeded facts {other:.0%}")
+    return shares
+
+
+def provenance_check(outcomes: list[tuple[CompactionOutcome, Sequence[Message]]]) -> bool:
+    """>= 99 % of structured items cite seqs; every cited original holds the item's words."""
+    items = cited = held = 0
+    misses: list[str] = []
+    unsourced: list[str] = []
+    for outcome, messages in outcomes:
+        originals = {m.seq: message_text(m).lower() for m in messages}
+        for item in summary_items(outcome.summary):
+            items += 1
+            cited += bool(item.seqs)
+            if not item.seqs and len(unsourced) < 3:
+                unsourced.append(item.line[:90])
+            for seq in item.seqs:
+                ok = seq in originals and holds_terms(originals[seq], item.content)
+                held += ok
+                if not ok and len(misses) < 3:
+                    misses.append(f"{item.line[:90]!r} -> #{seq}")
+    citations = sum(len(i.seqs) for o, _ in outcomes for i in summary_items(o.summary))
+    share, holds = cited / max(1, items), held / max(1, citations)
+    met = share >= 0.99 and held == citations
+    print(
+        f"   provenance: {cited:,} of {items:,} structured items cite seqs ({share:.1%});"
+        f" {held:,} of {citations:,} cited originals hold the item's key terms ({holds:.1%})"
+        f" -> {'met' if met else 'MISSED'}"
+    )
+    for line in misses:
+        print(f"     a cited original without the item's words: {line}")
+    for line in unsourced:
+        print(f"     unsourced: {line!r}")
+    return met
+
+
+def ratio_section(
+    runs: list[Session], ratio: float, tail: int, label: str, *, ours: bool = True
+) -> bool:
+    covered = [_tokens(s.messages) for s in runs]
+    print(
+        f"\n{label}. Summary at {ratio:.0%} of the covered tokens: {len(runs)} sessions of"
+        f" {min(covered):,}-{max(covered):,} tokens; the newest {tail:,} tokens kept verbatim;"
+        " every method left the same room"
+    )
+    found: dict[str, dict[str, list[bool]]] = {m: defaultdict(list) for m in METHODS}
+    outcomes = []
+    sizes = []
+    for session in runs:
+        texts, outcome = ratio_contexts(session, ratio, tail)
+        outcomes.append((outcome, session.messages))
+        sizes.append((outcome.original_tokens, outcome.summary_tokens))
+        for method, text in texts.items():
+            for fact in session.facts:
+                found[method][fact.kind].append(present(fact, text))
+    read = sum(r for r, _ in sizes)
+    written = sum(w for _, w in sizes)
+    share = written / read
+    print(f"   extractive summaries: {written:,} tokens for {read:,} covered ({share:.1%})")
+    shares = fact_table(found)
+    must = min((shares["extractive"][k] for k in MUST_KEEP if k in shares["extractive"]), default=1)
+    other = _pooled(found["extractive"], CLASSES[5:])
+    target = RATIO_TARGETS.get(ratio, 0.80)
+    verdict = "met" if must == 1.0 and other >= target else "MISSED"
+    whose = "target" if ours else "the generated sessions' target, for comparison"
+    print(f"   {whose} (extractive): must-keep 100%, others >= {target:.0%}: {verdict}")
+    return provenance_check(outcomes) and verdict == "met"
+
+
+def public_section(args: argparse.Namespace) -> None:
+    from bench import public_sessions
+
+    runs, note = public_sessions.load(args.public, seed=args.seed)
+    print(f"\n1p. Sessions not written for this bench: {note}")
+    for label, ratio in zip(("1p-a", "1p-b"), RATIO_TARGETS, strict=True):
+        if runs:
+            ratio_section(runs, ratio, args.tail, label, ours=False)
 
 
 def median_ms(fn: Callable[[], Any], repeat: int) -> tuple[float, Any]:
@@ -264,6 +397,10 @@ def main(argv: Sequence[str] | None = None) -> None:
         default=[40_000, 12_000],
         help="rooms to measure (the default target, then a tight one)",
     )
+    parser.add_argument("--tail", type=int, default=2_000, help="tokens kept after the summary")
+    parser.add_argument(
+        "--public", type=int, default=6, help="sessions rebuilt from the public data (0: none)"
+    )
     parser.add_argument("--json", action="store_true", help="also print the shares as JSON")
     parser.add_argument("--quick", action="store_true", help="5 sessions, 1 timing run")
     args = parser.parse_args(argv)
@@ -276,6 +413,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     for label, target in zip("abc", args.targets, strict=False):
         settings = Settings(HISTORY_COMPACTION_TARGET_TOKENS=target)
         shares[target] = retention_section(runs, settings, label)
+    for label, ratio in zip(("1r-a", "1r-b"), RATIO_TARGETS, strict=True):
+        ratio_section(runs, ratio, args.tail, label)
+    if args.public:
+        public_section(args)
     growth_section(args, Settings())
     if args.json:
         print(json.dumps(shares, indent=1))

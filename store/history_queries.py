@@ -164,6 +164,25 @@ def list_messages(
     return rows, (rows[-1].seq if more and rows else None)
 
 
+def messages_by_seqs(
+    session: Session, *, conversation_id: str, seqs: Sequence[int]
+) -> list[StoredMessage]:
+    """The messages of `seqs` (those that exist) in seq order, through the
+    (conversation_id, seq) unique index."""
+    if not seqs:
+        return []
+    return list(
+        session.execute(
+            select(StoredMessage)
+            .where(
+                StoredMessage.conversation_id == conversation_id,
+                StoredMessage.seq.in_(sorted(set(seqs))),  # type: ignore[attr-defined]
+            )
+            .order_by(StoredMessage.seq)  # type: ignore[arg-type]
+        ).scalars()
+    )
+
+
 def get_message(session: Session, *, conversation_id: str, message_id: str) -> StoredMessage | None:
     return session.execute(
         select(StoredMessage).where(

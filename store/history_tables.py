@@ -118,6 +118,9 @@ class Compaction(SQLModel, table=True):
     # (None: a row from before the check), and the items appended
     retention: float | None = None
     repaired: list[str] | None = Field(default=None, sa_column=Column(JSON))
+    # provenance (SPEC §5): structured items whose source message is unknown, `(#?)`
+    # (None: a row from before summaries cited their messages)
+    unsourced_items: int | None = None
     job_id: str | None = Field(default=None, max_length=ID_LEN)
     created_at: datetime = _ts()
 

@@ -102,6 +102,7 @@ async def track_error(
         owner_id=owner_id,
         conversation_id=conversation_id,
         error=body.error,
+        seqs=body.seqs,
     )
     return json_response(entry)
 
@@ -149,6 +150,7 @@ async def set_goal(
         conversation_id=conversation_id,
         text=body.text,
         subtasks=body.subtasks,
+        seqs=body.seqs,
     )
     return json_response(snapshot)
 
@@ -180,6 +182,7 @@ async def add_decision(
         decision=body.decision,
         rationale=body.rationale,
         impact=body.impact,
+        seqs=body.seqs,
     )
     return json_response(snapshot, 201)
 

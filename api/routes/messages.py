@@ -1,4 +1,5 @@
-"""Routes: a conversation's messages (SPEC §2): append one or a batch, list, pin."""
+"""Routes: a conversation's messages (SPEC §2): append one or a batch, list (or read the
+originals a summary line cites, `?seqs=12,40`, SPEC §5), pin."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from api.deps import OwnerDep, SettingsDep, read, write
 from api.responses import json_response
 from api.schemas.history import MessageBatch, MessageCreate, MessageList, MessagePin, MessagePublic
 from service import history
+from service.history.messages import messages_by_seqs
 
 router = APIRouter(tags=["messages"])
 
@@ -69,15 +71,29 @@ async def list_messages(
     owner_id: OwnerDep,
     limit: int = Query(100, ge=1, le=history.MAX_PAGE),
     cursor: str | None = Query(None, max_length=20),
+    seqs: str | None = Query(
+        None,
+        max_length=2000,
+        description="Only these messages, e.g. `12,40`: the originals a summary line cites "
+        "as (#12, #40). Seqs the conversation does not have are refused (422); no cursor.",
+    ),
 ) -> Response:
-    """The original history in seq order, never altered by filtering or compaction."""
-    page = await read(
-        history.list_messages,
-        owner_id=owner_id,
-        conversation_id=conversation_id,
-        cursor=cursor,
-        limit=limit,
-    )
+    """The original history in seq order, never altered by filtering or compaction; with
+    `seqs`, only the messages of those seqs."""
+    if seqs is not None:
+        if cursor is not None:
+            raise HTTPException(422, "seqs and cursor do not go together: seqs names the messages")
+        page = await read(
+            messages_by_seqs, owner_id=owner_id, conversation_id=conversation_id, seqs=seqs
+        )
+    else:
+        page = await read(
+            history.list_messages,
+            owner_id=owner_id,
+            conversation_id=conversation_id,
+            cursor=cursor,
+            limit=limit,
+        )
     data = [MessagePublic.model_validate(row) for row in page.rows]
     return json_response(MessageList(data=data, next_cursor=page.next_cursor))
 

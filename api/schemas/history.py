@@ -170,6 +170,9 @@ class CompactionPublic(_Public):
     duration_ms: float
     retention: float | None  # share of the checked items present before repair
     repaired: list[str] | None  # the items appended ("goal: …", "decision: …")
+    # provenance (SPEC §5): structured items whose source message is unknown, `(#?)`
+    # (None: a compaction from before summaries cited their messages)
+    unsourced_items: int | None = None
     details: dict[str, Any] | None
     job_id: str | None
     created_at: datetime
@@ -199,11 +202,21 @@ class JobAccepted(BaseModel):
 # ---------------------------------------------------------------- memory
 
 
+# the messages a memory fact came from (SPEC §5 provenance): a summary cites them
+SourceSeqs = list[int]
+SEQS_FIELD = Field(
+    default_factory=list,
+    max_length=8,
+    description="The seqs of the messages this came from, cited by summaries as (#12).",
+)
+
+
 class GoalIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     text: str = Field(min_length=1, max_length=10_000)
     subtasks: list[str] = Field(default_factory=list, max_length=200)
+    seqs: SourceSeqs = SEQS_FIELD
 
 
 class PhaseIn(BaseModel):
@@ -218,6 +231,7 @@ class DecisionIn(BaseModel):
     decision: str = Field(min_length=1, max_length=10_000)
     rationale: str = Field(default="", max_length=10_000)
     impact: Impact = "medium"
+    seqs: SourceSeqs = SEQS_FIELD
 
     @field_validator("impact", mode="before")
     @classmethod
@@ -242,6 +256,7 @@ class ErrorIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     error: str = Field(min_length=1, max_length=100_000)
+    seqs: SourceSeqs = SEQS_FIELD
 
 
 class MemoryContext(BaseModel):

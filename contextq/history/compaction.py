@@ -19,6 +19,12 @@ each decision and each error pattern seen 3 times or more must be in it; what is
 is appended, and the outcome records `retention` (share present before repair) and
 `repaired` (what was appended). Without a memory, the checked items are those the
 previous summary held.
+
+Provenance (SPEC §5): whichever summariser wrote it, every structured item of the summary
+is checked against the messages this run read (`provenance.SourceIndex`): seqs that name
+no message read (or one that holds none of the item's words) are dropped, an item left
+without any is matched back to its source by its key terms, or marked `(#?)` and counted
+in `unsourced_items`.
 """
 
 from __future__ import annotations
@@ -33,6 +39,7 @@ from contextq.errors import SummarizerError
 from contextq.history.chains import unit_at
 from contextq.history.harvest import SUMMARY_MARKER
 from contextq.history.message_tokens import MESSAGE_OVERHEAD_TOKENS, token_count
+from contextq.history.provenance import SourceIndex, summary_items
 from contextq.history.retention import Retention, check_retention, fit_summary, repair
 from contextq.history.summarizers import Summarizer, truncate_history
 from contextq.history.summary_format import MemoryFacts, facts_from_memory, facts_from_summary
@@ -80,6 +87,8 @@ class CompactionOutcome:
     retention: float = 1.0  # share of the checked items present before repair
     repaired: list[str] = field(default_factory=list)  # the items appended ("goal: …", …)
     checked_items: int = 0  # goal + open subtasks + decisions + error patterns (count ≥ 3)
+    structured_items: int = 0  # items of the goal, decisions, errors, files, state sections
+    unsourced_items: int = 0  # of them, those whose source message is unknown: `(#?)`
 
 
 def plan_compaction(
@@ -156,12 +165,15 @@ def compact(
     target_tokens: int | None = None,
     keep_recent_tokens: int | None = None,
     encoding: str = DEFAULT_ENCODING,
+    summary_ratio: float | None = None,
 ) -> CompactionOutcome | None:
     """Compact `messages` (the history after the previous compaction, oldest first).
 
     `memory` (the conversation's) gives the sections the summary writes verbatim and
     checks; `previous_summary` (the newest stored summary) is folded into the new one.
-    `summarizer=None` means truncation only. Returns None when there is nothing to
+    `summarizer=None` means truncation only. `summary_ratio` sizes the summary at that
+    share of the tokens it stands in for (the summarised messages and the folded
+    summary) instead of what the target leaves. Returns None when there is nothing to
     compact. Never raises for a summariser failure: falls back to truncation.
     """
     started = time.perf_counter()
@@ -179,12 +191,17 @@ def compact(
     if previous_summary:
         inputs.insert(0, summary_input(previous_summary, encoding))
     room = plan.summary_max_tokens
+    if summary_ratio is not None:
+        read = sum(token_count(m) for m in inputs)
+        room = max(MIN_SUMMARY_TOKENS, int(read * summary_ratio))
     summary, chunks, fallback_reason = _summarise(
         inputs, summarizer, settings, room=room, encoding=encoding, facts=facts
     )
     truncated = summarizer is None or fallback_reason is not None
     retention = check_retention(summary, facts)
     summary, repaired = repair(summary, retention)
+    sources = SourceIndex([*inputs, *plan.verbatim, *plan.tail], also_valid=fact_seqs(facts))
+    summary, _ = sources.resolve(summary)
     if count_tokens(summary, encoding) > room:
         summary = _make_room(summary, inputs, retention, room, encoding, truncated=truncated)
     folded = inputs[0] if previous_summary else None  # what this run read, SPEC §5
@@ -219,6 +236,7 @@ def _outcome(
 ) -> CompactionOutcome:
     summary_tokens = count_tokens(summary, encoding)
     verbatim_tokens = sum(token_count(m) for m in plan.verbatim)
+    items = summary_items(summary)
     return CompactionOutcome(
         method="truncation" if truncated else "summary",
         summary=summary,
@@ -237,7 +255,15 @@ def _outcome(
         retention=retention.share,
         repaired=repaired,
         checked_items=retention.checked,
+        structured_items=len(items),
+        unsourced_items=sum(1 for item in items if not item.sourced),
     )
+
+
+def fact_seqs(facts: MemoryFacts) -> set[int]:
+    """Every seq the facts cite (they were recorded from real messages)."""
+    seqs = {s for group in facts.sources.values() for s in group}
+    return seqs | {s for decision in facts.decisions for s in decision.seqs}
 
 
 def _summarise(

@@ -4,9 +4,17 @@ It writes the structured summary of `summary_format`: the memory-backed sections
 `MemoryFacts` verbatim (or, without a memory, from what the messages and the previous
 summary state), then errors (one line per error pattern, newest first), the files and
 paths touched, the current state and next step, and a narrative of the most informative
-sentences (TF-IDF, weighted towards specifics: numbers, paths, identifiers) in their
-original order. It spends its budget: the narrative fills what the other sections leave,
-so a summary ends near `max_tokens` when the history has that much to say.
+sentences (TF-IDF, weighted towards specifics: numbers, paths, identifiers, and most of
+all a measured value or an id standing alone, 4 digits or more) in their original order.
+The files section lists changed files first (an edit or write tool), then read ones; a
+path it lists does not score a narrative sentence twice. It spends its budget: the
+narrative fills what the other sections leave, so a summary ends near `max_tokens` when
+the history has that much to say.
+
+Provenance (SPEC §5): it knows where everything came from, so every item ends with the
+seqs of its messages (`(#12, #40)`; one path a line in the files section), and each
+narrative line starts with the seq it quotes. A memory fact whose source the memory does
+not know is written `(#?)`; compaction matches it back (`provenance.SourceIndex`).
 """
 
 from __future__ import annotations
@@ -15,11 +23,18 @@ import math
 import re
 import string
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 from contextq.errors import SummarizerError
-from contextq.history.harvest import TOOL_LINES_PER_MESSAGE, Candidate, Harvest, harvest
+from contextq.history.harvest import (
+    PATH_EDGES,
+    TOOL_LINES_PER_MESSAGE,
+    Candidate,
+    Harvest,
+    harvest,
+)
+from contextq.history.provenance import cite
 from contextq.history.retention import fit_summary
 from contextq.history.summary_format import (
     MemoryFacts,
@@ -33,8 +48,7 @@ from contextq.history.summary_format import (
 from contextq.history.types import Message
 from contextq.tokens import DEFAULT_ENCODING, count_tokens, get_encoding
 
-ERROR_SHARE, FILES_SHARE, STATE_SHARE = 0.2, 0.1, 0.05
-PATHS_PER_LINE = 6
+ERROR_SHARE, FILES_SHARE, STATE_SHARE = 0.2, 0.15, 0.05
 _WORD = re.compile(r"[a-z0-9_]{3,}")
 _NO_DIGITS = str.maketrans("", "", string.digits)
 _NO_UPPER = str.maketrans("", "", string.ascii_uppercase)
@@ -47,6 +61,9 @@ _STOP = frozenset(_STOP_WORDS.split(" "))
 _ROLE_WEIGHT = {"user": 1.2, "assistant": 1.0, "summary": 1.0}
 _TOOL_WEIGHT = 0.6
 _LINE_PREFIX_TOKENS = 8  # "- (#1234 assistant) "
+# a number of 4+ digits standing alone (a count, a size, an id), not part of a path or name
+_VALUE = re.compile(r"(?<![\w./-])\d{1,3}(?:[,.]?\d{3})+(?:\.\d+)?(?![\w/])")
+VALUE_BONUS = 1.5
 
 
 class ExtractiveSummarizer:
@@ -81,7 +98,8 @@ class ExtractiveSummarizer:
         sections["state"] = _fit(enc, _state_lines(found, known), int(share * STATE_SHARE))
         for key in ("errors", "files", "state"):
             room -= _cost(enc, *sections[key]) + 6
-        chosen = _narrative(found, known, enc, room)
+        listed = _listed_paths(sections["files"])
+        chosen = _narrative(found, known, enc, room, listed)
         return _render_within(header, sections, chosen, max_tokens, encoding)
 
 
@@ -108,41 +126,52 @@ def _fit(enc: Any, lines: list[str], room: int) -> list[str]:
 
 
 def _error_lines(found: Harvest, facts: MemoryFacts) -> list[str]:
+    """The recurring patterns, then each error as it was written (its newest wording and
+    two earlier ones), newest first."""
     lines = recurring_lines(facts)
-    lines += [fact.line() for fact in reversed(found.errors.values())]  # newest first
+    lines += [fact.line() for fact in reversed(found.errors.values())]
     return lines + found.error_lines
 
 
 def _path_lines(found: Harvest) -> list[str]:
-    ranked = sorted(found.paths.items(), key=lambda item: (-item[1][0], -item[1][1]))
-    names = [path for path, _ in ranked]
-    return [
-        "- " + ", ".join(names[i : i + PATHS_PER_LINE])
-        for i in range(0, len(names), PATHS_PER_LINE)
-    ]
+    """One path a line, most touched first (then the newest), with its messages' seqs."""
+    ranked = sorted(
+        found.paths.items(), key=lambda item: (-item[1][0], -max(item[1][1], default=-1))
+    )
+    return [f"- {path}{cite(seqs)}" for path, (_, seqs) in ranked]
 
 
 def _state_lines(found: Harvest, facts: MemoryFacts) -> list[str]:
-    lines = [f"State: {line}" for line in found.state]
+    lines = [said.line("State") for said in found.state]
     last_error = next(reversed(found.errors.values()), None)
     if last_error is not None and found.sentences and last_error.seq >= found.sentences[-1].seq:
-        lines.append(f"Last result: (#{last_error.seq}) {last_error.text}")
+        lines.append(f"Last result: {last_error.text}{cite((last_error.seq,))}")
     if facts.open_subtasks:
-        lines.append(f"Next step: {facts.open_subtasks[0]} (first open subtask)")
+        name = facts.open_subtasks[0]
+        seqs = facts.seqs_of(f"subtask:{name}")
+        lines.append(f"Next step: {name} (first open subtask){cite(seqs)}")
     if found.next_step:
-        lines.append(f"Stated next: {found.next_step}")
+        lines.append(found.next_step.line("Stated next"))
     return lines
 
 
 # ---------------------------------------------------------------- narrative
 
 
-def _narrative(found: Harvest, facts: MemoryFacts, enc: Any, room: int) -> list[Candidate]:
+def _listed_paths(lines: list[str]) -> set[str]:
+    return {line.removeprefix("- ").rsplit(" (#", 1)[0] for line in lines}
+
+
+def _narrative(
+    found: Harvest, facts: MemoryFacts, enc: Any, room: int, listed: set[str]
+) -> list[Candidate]:
+    """The best sentences that fit `room`; a path the files section lists counts as
+    said already (its sentence scores on what else it says)."""
     already = {squash(d.text) for d in facts.decisions}
     if facts.goal:
         already.add(squash(facts.goal))
     pool = _unique(c for c in found.sentences if squash(c.text) not in already)
-    _score(pool)
+    _score(pool, listed)
     pool = _cap_tool_lines(pool)
     chosen: list[Candidate] = []
     used = 0
@@ -164,8 +193,9 @@ def _unique(candidates: Any) -> list[Candidate]:
     return sorted(newest.values(), key=lambda c: c.order)
 
 
-def _score(pool: list[Candidate]) -> None:
-    words = [[w for w in _WORD.findall(c.text.lower()) if w not in _STOP] for c in pool]
+def _score(pool: list[Candidate], listed: Collection[str] = ()) -> None:
+    texts = [_without(c.text, listed) for c in pool]
+    words = [[w for w in _WORD.findall(t.lower()) if w not in _STOP] for t in texts]
     df: Counter[str] = Counter()
     for ws in words:
         df.update(set(ws))
@@ -173,18 +203,28 @@ def _score(pool: list[Candidate]) -> None:
     last = max((c.order for c in pool), default=0) + 1
     templates = Counter(c.text.translate(_NO_DIGITS) for c in pool)
     idf = {w: math.log((1 + total) / (1 + n)) + 1.0 for w, n in df.items()}
-    for candidate, ws in zip(pool, words, strict=True):
+    for candidate, text, ws in zip(pool, texts, words, strict=True):
         if not ws:
             candidate.score = 0.0
             continue
         tf = Counter(ws)
         weight = sum(count * idf[w] for w, count in tf.items()) / math.sqrt(len(ws))
         weight *= _ROLE_WEIGHT.get(candidate.role, _TOOL_WEIGHT)
-        specifics = _specifics(candidate.text)
+        specifics = _specifics(text)
         recency = candidate.order / last
         repeats = templates[candidate.text.translate(_NO_DIGITS)]  # same words, other numbers
         candidate.score = weight * (1 + 0.3 * specifics) * (0.9 + 0.2 * recency)
+        if specifics and _VALUE.search(text):  # a measured value or an id, not a line number
+            candidate.score *= VALUE_BONUS
         candidate.score /= math.sqrt(repeats)
+
+
+def _without(text: str, paths: Collection[str]) -> str:
+    """`text` less the paths of `paths` it names (what another section already says)."""
+    if not paths or ("/" not in text and "." not in text):
+        return text
+    kept = [w for w in text.split() if w.strip(PATH_EDGES).rstrip(".,:;") not in paths]
+    return " ".join(kept)
 
 
 def _specifics(text: str) -> int:
@@ -199,10 +239,12 @@ def _specifics(text: str) -> int:
 
 
 def _cap_tool_lines(pool: list[Candidate]) -> list[Candidate]:
-    by_message: dict[int, list[Candidate]] = defaultdict(list)
+    """At most TOOL_LINES_PER_MESSAGE lines of one tool result (by the seq it came from:
+    a folded summary's lines each keep the result they quote)."""
+    by_message: dict[tuple[int, int], list[Candidate]] = defaultdict(list)
     for candidate in pool:
         if candidate.role.startswith("tool"):
-            by_message[candidate.message].append(candidate)
+            by_message[candidate.message, candidate.seq].append(candidate)
     dropped: set[int] = set()
     for group in by_message.values():
         for candidate in sorted(group, key=lambda c: -c.score)[TOOL_LINES_PER_MESSAGE:]:

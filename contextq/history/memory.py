@@ -4,13 +4,18 @@
   error, and the current phase).
 - Working memory holds recent and important actions. When it holds more than
   `compression_threshold * max_working_memory` actions (`memory_options`), the newest
-  `recent_to_keep` and the newest critical ones (importance > 0.7) stay; the rest fold
+  `recent_to_keep` (5, as seed 001) and the newest critical ones (importance > 0.7, up to
+  `max_working_memory` in all) stay; the rest fold
   into counters rendered as `Executed 12 tools (10 successful); Read 3 files`.
 - The decision trail (decision, rationale, impact high|medium|low, created_at) is never
   compressed.
 - Error patterns are normalised (lowercase, numbers → N) and counted; the third
   occurrence of a pattern raises an alert (flag + warning log).
 - A goal with subtasks (name, done) and progress; a phase, which weighs importance.
+- Provenance (SPEC §5): the goal, each subtask, decision and error pattern keeps the seqs
+  of the messages it came from (`goal_seqs`, and `seqs` in each entry): a decision or an
+  error observed in a message gets that message's seq; a write through the API may name
+  them; a compaction matches the others back to the messages it reads.
 
 Reads: `get_context_for_agent()` (the GOAL / KEY DECISIONS / PREVIOUS ACTIONS / RECENT
 ACTIONS text within `max_context_tokens`), `stats()`, `snapshot()` (GET /memory).
@@ -44,6 +49,7 @@ from contextq.history.memory_actions import (
 )
 from contextq.history.memory_options import MemoryOptions
 from contextq.history.memory_state import memory_checkpoint
+from contextq.history.provenance import merge_seqs
 from contextq.history.tool_output import main_error
 from contextq.history.types import KINDS, Kind, Message
 from contextq.tokens import DEFAULT_ENCODING
@@ -93,6 +99,7 @@ class HierarchicalMemory:
 
     def _clear(self) -> None:
         self.goal: str | None = None
+        self.goal_seqs: list[int] = []
         self.subtasks: list[dict[str, Any]] = []
         self.phase: str | None = None
         self.decisions: list[dict[str, Any]] = []
@@ -123,12 +130,14 @@ class HierarchicalMemory:
         message_id: str | None = None,
         created_at: str | None = None,
         importance: float | None = None,
+        seq: int | None = None,
     ) -> Action:
         """Record one action (seed 001), scoring it and compressing if needed.
 
         `metadata` (a JSON object) is kept with the action; its `tool` and path keys
         (`path`, `file`, `files`, …) name the tool and the files, its `rationale` and
-        `impact` qualify a decision.
+        `impact` qualify a decision. `seq`: the message it was observed in (the source
+        of the decision or error pattern it records).
         """
         if action_type not in KINDS:
             raise ValidationFailed(
@@ -141,7 +150,8 @@ class HierarchicalMemory:
         recurring = False
         if action_type == "error" or success is False:
             said = main_error(content) if content.strip() else (tool or action_type)
-            entry = self.track_error_pattern(said, seen_at=when)
+            seqs = () if seq is None else (seq,)
+            entry = self.track_error_pattern(said, seen_at=when, seqs=seqs)
             pattern, recurring = entry["pattern"], entry["count"] >= 2
         if importance is None:
             importance = score_action(
@@ -160,10 +170,12 @@ class HierarchicalMemory:
             created_at=when,
             metadata=meta,
         )
-        self._record(action, meta, content)
+        self._record(action, meta, content, seq)
         return action
 
-    def _record(self, action: Action, meta: Mapping[str, Any], content: str) -> None:
+    def _record(
+        self, action: Action, meta: Mapping[str, Any], content: str, seq: int | None
+    ) -> None:
         """Count a new action, keep it in working memory, note a decision, compress."""
         self.next_id += 1
         self.total_actions += 1
@@ -176,12 +188,16 @@ class HierarchicalMemory:
                 str(meta.get("rationale", "")),
                 impact if isinstance(impact, str) else None,
                 created_at=action.created_at,
+                seqs=() if seq is None else (seq,),
             )
         if len(self.working) > self.options.compression_limit:
             self._compress()
 
-    def track_error_pattern(self, error: str, *, seen_at: str | None = None) -> dict[str, Any]:
+    def track_error_pattern(
+        self, error: str, *, seen_at: str | None = None, seqs: Iterable[int] = ()
+    ) -> dict[str, Any]:
         """Count `error` under its normalised pattern; the third occurrence raises an alert.
+        `seqs`: the messages it was seen in (kept with the pattern, capped).
 
         Returns `{"pattern", "count", "alert", "last_seen"}`.
         """
@@ -192,10 +208,12 @@ class HierarchicalMemory:
         )
         entry["count"] += 1
         entry["last_seen"] = when
+        if seqs or "seqs" in entry:
+            entry["seqs"] = list(merge_seqs(entry.get("seqs", ()), seqs))
         if entry["count"] >= ERROR_ALERT_AFTER and not entry["alert"]:
             entry["alert"] = True
             log.warning("recurring error pattern (%d times): %s", entry["count"], pattern)
-        return {"pattern": pattern, **entry}
+        return {"pattern": pattern, **{k: entry[k] for k in ("count", "alert", "last_seen")}}
 
     def _compress(self) -> None:
         recent_count = self.options.recent
@@ -240,6 +258,7 @@ class HierarchicalMemory:
             message_id=message.id,
             created_at=when,
             importance=message.importance,
+            seq=message.seq,
         )
         action.call_ids = list(message.call_ids)
         return action
@@ -274,12 +293,17 @@ class HierarchicalMemory:
             memory.observe(message)
         return memory
 
-    def set_goal(self, text: str, subtasks: Iterable[str] = ()) -> None:
+    def set_goal(
+        self, text: str, subtasks: Iterable[str] = (), *, seqs: Iterable[int] = ()
+    ) -> None:
+        """The goal and its subtasks; `seqs`: the messages that state them, if known."""
         names = [s.strip() for s in subtasks if s.strip()]
         if len(set(names)) != len(names):
             raise ValidationFailed("subtask names must be unique", field="subtasks")
+        cited = list(merge_seqs(seqs))
         self.goal = text.strip() or None
-        self.subtasks = [{"name": name, "done": False} for name in names]
+        self.goal_seqs = cited
+        self.subtasks = [{"name": name, "done": False, "seqs": cited} for name in names]
 
     def complete_subtask(self, name: str) -> float:
         """Mark subtask `name` done; returns the progress (share of subtasks done)."""
@@ -296,8 +320,10 @@ class HierarchicalMemory:
         impact: str | None = "medium",
         *,
         created_at: str | None = None,
+        seqs: Iterable[int] = (),
     ) -> dict[str, Any]:
-        """Append to the decision trail; `impact` is high, medium (default) or low."""
+        """Append to the decision trail; `impact` is high, medium (default) or low;
+        `seqs`: the messages it came from, if known."""
         text = decision.strip()
         if not text:
             raise ValidationFailed("decision must not be empty", field="decision")
@@ -311,6 +337,7 @@ class HierarchicalMemory:
             "rationale": rationale.strip(),
             "impact": level,
             "created_at": created_at or _now(),
+            "seqs": list(merge_seqs(seqs)),
         }
         self.decisions.append(entry)
         return entry

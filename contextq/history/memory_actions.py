@@ -64,8 +64,32 @@ _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 _SPACE = re.compile(r"\s+")
 _READ_TOOL = re.compile(r"read|open|view|cat|load|get_file|fetch", re.I)
 _WRITE_TOOL = re.compile(r"write|edit|create|save|patch|apply|replace|delete", re.I)
+
+
+def writes_files(tool: str | None) -> bool:
+    """Whether a tool of this name changes the files it names (edit_file, write, patch…)."""
+    return bool(tool and _WRITE_TOOL.search(tool))
+
+
 _ERROR_TEXT = re.compile(r"^\s*(error|exception|traceback|fatal|failed)\b", re.I)
-_PATH_KEYS = ("path", "file", "file_path", "filepath", "filename", "paths", "files")
+_PATH_KEYS = (
+    "path",
+    "file",
+    "file_path",
+    "filepath",
+    "filename",
+    "file_name",
+    "file_name1",
+    "file_name2",
+    "file_names",
+    "filenames",
+    "paths",
+    "files",
+)
+# keys that name a path in file tools and something else elsewhere (a city, a URL): a
+# value counts when it looks like a path (a slash, or a name with an extension)
+_MAYBE_PATH_KEYS = ("source", "destination", "src", "dst", "dest", "target")
+_LOOKS_LIKE_PATH = re.compile(r"^(?!\w+://)[\w.~-]*/[\w./~-]+$|^[\w.-]+\.[A-Za-z0-9]{1,8}$")
 
 
 def normalise_error(text: str) -> str:
@@ -241,4 +265,8 @@ def files_in(arguments: Any) -> list[str]:
             found.append(value)
         elif isinstance(value, list):
             found.extend(v for v in value if isinstance(v, str))
+    for key in _MAYBE_PATH_KEYS:
+        value = arguments.get(key)
+        if isinstance(value, str) and _LOOKS_LIKE_PATH.match(value):
+            found.append(value)
     return found

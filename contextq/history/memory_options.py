@@ -5,8 +5,11 @@
   kept within; `token_utilisation` is its tokens ÷ this;
 - `compression_threshold` (0.7, a ratio): compression runs when the working memory holds
   more than `compression_threshold * max_working_memory` actions (the compression limit);
-- `recent_to_keep` (default: half the compression limit, at least 1): the newest actions a
-  compression always keeps; the hierarchical strategy's `recent_actions` option.
+- `recent_to_keep` (default: 5 as in seed 001, fewer when the compression limit is at most 5:
+  one below it, at least 1): the newest actions a compression always keeps; the
+  hierarchical strategy's `recent_actions` option. The older critical actions kept beside
+  them fill the working memory up to `max_working_memory` at most (seed 001: "critical +
+  recent, max 10 in all").
 
 Defaults come from settings (`MEMORY_MAX_WORKING_MEMORY`, `MEMORY_MAX_CONTEXT_TOKENS`,
 `MEMORY_COMPRESSION_THRESHOLD`) when given, else from the figures above.
@@ -26,6 +29,7 @@ if TYPE_CHECKING:
 
 MIN_WORKING_MEMORY, MAX_WORKING_MEMORY = 2, 10_000
 MIN_CONTEXT_TOKENS, MAX_CONTEXT_TOKENS = 100, 2_000_000
+SEED_RECENT_ACTIONS = 5  # seed 001 keeps the last 5 actions at every compression
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,13 +49,13 @@ class MemoryOptions:
         """The newest actions a compression keeps."""
         if self.recent_to_keep is not None:
             return self.recent_to_keep
-        return max(1, self.compression_limit // 2)
+        return max(1, min(SEED_RECENT_ACTIONS, self.compression_limit - 1))
 
     @property
     def critical_cap(self) -> int:
-        """Older critical actions a compression keeps: at most what leaves one free slot
-        below the limit, so compression runs now and then, not on every action."""
-        return max(0, self.compression_limit - self.recent - 1)
+        """Older critical actions a compression keeps: the newest ones, as many as leave
+        the working memory at `max_working_memory` at most (seed 001)."""
+        return max(0, self.max_working_memory - self.recent)
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {

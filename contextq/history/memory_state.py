@@ -2,7 +2,8 @@
 (`export` / `import_state`), and the private-data checkpoint of SPEC §9.
 
 - `dump(memory)` → the JSON-ready dict (version 2: options, goal, subtasks, phase,
-  decisions, error patterns, working memory, compressed counters, counters);
+  decisions, error patterns, working memory, compressed counters, counters; the seqs the
+  goal, subtasks, decisions and patterns came from, optional in a document);
 - `load(data)` rebuilds it; version 1 rows (before the options were stored) load with the
   default options;
 - `validated(data)` checks a document a user sends (POST …/memory/import) and raises
@@ -66,6 +67,7 @@ class _CompressedDoc(TypedDict):
 class _SubtaskDoc(TypedDict):
     name: str
     done: bool
+    seqs: NotRequired[list[int]]
 
 
 class _DecisionDoc(TypedDict):
@@ -73,12 +75,14 @@ class _DecisionDoc(TypedDict):
     rationale: str
     impact: Impact
     created_at: str
+    seqs: NotRequired[list[int]]
 
 
 class _PatternDoc(TypedDict):
     count: int
     alert: bool
     last_seen: str
+    seqs: NotRequired[list[int]]
 
 
 class _OptionsDoc(TypedDict):
@@ -92,6 +96,7 @@ class _MemoryDoc(TypedDict):
     version: Literal[2]
     options: _OptionsDoc
     goal: str | None
+    goal_seqs: NotRequired[list[int]]
     subtasks: list[_SubtaskDoc]
     phase: str | None
     decisions: list[_DecisionDoc]
@@ -114,6 +119,7 @@ def dump(memory: HierarchicalMemory) -> dict[str, Any]:
         "version": STATE_VERSION,
         "options": memory.options.to_dict(),
         "goal": memory.goal,
+        "goal_seqs": list(memory.goal_seqs),
         "subtasks": [dict(t) for t in memory.subtasks],
         "phase": memory.phase,
         "decisions": [dict(d) for d in memory.decisions],
@@ -143,6 +149,7 @@ def load(
         options = MemoryOptions.parse(stored, base=MemoryOptions(), field="memory.options")
     memory = HierarchicalMemory(options=options)
     memory.goal = data.get("goal")
+    memory.goal_seqs = [int(s) for s in data.get("goal_seqs", [])]
     memory.subtasks = [dict(t) for t in data.get("subtasks", [])]
     memory.phase = data.get("phase")
     memory.decisions = [_decision(d) for d in data.get("decisions", [])]

@@ -111,16 +111,19 @@ def stats(memory: HierarchicalMemory, encoding: str = DEFAULT_ENCODING) -> dict[
     }
 
 
+_DECISION_KEYS = ("decision", "rationale", "impact", "created_at")
+
+
 def snapshot(memory: HierarchicalMemory) -> dict[str, Any]:
     """SPEC §2 GET /memory: goal, phase, decisions, error_patterns, stats."""
     return {
         "goal": {
             "text": memory.goal,
-            "subtasks": [dict(t) for t in memory.subtasks],
+            "subtasks": [{"name": t["name"], "done": t["done"]} for t in memory.subtasks],
             "progress": memory.progress,
         },
         "phase": memory.phase,
-        "decisions": [dict(d) for d in memory.decisions],
+        "decisions": [{k: d[k] for k in _DECISION_KEYS} for d in memory.decisions],
         "error_patterns": [
             {
                 "pattern": p,

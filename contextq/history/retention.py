@@ -11,13 +11,16 @@ import string
 from dataclasses import dataclass
 
 from contextq.history.memory_actions import ERROR_ALERT_AFTER
+from contextq.history.provenance import cite
 from contextq.history.summary_format import (
     SECTIONS,
     Decision,
     MemoryFacts,
     parse_summary,
+    recurring_line,
     render_summary,
     squash,
+    subtask_line,
 )
 from contextq.tokens import DEFAULT_ENCODING, count_tokens, get_encoding, truncate_to_tokens
 
@@ -51,9 +54,10 @@ class Retention:
 def checked_items(facts: MemoryFacts) -> list[CheckedItem]:
     items: list[CheckedItem] = []
     if facts.goal:
-        items.append(CheckedItem(f"goal: {facts.goal}", squash(facts.goal), f"Goal: {facts.goal}"))
+        line = f"Goal: {facts.goal}{cite(facts.seqs_of('goal'))}"
+        items.append(CheckedItem(f"goal: {facts.goal}", squash(facts.goal), line))
     for name in facts.open_subtasks:
-        items.append(CheckedItem(f"subtask: {name}", squash(name), f"- [ ] {name}"))
+        items.append(CheckedItem(f"subtask: {name}", squash(name), subtask_line(facts, name)))
     for decision in facts.decisions:
         items.append(_decision_item(decision))
     for pattern, count in facts.error_patterns:
@@ -62,7 +66,7 @@ def checked_items(facts: MemoryFacts) -> list[CheckedItem]:
                 CheckedItem(  # a pattern is lowercase text whose numbers became "N"
                     f"error pattern: {pattern}",
                     " ".join(pattern.split()),
-                    f"- recurring (x{count}) ALERT: {pattern}",
+                    recurring_line(facts, pattern, count),
                     numbers_masked=True,
                 )
             )

@@ -7,7 +7,10 @@ which it must write verbatim; compaction checks that it did (`retention`).
 - `ExtractiveSummarizer` (offline default, `extractive.py`): deterministic.
 - `OpenAISummarizer`: any OpenAI-compatible chat-completions endpoint, over httpx with
   timeouts and exponential backoff on 429 / 5xx / connection errors. Its prompt asks for
-  the same sections and carries the memory's sections to copy. It raises
+  the same sections and carries the memory's sections to copy, and asks that every line
+  of the structured sections end with the seqs of the transcript messages it came from
+  (`(#12, #40)`, the transcript writes each message as `[#12] role: text`); compaction
+  checks them and matches back or marks `(#?)` the lines without valid ones. It raises
   `SummarizerError` on failure: a failed summary is never returned as a summary.
 - `truncate_history`: the fallback — 25% of the token target from the start, 75% from
   the end, and an annotation of exactly what was removed.
@@ -103,8 +106,13 @@ SUMMARY_PROMPT = (
     "happened, never a raw traceback. List every file and workspace path the agent read or "
     "changed. Under the current state, say where the work stands and the next step. The "
     "narrative tells the rest: what was tried, found and done, with identifiers, numbers "
-    "and names exactly as written. Drop small talk and repeated tool output. At most "
-    "{max_tokens} tokens."
+    "and names exactly as written. Drop small talk and repeated tool output. "
+    "Provenance: every line of the goal, decisions, errors, files and current-state "
+    "sections is one item and ends with the seqs of the transcript messages it came from, "
+    "written (#12) or (#12, #40): each transcript message starts with its seq as [#12]. "
+    "Keep the seqs that MEMORY lines and an earlier summary already give. Write one file "
+    "or path per line. A narrative line that quotes a message starts with its seq, as "
+    "- (#12) text. At most {max_tokens} tokens."
 )
 _RETRY_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
 

@@ -6,14 +6,22 @@ touched, current state and next step, narrative (and, when the retention check h
 repair it, `## Restored from memory`). The sections memory knows (goal, subtasks, phase,
 decisions, error patterns) are written from `MemoryFacts` verbatim, so they can be
 checked and parsed back (`facts_from_summary`) when the next compaction folds this one.
+
+Provenance (`provenance`): every item of the goal, decisions, errors, files and state
+sections ends with the seqs of the messages it came from, `(#12, #40)`, or `(#?)` while
+its source is unknown. `MemoryFacts.sources` holds them for the goal, the subtasks and
+the error patterns (keys `goal`, `subtask:<name>`, `pattern:<pattern>`); a decision
+carries its own. Parsed back, the seqs go on to the next summary; merged items union them.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
+
+from contextq.history.provenance import cite, merge_seqs, split_cited
 
 if TYPE_CHECKING:
     from contextq.history.memory import HierarchicalMemory
@@ -40,10 +48,11 @@ class Decision:
     text: str
     rationale: str = ""
     impact: str = "medium"
+    seqs: tuple[int, ...] = ()  # the messages it came from
 
     def line(self) -> str:
         why = f" — why: {self.rationale}" if self.rationale else ""
-        return f"- {self.text}{why} (impact: {self.impact})"
+        return f"- {self.text}{why} (impact: {self.impact}){cite(self.seqs)}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +65,12 @@ class MemoryFacts:
     decisions: tuple[Decision, ...] = ()
     error_patterns: tuple[tuple[str, int], ...] = ()  # (normalised pattern, count)
     from_memory: bool = False
+    # seqs of the messages the goal, a subtask, a pattern came from ("goal",
+    # "subtask:<name>", "pattern:<pattern>")
+    sources: Mapping[str, tuple[int, ...]] = field(default_factory=dict)
+
+    def seqs_of(self, key: str) -> tuple[int, ...]:
+        return self.sources.get(key, ())
 
     @property
     def open_subtasks(self) -> list[str]:
@@ -70,16 +85,25 @@ class MemoryFacts:
 
 
 def facts_from_memory(memory: HierarchicalMemory) -> MemoryFacts:
+    sources = {"goal": tuple(memory.goal_seqs)}
+    sources |= {f"subtask:{t['name']}": tuple(t.get("seqs", ())) for t in memory.subtasks}
+    sources |= {f"pattern:{p}": tuple(e.get("seqs", ())) for p, e in memory.error_patterns.items()}
     return MemoryFacts(
         goal=memory.goal,
         subtasks=tuple((t["name"], bool(t["done"])) for t in memory.subtasks),
         phase=memory.phase,
         decisions=tuple(
-            Decision(d["decision"], d.get("rationale", ""), d.get("impact", "medium"))
+            Decision(
+                d["decision"],
+                d.get("rationale", ""),
+                d.get("impact", "medium"),
+                tuple(d.get("seqs", ())),
+            )
             for d in memory.decisions
         ),
         error_patterns=tuple((p, int(e["count"])) for p, e in memory.error_patterns.items()),
         from_memory=True,
+        sources={key: seqs for key, seqs in sources.items() if seqs},
     )
 
 
@@ -89,14 +113,18 @@ def facts_from_memory(memory: HierarchicalMemory) -> MemoryFacts:
 def goal_lines(facts: MemoryFacts) -> list[str]:
     lines = []
     if facts.goal:
-        lines.append(f"Goal: {facts.goal}")
+        lines.append(f"Goal: {facts.goal}{cite(facts.seqs_of('goal'))}")
     if facts.phase:
         lines.append(f"Phase: {facts.phase}")
     if facts.subtasks:
         done = sum(1 for _, is_done in facts.subtasks if is_done)
         lines.append(f"Progress: {done}/{len(facts.subtasks)} subtasks done")
-        lines += [f"- [{'x' if is_done else ' '}] {name}" for name, is_done in facts.subtasks]
+        lines += [subtask_line(facts, name, is_done) for name, is_done in facts.subtasks]
     return lines
+
+
+def subtask_line(facts: MemoryFacts, name: str, done: bool = False) -> str:
+    return f"- [{'x' if done else ' '}] {name}{cite(facts.seqs_of(f'subtask:{name}'))}"
 
 
 def decision_lines(facts: MemoryFacts) -> list[str]:
@@ -104,12 +132,14 @@ def decision_lines(facts: MemoryFacts) -> list[str]:
 
 
 def recurring_lines(facts: MemoryFacts) -> list[str]:
+    return [recurring_line(facts, pattern, count) for pattern, count in facts.recurring]
+
+
+def recurring_line(facts: MemoryFacts, pattern: str, count: int) -> str:
     from contextq.history.memory_actions import ERROR_ALERT_AFTER
 
-    return [
-        f"- recurring (x{count}){' ALERT' if count >= ERROR_ALERT_AFTER else ''}: {pattern}"
-        for pattern, count in facts.recurring
-    ]
+    alert = " ALERT" if count >= ERROR_ALERT_AFTER else ""
+    return f"- recurring (x{count}){alert}: {pattern}{cite(facts.seqs_of(f'pattern:{pattern}'))}"
 
 
 def render_summary(header: str, sections: dict[str, list[str]]) -> str:
@@ -156,58 +186,94 @@ def parse_summary(text: str) -> ParsedSummary:
 
 def facts_from_summary(text: str | None) -> MemoryFacts:
     """The goal, subtasks, phase, decisions and recurring patterns a structured summary
-    holds (our own format; anything else yields empty facts)."""
+    holds, with the seqs their lines cite (our own format; anything else yields empty
+    facts)."""
     if not text:
         return MemoryFacts()
     parsed = parse_summary(text)
     goal, phase = None, None
     subtasks: list[tuple[str, bool]] = []
-    for line in parsed.sections.get("goal", []):
+    sources: dict[str, tuple[int, ...]] = {}
+    for raw in parsed.sections.get("goal", []):
+        line, seqs, _ = split_cited(raw)
         if line.startswith("Goal: "):
             goal = line[6:].strip()
+            sources["goal"] = seqs
         elif line.startswith("Phase: "):
             phase = line[7:].strip()
         elif match := _SUBTASK.match(line):
             subtasks.append((match.group(2), match.group(1) == "x"))
-    decisions = [
-        Decision(m.group(1), m.group(2) or "", m.group(3) or "medium")
-        for line in parsed.sections.get("decisions", [])
-        if (m := _DECISION.match(line))
-    ]
-    patterns = [
-        (m.group(2), int(m.group(1)))
-        for line in parsed.sections.get("errors", [])
-        if (m := _RECURRING.match(line))
-    ]
-    return MemoryFacts(goal, tuple(subtasks), phase, tuple(decisions), tuple(patterns))
+            sources[f"subtask:{match.group(2)}"] = seqs
+    decisions = []
+    for raw in parsed.sections.get("decisions", []):
+        line, seqs, _ = split_cited(raw)
+        if m := _DECISION.match(line):
+            decisions.append(Decision(m.group(1), m.group(2) or "", m.group(3) or "medium", seqs))
+    patterns = []
+    for raw in parsed.sections.get("errors", []):
+        line, seqs, _ = split_cited(raw)
+        if m := _RECURRING.match(line):
+            patterns.append((m.group(2), int(m.group(1))))
+            sources[f"pattern:{m.group(2)}"] = seqs
+    return MemoryFacts(
+        goal,
+        tuple(subtasks),
+        phase,
+        tuple(decisions),
+        tuple(patterns),
+        sources={key: seqs for key, seqs in sources.items() if seqs},
+    )
 
 
 def merge_facts(base: MemoryFacts, extra: MemoryFacts, *, max_decisions: int = 20) -> MemoryFacts:
     """`base` with what `extra` adds. A memory's facts stand as they are (a goal found in
     the messages only fills a memory that has none); otherwise the decisions are merged
-    and the newest `max_decisions` kept (sentences found in messages, not a trail)."""
+    and the newest `max_decisions` kept (sentences found in messages, not a trail). The
+    seqs of the same item in both are united."""
+    same_goal = not base.goal or not extra.goal or squash(base.goal) == squash(extra.goal)
+    sources = {
+        key: merge_seqs(base.seqs_of(key), extra.seqs_of(key) if same_goal else ())
+        if key == "goal"
+        else merge_seqs(base.seqs_of(key), extra.seqs_of(key))
+        for key in {*base.sources, *extra.sources}
+    }
+    sources = {key: seqs for key, seqs in sources.items() if seqs}
     if base.from_memory:
-        return replace(base, goal=base.goal or extra.goal)
-    decisions = _unique(base.decisions, extra.decisions)
+        decisions = _with_seqs(base.decisions, extra.decisions)
+        return replace(base, goal=base.goal or extra.goal, decisions=decisions, sources=sources)
+    merged = _unique(base.decisions, extra.decisions)
     return MemoryFacts(
         goal=base.goal or extra.goal,
         subtasks=base.subtasks or extra.subtasks,
         phase=base.phase or extra.phase,
-        decisions=tuple(decisions[-max_decisions:]) if max_decisions else (),
+        decisions=tuple(merged[-max_decisions:]) if max_decisions else (),
         error_patterns=_max_counts(base.error_patterns, extra.error_patterns),
+        sources=sources,
+    )
+
+
+def _with_seqs(decisions: Iterable[Decision], others: Iterable[Decision]) -> tuple[Decision, ...]:
+    """`decisions`, each with the seqs of the same decision among `others` added."""
+    seqs: dict[str, tuple[int, ...]] = {}
+    for other in others:
+        key = squash(other.text)
+        seqs[key] = merge_seqs(seqs.get(key, ()), other.seqs)
+    return tuple(
+        replace(d, seqs=merge_seqs(d.seqs, seqs.get(squash(d.text), ()))) for d in decisions
     )
 
 
 def _unique(*groups: Iterable[Decision]) -> list[Decision]:
-    seen: set[str] = set()
-    out: list[Decision] = []
+    found: dict[str, Decision] = {}
     for group in groups:
         for decision in group:
             key = squash(decision.text)
-            if key not in seen:
-                seen.add(key)
-                out.append(decision)
-    return out
+            known = found.get(key)
+            if known is None:
+                found[key] = decision
+            else:  # the same decision again: one line, the seqs of both
+                found[key] = replace(known, seqs=merge_seqs(known.seqs, decision.seqs))
+    return list(found.values())
 
 
 def _max_counts(*groups: Iterable[tuple[str, int]]) -> tuple[tuple[str, int], ...]:

@@ -14,7 +14,9 @@
 
 The compaction is given the conversation's memory: its goal, subtasks, phase, decisions
 and error patterns are written into the summary verbatim, and checked before it is
-accepted (`retention` and `repaired` on the row). `ENABLE_AUTO_COMPRESSION=false` turns
+accepted (`retention` and `repaired` on the row). Every structured item of the summary
+cites the seqs of its messages; those whose source is unknown are counted in
+`unsourced_items` (SPEC §5 provenance). `ENABLE_AUTO_COMPRESSION=false` turns
 off both automatic triggers (the insert trigger and the sweep); `POST …/compact` still
 compacts.
 """
@@ -209,6 +211,8 @@ def _compact(conversation_id: str, *, job_id: str | None, settings: Settings) ->
         "fallback_reason": outcome.fallback_reason,
         "retention": outcome.retention,
         "repaired": outcome.repaired,
+        "structured_items": outcome.structured_items,
+        "unsourced_items": outcome.unsourced_items,
     }
 
 
@@ -216,7 +220,7 @@ def _log_compaction(conversation_id: str, outcome: CompactionOutcome) -> None:
     """The one log line per compaction (SPEC §11)."""
     log.info(
         "compacted conversation %s through #%d: %d messages, %d → %d tokens (%s) in %.0fms;"
-        " retention %.2f of %d checked items%s",
+        " retention %.2f of %d checked items%s; provenance: %d items, %d unsourced",
         conversation_id,
         outcome.through_seq,
         outcome.original_message_count,
@@ -227,6 +231,8 @@ def _log_compaction(conversation_id: str, outcome: CompactionOutcome) -> None:
         outcome.retention,
         outcome.checked_items,
         f", repaired: {'; '.join(outcome.repaired)}" if outcome.repaired else "",
+        outcome.structured_items,
+        outcome.unsourced_items,
     )
 
 
@@ -245,6 +251,7 @@ def _compaction_row(
         duration_ms=outcome.duration_ms,
         retention=outcome.retention,
         repaired=list(outcome.repaired),
+        unsourced_items=outcome.unsourced_items,
         details={
             "summarizer": outcome.summarizer,
             "summary_tokens": outcome.summary_tokens,
@@ -254,6 +261,7 @@ def _compaction_row(
             "fallback_reason": outcome.fallback_reason,
             "warnings": outcome.warnings,
             "checked_items": outcome.checked_items,
+            "structured_items": outcome.structured_items,
             "previous_compaction_id": previous_id,
         },
         job_id=job_id,

@@ -7,6 +7,11 @@ own transaction (`observe_messages`); the routes read it (snapshot, agent contex
 statistics, export) and change it (goal, phase, decisions, subtasks, actions, errors,
 reset, import). Every change also rewrites the conversation's private-data checkpoint
 once it commits (`checkpoint.checkpoint_after_commit`).
+
+Provenance (SPEC §5): a goal, a decision or an error written through the API may name
+the seqs of the messages it came from (`seqs`, checked against the conversation's); the
+memory keeps them and summaries cite them. Decisions and errors the memory observes in
+messages get the message's seq on their own.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from typing import Any, TypeVar
 
 from sqlmodel import Session
 
+from contextq.errors import ValidationFailed
 from contextq.history import HierarchicalMemory, Message
 from contextq.settings import Settings
 from service.history.checkpoint import checkpoint_after_commit
@@ -137,6 +143,41 @@ def _change(
     return result
 
 
+def _checked_seqs(conversation: Conversation, seqs: Sequence[int]) -> list[int]:
+    """`seqs` if each names a message of the conversation (ValidationFailed otherwise)."""
+    outside = sorted({s for s in seqs if not 1 <= s <= conversation.last_seq})
+    if outside:
+        span = f"#1-#{conversation.last_seq}" if conversation.last_seq else "none yet"
+        raise ValidationFailed(
+            f"seqs name no message of this conversation: {', '.join(map(str, outside))} "
+            f"(its messages: {span})",
+            field="seqs",
+        )
+    return sorted(set(seqs))
+
+
+def _change_with_seqs(
+    session: Session,
+    settings: Settings,
+    owner_id: str,
+    conversation_id: str,
+    *,
+    seqs: Sequence[int],
+    change: Callable[[HierarchicalMemory, list[int]], T],
+) -> T:
+    """A change citing `seqs`, checked against the conversation (locked) first."""
+    conversation = owned_conversation(
+        session, owner_id=owner_id, conversation_id=conversation_id, for_update=True
+    )
+    checked = _checked_seqs(conversation, seqs)
+    memory = load_memory(
+        session, conversation_id=conversation_id, settings=settings, conversation=conversation
+    )
+    result = change(memory, checked)
+    _save(session, settings, conversation, memory)
+    return result
+
+
 def _change_then_snapshot(
     session: Session,
     settings: Settings,
@@ -159,10 +200,15 @@ def set_goal(
     conversation_id: str,
     text: str,
     subtasks: list[str],
+    seqs: Sequence[int] = (),
 ) -> dict[str, Any]:
-    return _change_then_snapshot(
-        session, settings, owner_id, conversation_id, lambda m: m.set_goal(text, subtasks)
-    )
+    """The goal and its subtasks; `seqs`: the messages that state them."""
+
+    def change(memory: HierarchicalMemory, cited: list[int]) -> dict[str, Any]:
+        memory.set_goal(text, subtasks, seqs=cited)
+        return memory.snapshot()
+
+    return _change_with_seqs(session, settings, owner_id, conversation_id, seqs=seqs, change=change)
 
 
 def set_phase(
@@ -182,15 +228,16 @@ def add_decision(
     decision: str,
     rationale: str,
     impact: str,
+    seqs: Sequence[int] = (),
 ) -> dict[str, Any]:
-    """A decision on the trail; `impact` high, medium or low (ValidationFailed otherwise)."""
-    return _change_then_snapshot(
-        session,
-        settings,
-        owner_id,
-        conversation_id,
-        lambda m: m.add_decision(decision, rationale, impact),
-    )
+    """A decision on the trail; `impact` high, medium or low (ValidationFailed otherwise);
+    `seqs`: the messages it came from."""
+
+    def change(memory: HierarchicalMemory, cited: list[int]) -> dict[str, Any]:
+        memory.add_decision(decision, rationale, impact, seqs=cited)
+        return memory.snapshot()
+
+    return _change_with_seqs(session, settings, owner_id, conversation_id, seqs=seqs, change=change)
 
 
 def complete_subtask(
@@ -223,12 +270,24 @@ def add_action(
 
 
 def track_error(
-    *, session: Session, settings: Settings, owner_id: str, conversation_id: str, error: str
+    *,
+    session: Session,
+    settings: Settings,
+    owner_id: str,
+    conversation_id: str,
+    error: str,
+    seqs: Sequence[int] = (),
 ) -> dict[str, Any]:
     """Seed 001's `track_error_pattern`: `{"pattern", "count", "alert", "last_seen"}`
-    (numbers → N, lowercase; `alert` from the third occurrence)."""
-    return _change(
-        session, settings, owner_id, conversation_id, lambda m: m.track_error_pattern(error)
+    (numbers → N, lowercase; `alert` from the third occurrence); `seqs`: the messages
+    it was seen in."""
+    return _change_with_seqs(
+        session,
+        settings,
+        owner_id,
+        conversation_id,
+        seqs=seqs,
+        change=lambda m, cited: m.track_error_pattern(error, seqs=cited),
     )
 
 

@@ -1,10 +1,13 @@
-"""Messages: append, list the original history, pin (SPEC §2 "Conversations and messages").
+"""Messages: append, list the original history, read some by seq, pin (SPEC §2
+"Conversations and messages", §5 provenance).
 
 An append is one transaction: the messages are checked (chat-format pairing, size,
 pin limit), each gets its token count (its JSON as the API sends it, for the
 conversation's model) and importance once, they feed the hierarchical memory, and
 the conversation's totals move. An append that takes the uncompacted tokens over
 HISTORY_COMPACTION_MAX_TOKENS also gets a compaction job, enqueued after the commit.
+The memory sees each message with the seq it is stored under, so what it records from
+it (a decision, an error pattern) cites that message.
 A tool message over TOOL_RESULT_OFFLOAD_TOKENS is also written to the conversation's
 workspace once the append commits (`service.workspaces.tool_results`).
 """
@@ -35,6 +38,7 @@ from store.tables import new_id, utcnow
 MAX_BATCH_MESSAGES = 10_000
 MAX_MESSAGE_CHARS = 1_000_000  # of the message's JSON serialisation (≈ 1 MB)
 MAX_PAGE = 1000
+MAX_SEQS = 200  # originals one `?seqs=` read returns (a summary line cites at most 8)
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +86,8 @@ def append_messages(
         for i, data in enumerate(messages)
     ]
     _check_file_ids(session, owner_id, parsed, batch)
+    for offset, message in enumerate(parsed, 1):  # the seqs the insert will give them
+        message.seq = conversation.last_seq + offset
     now = utcnow()
     if parsed:
         observe_messages(
@@ -183,6 +189,40 @@ def list_messages(
         limit=max(1, min(limit, MAX_PAGE)),
     )
     return MessagePage(rows, None if next_seq is None else str(next_seq))
+
+
+def parse_seqs(text: str) -> list[int]:
+    """`12,40` → [12, 40]: positive integers, comma-separated, at most MAX_SEQS
+    (ValidationFailed naming `seqs` otherwise)."""
+    parts = [part.strip().removeprefix("#") for part in text.split(",")]
+    if not text.strip() or any(not part.isdigit() for part in parts):
+        raise ValidationFailed(
+            f"seqs must be message seqs separated by commas, like 12,40 (got {text[:100]!r})",
+            field="seqs",
+        )
+    seqs = sorted({int(part) for part in parts})
+    if len(seqs) > MAX_SEQS:
+        raise ValidationFailed(f"at most {MAX_SEQS} seqs at a time", field="seqs")
+    return seqs
+
+
+def messages_by_seqs(
+    *, session: Session, owner_id: str, conversation_id: str, seqs: str
+) -> MessagePage:
+    """The original messages a summary line cites (`?seqs=12,40`), in seq order. Seqs
+    the conversation does not have are refused (ValidationFailed naming them)."""
+    conversation = owned_conversation(session, owner_id=owner_id, conversation_id=conversation_id)
+    wanted = parse_seqs(seqs)
+    outside = [s for s in wanted if not 1 <= s <= conversation.last_seq]
+    if outside:
+        span = f"#1-#{conversation.last_seq}" if conversation.last_seq else "none yet"
+        raise ValidationFailed(
+            f"no message with seq {', '.join(map(str, outside[:10]))} in this conversation "
+            f"(its messages: {span})",
+            field="seqs",
+        )
+    rows = q.messages_by_seqs(session, conversation_id=conversation_id, seqs=wanted)
+    return MessagePage(rows, None)
 
 
 def pin_message(

@@ -55,19 +55,39 @@ def test_fifteen_actions_compress_past_the_ratio(app_client: Any) -> None:
     ]
     assert [a["action"]["id"] for a in answers] == list(range(1, 16))
     assert answers[0]["action"]["tool"] == "bash" and answers[0]["action"]["success"] is True
-    # limit 0.7 x 10 = 7: the 8th action compresses, the 13th again
+    # limit 0.7 x 10 = 7: the 8th action compresses (the newest 5 kept), the 11th and 14th
     events = [a["stats"]["compression_events"] for a in answers]
-    assert events == [0] * 7 + [1] * 5 + [2] * 3
+    assert events == [0] * 7 + [1] * 3 + [2] * 3 + [3] * 2
     stats = _ok(app_client.get(_mem(cid, "/stats")))
     assert stats["total_actions"] == 15
-    assert stats["working_memory_size"] == 5
-    assert stats["compression_events"] == 2
+    assert stats["working_memory_size"] == 6
+    assert stats["compression_events"] == 3
     assert stats["iterations_completed"] == 15
     context = _ok(app_client.get(_mem(cid, "/context")))["context"]
-    assert "PREVIOUS ACTIONS: Executed 10 tools (10 successful)" in context
+    assert "PREVIOUS ACTIONS: Executed 9 tools (9 successful)" in context
     assert context.index("PREVIOUS ACTIONS") < context.index("RECENT ACTIONS")
-    assert "bash: Executed command 14" in context and "Executed command 9" not in context
+    assert "bash: Executed command 14" in context and "Executed command 8" not in context
     assert stats["token_utilisation"] == round(count_tokens(context) / 8000, 4)
+
+
+def test_seed_example_recent_actions_are_the_last_five(app_client: Any) -> None:
+    """Issue 17 item 6 through the API: seed 001's own 15 actions (max_working_memory 10,
+    compression_threshold 0.7): RECENT ACTIONS ends with the last five, the critical
+    actions before them; PREVIOUS ACTIONS is the compressed rest."""
+    from tests.engine.history.test_memory_seed import SEED_EXAMPLE, SEED_LAST_FIVE, recent_section
+
+    options = {"max_working_memory": 10, "compression_threshold": 0.7}
+    cid = _conv(app_client, memory_options=options)
+    for kind, content, success, metadata in SEED_EXAMPLE:
+        _action(app_client, cid, kind, content, success=success, metadata=metadata)
+    context = _ok(app_client.get(_mem(cid, "/context")))["context"]
+    kept = ["Decision: Use PostgreSQL", "Error: Connection failed", "Decision: Add retry logic"]
+    kept += SEED_LAST_FIVE
+    assert recent_section(context, kept) == kept
+    assert "PREVIOUS ACTIONS: Executed 6 tools (6 successful); Read 3 files" in context
+    assert "Read file auth.py" not in context  # folded into the counters
+    stats = _ok(app_client.get(_mem(cid, "/stats")))
+    assert (stats["working_memory_size"], stats["decisions_made"]) == (8, 2)
 
 
 def test_actions_are_checked(app_client: Any) -> None:
@@ -202,7 +222,7 @@ def test_memory_options_take_effect(app_client: Any) -> None:
     assert _ok(app_client.get(_mem(cid, "/stats")))["compression_events"] == 0  # 10 = 0.5 x 20
     eleventh = _action(app_client, cid, "observation", "o10", success=True)
     assert eleventh["stats"]["compression_events"] == 1
-    assert eleventh["stats"]["working_memory_size"] == 5
+    assert eleventh["stats"]["working_memory_size"] == 5  # the seed's last five
     exported = _ok(app_client.get(_mem(cid, "/export")))
     assert exported["options"] == {**options, "max_context_tokens": 8000}
     # a lower limit applies at once: 5 actions held > 0.2 x 20 = 4
@@ -499,10 +519,11 @@ def test_memory_options_reach_the_hierarchical_context(app_client: Any) -> None:
 
     assert "PREVIOUS ACTIONS" not in memory_block()  # 6 actions: under 0.7 x 10
     small = memory_block(memory_options={"max_working_memory": 4, "compression_threshold": 1.0})
+    # limit 4, the newest 3 kept at a compression (one below the limit)
     assert small == (
-        "PREVIOUS ACTIONS: 1 reasoning step; 2 user prompts\n\nRECENT ACTIONS:\n"
-        "- [reasoning] step 3 of the port\n- [user_prompt] step 4 of the port\n"
-        "- [reasoning] step 5 of the port"
+        "PREVIOUS ACTIONS: 1 reasoning step; 1 user prompt\n\nRECENT ACTIONS:\n"
+        "- [user_prompt] step 2 of the port\n- [reasoning] step 3 of the port\n"
+        "- [user_prompt] step 4 of the port\n- [reasoning] step 5 of the port"
     )
 
 

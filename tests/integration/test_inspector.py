@@ -133,7 +133,10 @@ def _conversation(client: Any) -> tuple[str, dict[str, str]]:
 def _history(client: Any, cid: str) -> None:
     turns: list[dict[str, Any]] = [{"role": "user", "content": "Find why the cache tests flake."}]
     for i in range(1, 16):
-        turns.append({"role": "assistant", "content": f"Step {i}: looked at module {i}."})
+        said = f"Step {i}: looked at module {i}."
+        if i == 2:  # message #4: the decision the memory records below, citing it
+            said = "Step 2: use a per-test cache dir, so the tests share no state."
+        turns.append({"role": "assistant", "content": said})
         turns.append({"role": "user", "content": f"Go on with module {i + 1}.", "pinned": i == 3})
     r = client.post(f"/v1/conversations/{cid}/messages", json={"messages": turns})
     assert r.status_code == 201, r.text
@@ -144,6 +147,7 @@ def _history(client: Any, cid: str) -> None:
             json={
                 "text": "Make the cache tests pass",
                 "subtasks": ["reproduce", "fix", "add a test"],
+                "seqs": [1],  # the first message states it
             },
         ).status_code
         == 200
@@ -153,6 +157,7 @@ def _history(client: Any, cid: str) -> None:
         "decision": "Use a per-test cache dir",
         "rationale": "no shared state",
         "impact": "high",
+        "seqs": [4],
     }
     assert client.post(f"{base}/decisions", json=decision).status_code in (200, 201)
     for n in (1, 2, 3):
@@ -280,6 +285,34 @@ def _check_files_and_memory(page: Any, files: dict[str, str], client: Any) -> No
     )
 
 
+def _check_provenance_links(page: Any, client: Any, cid: str, compaction: dict[str, Any]) -> None:
+    """Every (#n) of the summary is a link; one opens the original, as ?seqs= gives it."""
+    from contextq.history.provenance import summary_items
+
+    items = summary_items(compaction["summary"])
+    cited = sorted({s for item in items for s in item.seqs})
+    assert cited, compaction["summary"]
+    assert compaction["unsourced_items"] == sum(1 for i in items if not i.seqs)
+    timeline = page.locator("#compactions")
+    assert f"{compaction['unsourced_items']} unsourced" in timeline.inner_text()
+    timeline.locator("details summary").first.click()
+    links = timeline.locator("a.seq-link")
+    shown = {int(links.nth(i).get_attribute("data-seq")) for i in range(links.count())}
+    assert set(cited) <= shown  # every cited seq of every item is a link
+    assert page.locator('#assembled [data-kind="summary"] a.seq-link').count() == links.count()
+    seq = cited[-1]
+    timeline.locator(f'a.seq-link[data-seq="{seq}"]').first.click()
+    dialog = page.locator("dialog#original[open]")
+    dialog.locator(f'article.original[data-seq="{seq}"]').wait_for()
+    [original] = client.get(f"/v1/conversations/{cid}/messages", params={"seqs": seq}).json()[
+        "data"
+    ]
+    assert dialog.locator(".original-text").inner_text() == original["content"]
+    assert dialog.get_by_role("heading", name=f"Message #{seq}").is_visible()
+    dialog.get_by_role("button", name="Close").click()
+    page.locator("dialog#original[open]").wait_for(state="detached")
+
+
 def _check_files_page_live(page: Any, client: Any, cid: str) -> None:
     page.get_by_role("link", name="Files").click()
     page.locator('#live-status[data-mode="live"]').wait_for(timeout=15_000)
@@ -329,6 +362,7 @@ def test_inspector_shows_what_the_model_will_see(
     _check_bar(page, ctx)
     _check_marks(page, ctx, history, compaction)
     _check_files_and_memory(page, files, client)
+    _check_provenance_links(page, client, cid, compaction)
 
     shot = tmp_path / "inspector.png"
     page.screenshot(path=str(shot))  # the viewport: the bar and the first messages

@@ -1,6 +1,7 @@
 // The assembled messages (what the model will see) and the original history with what
 // was removed, summarised or cleared marked.
 import { badge, fmtInt, h } from "./dom.js";
+import { citedText } from "./provenance.js";
 
 const PREVIEW_CHARS = 4000;
 
@@ -79,7 +80,9 @@ function summaryNote(compaction) {
 export function assembledMessages(ctx, compaction, conversation) {
   const items = ctx.messages.map((message, index) => {
     const kind = kindOf(message, index, ctx, conversation);
-    const body = typeof message.content === "string"
+    const body = kind === "summary"
+      ? citedText(ctx.conversation_id, message.content)
+      : typeof message.content === "string"
       ? textBlock(message.content)
       : Array.isArray(message.content) ? message.content.map(partBlock) : null;
     return h("li", { class: `message role-${message.role} kind-${kind.replace(/ /g, "-")}`, "data-kind": kind, "data-index": index },

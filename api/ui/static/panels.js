@@ -1,5 +1,14 @@
 // The conversation page's other panels: compactions timeline, memory, files.
 import { badge, fmtDate, fmtInt, h, table } from "./dom.js";
+import { citedText } from "./provenance.js";
+
+function provenanceNote(c) {
+  if (c.unsourced_items === null || c.unsourced_items === undefined) return null;
+  const items = c.details?.structured_items;
+  const total = typeof items === "number" ? `${fmtInt(items)} structured items cite their messages` : "Structured items cite their messages";
+  return h("p", { class: "provenance-note" }, `${total}; `,
+    h("strong", { text: `${fmtInt(c.unsourced_items)} unsourced` }), " (marked #?). Each #n opens the original.");
+}
 
 export function compactionsTimeline(compactions, usedId) {
   if (!compactions.length) return h("p", { text: "No compaction yet." });
@@ -15,7 +24,8 @@ export function compactionsTimeline(compactions, usedId) {
       h("p", {}, "Retention: ", h("strong", { text: retention }),
         c.repaired?.length ? ` — repaired (${c.repaired.length} item${c.repaired.length === 1 ? "" : "s"} restored):` : ""),
       c.repaired?.length ? h("ul", { class: "repaired" }, c.repaired.map((item) => h("li", { text: item }))) : null,
-      h("details", {}, h("summary", { text: "Summary text" }), h("pre", { class: "content", text: c.summary })));
+      provenanceNote(c),
+      h("details", {}, h("summary", { text: "Summary text" }), citedText(c.conversation_id, c.summary)));
   }));
 }
 

@@ -9,6 +9,7 @@ from typing import Any
 
 from contextq.history import ExtractiveSummarizer, Message, OpenAISummarizer, compact
 from contextq.history.memory import HierarchicalMemory
+from contextq.history.provenance import split_cited
 from contextq.history.summary_format import parse_summary
 from contextq.settings import Settings
 from contextq.tokens import count_tokens
@@ -63,10 +64,13 @@ def test_retention_repairs_what_the_model_dropped() -> None:
     assert out.retention == round(4 / 6, 4)
     assert out.repaired == [f"goal: {GOAL}", "decision: Use Celery beat for the schedule"]
     restored = parse_summary(out.summary).sections["restored"]
+    # written through the memory's API, said in no message: their source is unknown
     assert restored == [
-        f"Goal: {GOAL}",
-        "- Use Celery beat for the schedule — why: one scheduler for everything (impact: high)",
+        f"Goal: {GOAL} (#?)",
+        "- Use Celery beat for the schedule — why: one scheduler for everything"
+        " (impact: high) (#?)",
     ]
+    assert out.unsourced_items >= 2
     assert out.summary_tokens == count_tokens(out.summary)
     # the model was asked for the sections and given the memory to copy
     [body] = server.requests
@@ -153,10 +157,11 @@ def test_five_successive_compactions_keep_what_matters() -> None:
         pending = [m for m in pending if m.seq > out.through_seq]
     assert previous is not None
     parsed = parse_summary(previous)
-    assert f"Goal: {GOAL}" in parsed.sections["goal"]
-    assert "- [x] write the task" in parsed.sections["goal"]
+    goal_lines = [split_cited(line)[0] for line in parsed.sections["goal"]]
+    assert f"Goal: {GOAL}" in goal_lines
+    assert "- [x] write the task" in goal_lines
     for name in ("schedule it", "delete the cron entry"):
-        assert f"- [ ] {name}" in parsed.sections["goal"]
+        assert f"- [ ] {name}" in goal_lines
     decisions = [d["decision"] for d in memory.decisions]
     assert len(decisions) >= 10
     for decision in decisions:
@@ -192,8 +197,9 @@ def test_without_a_memory_the_previous_summary_carries_goal_and_decisions() -> N
         pending += new
     assert previous is not None
     parsed = parse_summary(previous)
+    # the goal came from message #1: five summaries of summaries later it still says so
     assert parsed.sections["goal"][0] == (
-        "Goal: Our goal is to cut the p99 latency of the search API below 200 ms."
+        "Goal: Our goal is to cut the p99 latency of the search API below 200 ms. (#1)"
     )
     assert any(
         line.startswith("- Decision 18: cache module 18") for line in parsed.sections["decisions"]

@@ -23,17 +23,72 @@ def test_fifteen_actions_compress_past_the_ratio() -> None:
     memory = HierarchicalMemory()
     for i in range(15):
         memory.add_action("tool_call", f"Executed command {i}", metadata={"tool": "bash"})
-    # limit 0.7 * 10 = 7: the 8th action compresses (5 folded, the newest 3 kept),
-    # the 13th again (5 more folded); 14 and 15 follow
+    # limit 0.7 * 10 = 7: the 8th action compresses (3 folded, the newest 5 kept),
+    # the 11th and the 14th again; the 15th follows
     stats = memory.stats()
     assert stats["total_actions"] == 15
-    assert stats["compression_events"] == 2
-    assert stats["working_memory_size"] == 5
-    assert [a.content for a in memory.working] == [f"Executed command {i}" for i in range(10, 15)]
-    assert memory.compressed.summary() == "Executed 10 tools (10 successful)"
+    assert stats["compression_events"] == 3
+    assert stats["working_memory_size"] == 6
+    assert [a.content for a in memory.working] == [f"Executed command {i}" for i in range(9, 15)]
+    assert memory.compressed.summary() == "Executed 9 tools (9 successful)"
     context = memory.get_context_for_agent()
-    assert "PREVIOUS ACTIONS: Executed 10 tools (10 successful)" in context
+    assert "PREVIOUS ACTIONS: Executed 9 tools (9 successful)" in context
     assert "RECENT ACTIONS:" in context and "bash: Executed command 14" in context
+
+
+# seed 001's own example (its README's "BEFORE COMPRESSION (15 actions)")
+SEED_EXAMPLE: list[tuple[str, str, bool, dict[str, Any]]] = [
+    ("tool_call", "Read file auth.py", True, {"tool": "read_file", "path": "auth.py"}),
+    ("tool_call", "Read file config.py", True, {"tool": "read_file", "path": "config.py"}),
+    ("tool_call", "Read file database.py", True, {"tool": "read_file", "path": "database.py"}),
+    ("decision", "Decision: Use PostgreSQL", True, {"rationale": "concurrent writers"}),
+    ("tool_call", "Edit database.py", True, {"tool": "edit_file", "path": "database.py"}),
+    ("tool_call", "Run tests", True, {"tool": "bash"}),
+    ("error", "Error: Connection failed", False, {}),
+    ("observation", "Read logs", True, {}),
+    ("decision", "Decision: Add retry logic", True, {"rationale": "the database restarts"}),
+    ("tool_call", "Edit connection.py", True, {"tool": "edit_file", "path": "connection.py"}),
+    ("tool_call", "Run tests", True, {"tool": "bash"}),
+    ("observation", "Tests passed", True, {}),
+    ("tool_call", "Edit docs", True, {"tool": "edit_file"}),
+    ("tool_call", "Commit changes", True, {"tool": "git"}),
+    ("tool_call", "Push to remote", True, {"tool": "git"}),
+]
+SEED_LAST_FIVE = ["Run tests", "Tests passed", "Edit docs", "Commit changes", "Push to remote"]
+
+
+def recent_section(context: str, contents: list[str]) -> list[str]:
+    """Which of `contents` each line of RECENT ACTIONS shows (`- [kind ok] tool: text`)."""
+    block = context.split("RECENT ACTIONS:\n", 1)[1].split("\n\n", 1)[0]
+    return [
+        next((c for c in contents if line.endswith(f"] {c}") or line.endswith(f": {c}")), line)
+        for line in block.splitlines()
+    ]
+
+
+def test_seed_example_keeps_the_last_five_and_the_critical_ones() -> None:
+    """Issue 17 item 6: after seed 001's 15 actions (10 / 0.7) the working memory is the
+    seed's "AFTER COMPRESSION": the critical actions (both decisions, the error) and the
+    last five; PREVIOUS ACTIONS holds the compressed rest."""
+    memory = HierarchicalMemory(max_working_memory=10, compression_threshold=0.7)
+    for kind, content, success, metadata in SEED_EXAMPLE:
+        memory.add_action(kind, content, success, metadata)
+    kept = [a.content for a in memory.working]
+    assert kept == [
+        "Decision: Use PostgreSQL",
+        "Error: Connection failed",
+        "Decision: Add retry logic",
+        *SEED_LAST_FIVE,
+    ]
+    context = memory.get_context_for_agent()
+    assert recent_section(context, kept) == kept
+    previous = context.split("PREVIOUS ACTIONS: ", 1)[1].split("\n", 1)[0]
+    # folded: the three reads, the two edits, the first test run, the log read
+    assert previous == (
+        "Executed 6 tools (6 successful); Read 3 files; Edited 2 files; 1 observation"
+    )
+    assert context.index("PREVIOUS ACTIONS") < context.index("RECENT ACTIONS")
+    assert memory.stats()["working_memory_size"] == 8
 
 
 def test_compression_keeps_the_critical_actions_of_the_fifteen() -> None:
@@ -121,7 +176,7 @@ def test_phase_feeds_importance(
 
 def test_phase_decides_what_survives_compression() -> None:
     def run(phase: str | None) -> list[str]:
-        memory = HierarchicalMemory()
+        memory = HierarchicalMemory(max_working_memory=8, compression_threshold=1.0)
         if phase:
             memory.set_phase(phase)
         for i in range(12):
@@ -129,8 +184,8 @@ def test_phase_decides_what_survives_compression() -> None:
         return [a.content for a in memory.working]
 
     # reasoning is 0.7 (not critical) until planning makes it 0.8: then older ones stay
-    assert run(None) == [f"step {i}" for i in range(5, 12)]
-    assert run("planning") == ["step 4", "step 6", "step 8", "step 9", "step 10", "step 11"]
+    assert run(None) == [f"step {i}" for i in range(4, 12)]
+    assert run("planning") == ["step 2", "step 4", "step 6", *(f"step {i}" for i in range(7, 12))]
 
 
 def test_impact_levels() -> None:
@@ -150,7 +205,7 @@ def test_impact_levels() -> None:
 
 def test_options_are_a_ratio_and_validated() -> None:
     options = MemoryOptions.parse({"max_working_memory": 20, "compression_threshold": 0.5})
-    assert (options.compression_limit, options.recent, options.critical_cap) == (10, 5, 4)
+    assert (options.compression_limit, options.recent, options.critical_cap) == (10, 5, 15)
     memory = HierarchicalMemory(options=options)
     for i in range(11):
         memory.add_action("observation", f"o{i}", True)

@@ -89,7 +89,8 @@ def swe_session() -> list[Message]:
 
 def test_sections_in_order_with_memory_verbatim() -> None:
     memory = HierarchicalMemory()
-    memory.set_goal("Make Invoice.total ignore lines without an amount", ["reproduce", "fix"])
+    goal = "Make Invoice.total ignore lines without an amount"
+    memory.set_goal(goal, ["reproduce", "fix"], seqs=[1])  # stated in message #1
     memory.complete_subtask("reproduce")
     memory.set_phase("debugging")
     memory.add_decision("Treat a missing amount as zero", "the API allows null", "high")
@@ -101,19 +102,20 @@ def test_sections_in_order_with_memory_verbatim() -> None:
     parsed = parse_summary(text)
     assert parsed.order == ["goal", "decisions", "errors", "files", "state", "narrative"]
     assert parsed.sections["goal"] == [
-        "Goal: Make Invoice.total ignore lines without an amount",
+        "Goal: Make Invoice.total ignore lines without an amount (#1)",
         "Phase: debugging",
         "Progress: 1/2 subtasks done",
-        "- [x] reproduce",
-        "- [ ] fix",
+        "- [x] reproduce (#1)",
+        "- [ ] fix (#1)",
     ]
+    # written through the API without a source: marked, for compaction to match back
     assert parsed.sections["decisions"] == [
-        "- Treat a missing amount as zero — why: the API allows null (impact: high)"
+        "- Treat a missing amount as zero — why: the API allows null (impact: high) (#?)"
     ]
     assert parsed.sections["errors"][0] == (
-        "- recurring (x3) ALERT: typeerror: unsupported operand type(s) for +: 'int'"
+        "- recurring (x3) ALERT: typeerror: unsupported operand type(s) for +: 'int' (#?)"
     )
-    assert "Next step: fix (first open subtask)" in parsed.sections["state"]
+    assert "Next step: fix (first open subtask) (#1)" in parsed.sections["state"]
     # what memory wrote can be read back for the next compaction
     back = facts_from_summary(text)
     assert back.goal == memory.goal and back.open_subtasks == ["fix"]
@@ -123,9 +125,9 @@ def test_sections_in_order_with_memory_verbatim() -> None:
 def test_a_traceback_is_one_error_and_markup_never_a_fact() -> None:
     text = ExtractiveSummarizer().summarize(swe_session(), max_tokens=3_000)
     errors = parse_summary(text).sections["errors"]
-    assert errors == [  # four tracebacks of 70 frames each: one line
-        "- (#63, x4) TypeError: unsupported operand type(s) for +: 'int' and 'NoneType'"
-        " (at src/billing/invoice.py:88 in total)"
+    assert errors == [  # four tracebacks of 70 frames each: one line, citing the four
+        "- TypeError: unsupported operand type(s) for +: 'int' and 'NoneType'"
+        " (at src/billing/invoice.py:88 in total) (x4) (#9, #27, #45, #63)"
     ]
     for bad in ("<output>", "</output>", "<returncode>", "returncode", "site-packages"):
         assert bad not in text
@@ -163,10 +165,10 @@ def test_without_memory_goal_and_decisions_come_from_the_messages() -> None:
     )
     parsed = parse_summary(ExtractiveSummarizer().summarize(messages, max_tokens=600))
     assert parsed.sections["goal"] == [
-        "Goal: Our goal is to migrate the billing service to Postgres 16 this week."
+        "Goal: Our goal is to migrate the billing service to Postgres 16 this week. (#1)"
     ]
     assert parsed.sections["decisions"] == [
-        "- We decided to keep the old schema for a week. (impact: medium)"
+        "- We decided to keep the old schema for a week. (impact: medium) (#2)"
     ]
 
 
@@ -192,8 +194,9 @@ def test_openai_prompt_asks_for_the_sections_and_carries_memory() -> None:
     memory.set_goal("Ship v2", ["api", "docs"])
     memory.add_decision("Use FastAPI", "async", "high")
     request = summary_request(agent_history(3), facts_from_memory(memory))
-    assert request.startswith("MEMORY (copy verbatim):\nGoal: Ship v2\n")
-    assert "- [ ] api" in request and "- Use FastAPI — why: async (impact: high)" in request
+    assert request.startswith("MEMORY (copy verbatim):\nGoal: Ship v2 (#?)\n")
+    assert "- [ ] api (#?)" in request
+    assert "- Use FastAPI — why: async (impact: high) (#?)" in request
     assert "\n\nTRANSCRIPT:\n[#0] system:" in request
 
 
@@ -213,7 +216,7 @@ def test_fit_summary_keeps_memory_sections_first() -> None:
     small = fit_summary(summary, 900)
     assert count_tokens(small) <= 900
     parsed = parse_summary(small)
-    assert parsed.sections["goal"][0] == "Goal: Port the importer to asyncio"
+    assert parsed.sections["goal"][0] == "Goal: Port the importer to asyncio (#?)"
     assert len(parsed.sections["decisions"]) == 12  # memory-backed: whole
     narrative = parse_summary(summary).sections["narrative"]
     kept = parsed.sections.get("narrative", [])
