@@ -46,6 +46,14 @@ def test_conversations_messages_and_pagination(sdk: Client) -> None:
     assert len(page.data) == 2 and page.next_cursor is not None
     contents = [m.content for m in sdk.messages.iter(conv.id, page_size=2)]
     assert contents == ["hello", "answer 0", "answer 1", "answer 2", "answer 3"]
+    cited = sdk.messages.list(conv.id, seqs=[4, 2])  # what a summary's (#2, #4) names
+    assert [(m.seq, m.content) for m in cited.data] == [(2, "answer 0"), (4, "answer 2")]
+    with pytest.raises(ValidationError):
+        sdk.messages.list(conv.id, seqs=[99])
+    snapshot = sdk.memory.add_decision(conv.id, "use answer 0", seqs=[2])
+    assert [d["decision"] for d in snapshot["decisions"]] == ["use answer 0"]
+    exported = sdk.memory.export(conv.id)
+    assert [2] in [d.get("seqs") for d in exported["decisions"]], exported
     assert sdk.messages.pin(conv.id, first.id).pinned is True
     assert sdk.conversations.get(conv.id).pinned_count == 1
     accepted = sdk.conversations.compact(conv.id)

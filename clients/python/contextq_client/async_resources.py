@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import IO, Any, Literal
 
@@ -218,10 +218,19 @@ class AsyncMessages(Resource):
 
     @route("GET", "/v1/conversations/{conversation_id}/messages")
     async def list(
-        self, conversation_id: str, *, limit: int | None = None, cursor: str | None = None
+        self,
+        conversation_id: str,
+        *,
+        limit: int | None = None,
+        cursor: str | None = None,
+        seqs: Sequence[int] | None = None,
     ) -> m.Page[m.Message]:
+        """A page of the original history; with `seqs`, exactly those messages (the
+        `(#12, #40)` a summary line cites), in seq order."""
         path = f"/v1/conversations/{seg(conversation_id)}/messages"
-        response = await self._t.request("GET", path, params=params(limit=limit, cursor=cursor))
+        wanted = ",".join(str(seq) for seq in seqs) if seqs is not None else None
+        query = params(limit=limit, cursor=cursor, seqs=wanted)
+        response = await self._t.request("GET", path, params=query)
         return m.Page[m.Message].model_validate(response.json())
 
     async def iter(self, conversation_id: str, *, page_size: int = 200) -> AsyncIterator[m.Message]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import IO, Any, Literal
 from urllib.parse import quote
@@ -29,6 +29,13 @@ class Resource:
 
 def _memory(conversation_id: str, tail: str = "") -> str:
     return f"/v1/conversations/{seg(conversation_id)}/memory{tail}"
+
+
+def _with_seqs(payload: JsonObject, seqs: Sequence[int] | None) -> JsonObject:
+    """The body with `seqs` (the source messages) when given; the API checks them."""
+    if seqs is not None:
+        payload["seqs"] = list(seqs)
+    return payload
 
 
 class AsyncMemory(Resource):
@@ -75,10 +82,14 @@ class AsyncMemory(Resource):
         return answer
 
     @route("POST", "/v1/conversations/{conversation_id}/memory/errors")
-    async def track_error(self, conversation_id: str, error: str) -> JsonObject:
-        """Count an error under its pattern: `{"pattern", "count", "alert", "last_seen"}`."""
+    async def track_error(
+        self, conversation_id: str, error: str, *, seqs: Sequence[int] | None = None
+    ) -> JsonObject:
+        """Count an error under its pattern: `{"pattern", "count", "alert", "last_seen"}`.
+        `seqs`: the messages it came from (summaries cite them as `(#12)`)."""
         path = _memory(conversation_id, "/errors")
-        answer: JsonObject = await self._t.request_json("POST", path, json={"error": error})
+        payload = _with_seqs({"error": error}, seqs)
+        answer: JsonObject = await self._t.request_json("POST", path, json=payload)
         return answer
 
     @route("GET", "/v1/conversations/{conversation_id}/memory/export")
@@ -94,9 +105,14 @@ class AsyncMemory(Resource):
 
     @route("PUT", "/v1/conversations/{conversation_id}/memory/goal")
     async def set_goal(
-        self, conversation_id: str, text: str, *, subtasks: list[str] | None = None
+        self,
+        conversation_id: str,
+        text: str,
+        *,
+        subtasks: list[str] | None = None,
+        seqs: Sequence[int] | None = None,
     ) -> JsonObject:
-        payload = {"text": text, "subtasks": subtasks or []}
+        payload = _with_seqs({"text": text, "subtasks": subtasks or []}, seqs)
         path = _memory(conversation_id, "/goal")
         answer: JsonObject = await self._t.request_json("PUT", path, json=payload)
         return answer
@@ -115,8 +131,9 @@ class AsyncMemory(Resource):
         *,
         rationale: str = "",
         impact: Literal["low", "medium", "high"] = "medium",
+        seqs: Sequence[int] | None = None,
     ) -> JsonObject:
-        payload = {"decision": decision, "rationale": rationale, "impact": impact}
+        payload = _with_seqs({"decision": decision, "rationale": rationale, "impact": impact}, seqs)
         path = _memory(conversation_id, "/decisions")
         answer: JsonObject = await self._t.request_json("POST", path, json=payload)
         return answer

@@ -143,6 +143,7 @@ class Compaction(Model):
     duration_ms: float
     retention: float | None
     repaired: list[str] | None
+    unsourced_items: int | None = None  # structured items marked (#?): no message found
     details: dict[str, Any] | None
     job_id: str | None
     created_at: datetime

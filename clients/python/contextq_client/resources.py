@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any, Literal
 
@@ -214,10 +214,19 @@ class Messages(Resource):
 
     @route("GET", "/v1/conversations/{conversation_id}/messages")
     def list(
-        self, conversation_id: str, *, limit: int | None = None, cursor: str | None = None
+        self,
+        conversation_id: str,
+        *,
+        limit: int | None = None,
+        cursor: str | None = None,
+        seqs: Sequence[int] | None = None,
     ) -> m.Page[m.Message]:
+        """A page of the original history; with `seqs`, exactly those messages (the
+        `(#12, #40)` a summary line cites), in seq order."""
         path = f"/v1/conversations/{seg(conversation_id)}/messages"
-        response = self._t.request("GET", path, params=params(limit=limit, cursor=cursor))
+        wanted = ",".join(str(seq) for seq in seqs) if seqs is not None else None
+        query = params(limit=limit, cursor=cursor, seqs=wanted)
+        response = self._t.request("GET", path, params=query)
         return m.Page[m.Message].model_validate(response.json())
 
     def iter(self, conversation_id: str, *, page_size: int = 200) -> Iterator[m.Message]:
