@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, overload
 
 from contextq.assembly import layout
 from contextq.assembly.citations import CitationMap
-from contextq.assembly.counting import REPLY_PRIMING_TOKENS, frame_tokens, json_tokens
+from contextq.assembly.counting import frame_tokens, json_tokens
 from contextq.assembly.pieces import Piece, text_piece
 from contextq.assembly.plan import ContextPlan
 from contextq.assembly.project import project_piece
@@ -45,8 +45,8 @@ class Parts:
 
 
 def head_cost(parts: Parts, plan: ContextPlan) -> int:
-    """Reply priming, S, and (Anthropic) the room for an opening turn and the breakpoints."""
-    cost = REPLY_PRIMING_TOKENS + (parts.system.cost if parts.system else 0)
+    """S, and (Anthropic) the room for an opening turn and the breakpoints."""
+    cost = parts.system.cost if parts.system else 0
     if plan.target.format == "anthropic":
         enc = plan.target.encoding
         opening = {"type": "text", "text": ANTHROPIC_OPENING}

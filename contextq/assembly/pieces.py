@@ -18,12 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from contextq.assembly.attachments import Attached, Document, documents_text
-from contextq.assembly.counting import (
-    MESSAGE_OVERHEAD_TOKENS,
-    frame_tokens,
-    json_tokens,
-    node_tokens,
-)
+from contextq.assembly.counting import frame_tokens, json_tokens, node_tokens
 from contextq.assembly.inputs import Category
 from contextq.history.formats import anthropic_blocks
 from contextq.history.types import Message
@@ -81,9 +76,7 @@ def text_piece(text: str, role: str, category: Category, target: Target) -> Piec
             category, role, json_tokens(block, target.encoding), blocks=[block], frame=frame
         )
     out = {"role": role, "content": text}
-    return Piece(
-        category, role, MESSAGE_OVERHEAD_TOKENS + json_tokens(out, target.encoding), out=out
-    )
+    return Piece(category, role, json_tokens(out, target.encoding), out=out)
 
 
 def documents_piece(
@@ -148,7 +141,7 @@ def _base_tokens(message: Message, rendered: Any, target: Target) -> int:
     ):
         tokens = message.token_count  # counted at insert exactly this way
     else:
-        tokens = MESSAGE_OVERHEAD_TOKENS + _node(rendered, target)
+        tokens = _node(rendered, target)
     if message.id is not None:
         MESSAGE_COUNTS.put(key, tokens)
     return tokens
@@ -194,6 +187,6 @@ def message_piece(
         p for p in listed if not (p.get("type") == "text" and not str(p.get("text", "")).strip())
     ]
     out["content"] = [*listed, *parts]
-    tokens = MESSAGE_OVERHEAD_TOKENS + json_tokens({**out, "content": []}, target.encoding)
+    tokens = json_tokens({**out, "content": []}, target.encoding)
     tokens += sum(_node(p, target) for p in listed) + extra
     return Piece(category, role, tokens, out=out, file_tokens=extra, message=message)
