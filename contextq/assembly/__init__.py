@@ -13,10 +13,11 @@ parts, text lines, notes), `citations`, `counting` (the honest count), `pieces`
 budget, filled in order) with `layout` (its rules: pinned over budget, the turn's
 previews, the summary cut to fit), `preview`, `project` (P), `tool_results` (large tool
 results as previews, old ones cleared to stubs, SPEC §9), `render` (the final list),
-`context` (all of it), `plan`.
+`context` (all of it), `plan`, `bare` (a history alone: `build_history_context`).
 """
 
 from contextq.assembly.attachments import FileNote
+from contextq.assembly.bare import HistoryContext, build_history_context
 from contextq.assembly.citations import CitationMap, chunk_key, file_key
 from contextq.assembly.context import Assembled, assemble_context, newest_user_seq
 from contextq.assembly.inputs import (
@@ -39,12 +40,14 @@ __all__ = [
     "ContextPlan",
     "FileNote",
     "FileView",
+    "HistoryContext",
     "ProjectContext",
     "ProjectDocument",
     "ProjectNote",
     "Prompts",
     "Tool",
     "assemble_context",
+    "build_history_context",
     "check_granularity",
     "check_timezone",
     "chunk_key",

@@ -7,8 +7,9 @@ import re
 
 import pytest
 
+from contextq.assembly import build_history_context
 from contextq.errors import ValidationFailed
-from contextq.history import CompactionView, build_history_context, compact, visible_history
+from contextq.history import CompactionView, compact, visible_history
 from contextq.history.memory import HierarchicalMemory
 from contextq.settings import Settings
 from tests.engine.history.builders import agent_history
