@@ -51,11 +51,13 @@ def build_history_context(
     memory: HierarchicalMemory | None = None,
     history_tokens: int | None = None,
     cut_seq: int | None = None,
+    clear_seq: int | None = None,
 ) -> HistoryContext:
     """A history assembled alone: `system_prompt` as given (no default prompt, no dated
     sections), no files, no reminders. `messages`: the stored history in seq order with
     `token_count` set; `history_tokens`: their stored running total, if the caller has
-    it. Raises ValidationFailed for bad options / format."""
+    it. `cut_seq`, `clear_seq`: the state carried from the previous answer (the report
+    gives the next ones). Raises ValidationFailed for bad options / format."""
     plan = plan_context(
         settings=settings,
         now=datetime.now(UTC),
@@ -74,10 +76,16 @@ def build_history_context(
         conversation_id=conversation_id,
     )
     assembled = assemble_context(
-        messages, plan, cut_seq=cut_seq, memory=memory, conversation_id=conversation_id
+        messages,
+        plan,
+        cut_seq=cut_seq,
+        clear_seq=clear_seq,
+        memory=memory,
+        conversation_id=conversation_id,
     )
     answer = dict(assembled.answer)
     out = answer.pop("messages")
     system = answer.pop("system", None)
     answer["cut_seq"] = assembled.cut_seq
+    answer["carry"] = assembled.carry
     return HistoryContext(out, system, answer)
