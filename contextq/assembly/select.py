@@ -5,8 +5,10 @@ Between moves, an answer keeps what the previous one held before its newest turn
 history from the carried cut point, old tool results cleared below the carried line.
 When that no longer fits, both move in the same answer (one change of the prefix, not
 two): the line to the `keep_tool_results`-th newest tool result (everything older
-cleared at once), then the cut down to `trim_to` of the budget from what is left. Old
-results are always cleared before any message is dropped.
+cleared at once), then the cut down to `trim_to` of the budget from what is left, even
+when all of it would fit (the prefix changes in this answer anyway, and a deep cut puts
+the next change as far off as a cut's; otherwise each turn's new result would move the
+line again). Old results are always cleared before any message is dropped.
 """
 
 from __future__ import annotations
@@ -20,8 +22,9 @@ from contextq.assembly.clearing import clear_below, moved_line
 from contextq.assembly.pieces import text_piece
 from contextq.assembly.plan import ContextPlan
 from contextq.assembly.work import Work
+from contextq.history.chains import unit_at
 from contextq.history.filtering import run_strategy
-from contextq.history.strategies import token_budget
+from contextq.history.strategies import starts_turn, token_budget
 from contextq.history.types import Message
 
 if TYPE_CHECKING:
@@ -73,7 +76,7 @@ def select(
         return ran
     if not clear_below(work, target, how.protected):
         return ran
-    moved = _select(work, plan, parts, how, cut_seq=None, memory=memory)
+    moved = _select(work, plan, parts, how, cut_seq=None, memory=memory, trim_always=True)
     moved.clear_seq = target
     return moved
 
@@ -124,8 +127,10 @@ def _select(
     *,
     cut_seq: int | None,
     memory: HierarchicalMemory | None,
+    trim_always: bool = False,
 ) -> Ran:
-    """The strategy over `how.rest` with `how.room` tokens."""
+    """The strategy over `how.rest` with `how.room` tokens (`trim_always`: cut down to
+    the trim target even when everything fits: the prefix changes anyway)."""
     started = time.perf_counter()
     f = plan.read.filter
     rest = how.rest
@@ -143,6 +148,7 @@ def _select(
         return Ran({rest[j] for j in selection.kept} | how.turn)
     overrides = _overrides(work, plan, how, min_keep=min_keep)
     overrides["cut_seq"] = _usable_cut(cut_seq, work, rest, plan)
+    overrides["trim_always"] = trim_always
     selection, error = run_strategy(
         messages, f, anchors=anchors, memory=memory, overrides=overrides
     )
@@ -167,7 +173,7 @@ def _overrides(work: Work, plan: ContextPlan, how: Selecting, *, min_keep: int) 
     hysteresis cut is to `trim_to` of the whole budget), the minimum and the window
     less the turn's own newest messages."""
     f = plan.read.filter
-    trim = int(f.budget.budget_tokens * f.trim_to) - (how.limit - how.room)
+    trim = trim_target(work, plan) - (how.limit - how.room)
     overrides: dict[str, Any] = {
         "budget_tokens": how.room,
         "trim_tokens": max(0, trim),
@@ -178,6 +184,59 @@ def _overrides(work: Work, plan: ContextPlan, how: Selecting, *, min_keep: int) 
         inside = sum(1 for i in how.turn if i >= len(work.history) - window)
         overrides["window_size"] = max(1, window - inside)
     return overrides
+
+
+TURNS_OF_ROOM = 4  # a cut leaves room for this many turns: 4 in 5 keep their prefix (80 %)
+MIN_TRIM_SHARE = 0.5  # but never cuts below this share of the budget
+TURN_UNITS = 4  # a newest turn of more units than this is an agent loop's: one unit a read
+
+
+def trim_target(work: Work, plan: ContextPlan) -> int:
+    """Where a cut goes, in tokens of the whole context (SPEC §4): `trim_to` of the
+    budget, and lower when that leaves room for fewer than `TURNS_OF_ROOM` more turns
+    like the newest (so that at least four turns in five keep the previous prefix, the
+    SPEC's target, however large a turn is against the budget), never below
+    `MIN_TRIM_SHARE` of it. `trim_to` 1.0 asks for no hysteresis: then just that."""
+    f = plan.read.filter
+    budget = f.budget.budget_tokens
+    trim = int(budget * f.trim_to)
+    if f.trim_to >= 1:
+        return trim
+    room = budget - TURNS_OF_ROOM * turn_growth(work)
+    return min(trim, max(room, int(budget * MIN_TRIM_SHARE)))
+
+
+def turn_growth(work: Work) -> int:
+    """What the context grows by from one answer to the next, as the newest turns show
+    it: the larger of the newest two turns (a user message to the next) when they are a
+    few units each (chat turns, a call or two), else the newest unit (an agent loop asks
+    after each call)."""
+    history = work.history
+    end = len(history)
+    costs: list[int] = []
+    while end > 0 and len(costs) < 2:
+        start = _turn_start(history, end)
+        if start is None:
+            break
+        costs.append(work.costs(range(start, end)))
+        end = start
+    if costs:
+        return max(costs)
+    return work.costs(unit_at(history, len(history) - 1).members) if history else 0
+
+
+def _turn_start(history: Sequence[Message], end: int) -> int | None:
+    """The user message that opens the turn ending before `end`, when the turn is at
+    most `TURN_UNITS` units long."""
+    i = end - 1
+    for _ in range(TURN_UNITS):
+        if i < 0:
+            return None
+        unit = unit_at(history, i)
+        if starts_turn(history[unit.start]):
+            return unit.start
+        i = unit.start - 1
+    return None
 
 
 def _usable_cut(cut_seq: int | None, work: Work, rest: list[int], plan: ContextPlan) -> int | None:

@@ -89,10 +89,8 @@ def stand_in(message: Message, view: ToolResultView) -> Message:
 
 def stub(message: Message, *, tokens: int | None, size_bytes: int, path: str) -> Message:
     """The one-line stub of a cleared tool result."""
-    text = (
-        f"[Old tool result cleared ({_size(tokens, size_bytes)}); "
-        f"the full result is at {container_path(path)}]"
-    )
+    size = f"{tokens:,} tokens" if tokens is not None else f"{size_bytes:,} bytes"
+    text = f"[Old tool result cleared ({size}); full result at {container_path(path)}]"
     return replace(message, content=text, token_count=None)
 
 

@@ -65,8 +65,7 @@ def test_stub_and_stand_in_name_the_path_and_the_size() -> None:
     assert result_path(message) == "tool-results/m1.json"
     cleared = stub(message, tokens=9, size_bytes=16, path=result_path(message))
     assert cleared.content == (
-        "[Old tool result cleared (9 tokens, 16 bytes); "
-        "the full result is at /workspace/tool-results/m1.json]"
+        "[Old tool result cleared (9 tokens); full result at /workspace/tool-results/m1.json]"
     )
     assert (cleared.id, cleared.tool_call_id, cleared.token_count) == ("m1", "c", None)
     shown = stand_in(message, ToolResultView("tool-results/m1.json", 16, "| a |\n|---|\n"))
