@@ -19,10 +19,13 @@ cleared, nor results already shorter than a stub.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import replace
 
+from contextq.assembly.pieces import message_piece
 from contextq.assembly.tool_results import keep_line, result_path, result_size, stub, to_clear
 from contextq.assembly.work import Work
 from contextq.history.types import Message
+from contextq.lru import LRU
 
 
 def applied_line(work: Work, carried: int | None, keep: int) -> int | None:
@@ -39,15 +42,18 @@ def moved_line(work: Work, keep: int) -> int | None:
     return keep_line(work.history, keep)
 
 
-def clear_below(work: Work, line: int | None, protected: Iterable[int]) -> list[int]:
-    """Clear the tool results below `line` not cleared yet; returns their indices."""
+def clear_below(
+    work: Work, line: int | None, protected: Iterable[int], *, since: int | None = None
+) -> list[int]:
+    """Clear the tool results below `line` (and from seq `since` on) not cleared yet;
+    returns their indices."""
     if line is None:
         return []
     done = set(work.cleared)
     found = [
         i
         for i in to_clear(work.history, line=line, protected=protected)
-        if str(work.history[i].id) not in done
+        if str(work.history[i].id) not in done and (since is None or work.history[i].seq >= since)
     ]
     for i in found:
         cleared = _stub_for(work, i)
@@ -58,9 +64,23 @@ def clear_below(work: Work, line: int | None, protected: Iterable[int]) -> list[
     return found
 
 
+StubKey = tuple[str, int, str, str, str]
+STUBS: LRU[StubKey, Message] = LRU(100_000)  # (message id, seq, target) → its stub
+
+
 def _stub_for(work: Work, i: int) -> Message:
+    """The stub of tool result i, its `token_count` what it costs as sent in this target
+    (so strategies take it as it is). A stored message never changes, nor its stub: made
+    once per process and target, shared between requests (never mutated)."""
     original = work.original(i)
-    view = work.views.get(str(original.id))
-    size = view.size_bytes if view is not None else result_size(original)
-    path = view.path if view is not None else result_path(original)
-    return stub(work.history[i], tokens=original.token_count, size_bytes=size, path=path)
+    target = work.target
+    key = (str(original.id), original.seq, target.format, target.encoding, target.provider)
+    found = STUBS.get(key)
+    if found is None:
+        view = work.views.get(str(original.id))
+        size = view.size_bytes if view is not None else result_size(original)
+        path = view.path if view is not None else result_path(original)
+        made = stub(original, tokens=original.token_count, size_bytes=size, path=path)
+        found = replace(made, token_count=message_piece(made, target).cost)
+        STUBS.put(key, found)
+    return found

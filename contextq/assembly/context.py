@@ -80,12 +80,12 @@ def assemble_context(
     citations = citations or CitationMap()
     read = plan.read
     work, searched = _prepare(messages, plan, files or {}, citations, tool_results or {})
-    line = apply_carried_line(work, plan, clear_seq)
+    carry = Carry(cut_seq, clear_seq)
+    line = apply_carried_line(work, plan, carry)
     parts = _parts(plan, searched, citations)
     before = total_before(work, parts, plan)
     runs = read.filter.runs_for_total(before)
     limit = read.filter.budget.budget_tokens if runs else read.filter.budget.hard_limit_tokens
-    carry = Carry(cut_seq, clear_seq)
     fill, result = fill_history(
         work, parts, plan, runs=runs, limit=limit, carry=carry, line=line, memory=memory,
         citations=citations,
@@ -105,7 +105,7 @@ def assemble_context(
             "%s",
             conversation_id, len(work.history), len(fill.kept), answer["strategy"],
             answer["duration_ms"],
-            f"; cleared {len(cleared)} old tool results: {', '.join(cleared)}" if cleared else "",
+            f"; {len(cleared)} old tool results cleared (listed in the answer)" if cleared else "",
         )  # fmt: skip
     ok = result is not None and result.error is None
     new_cut = result.cut_seq if ok and result is not None else None

@@ -126,7 +126,16 @@ def known_cost(message: Message, target: Target) -> int | None:
 
 
 def _base_tokens(message: Message, rendered: Any, target: Target) -> int:
-    """The message's own tokens (no attachments), remembered per message (`_key`)."""
+    """The message's own tokens (no attachments): its stored count when that is exact
+    (OpenAI, the stored encoding, a text content: counted at insert exactly this way),
+    else remembered per message (`_key`)."""
+    if (
+        target.format == "openai"
+        and message.token_count is not None
+        and target.stored_encoding == target.encoding
+        and not isinstance(message.content, list)
+    ):
+        return message.token_count
     key = _key(message, target)
     if message.id is not None:
         found = MESSAGE_COUNTS.get(key)
@@ -134,12 +143,6 @@ def _base_tokens(message: Message, rendered: Any, target: Target) -> int:
             return found
     if target.format == "anthropic":
         tokens = sum(_node(b, target) for b in rendered)
-    elif (
-        message.token_count is not None
-        and target.stored_encoding == target.encoding
-        and not isinstance(message.content, list)
-    ):
-        tokens = message.token_count  # counted at insert exactly this way
     else:
         tokens = _node(rendered, target)
     if message.id is not None:

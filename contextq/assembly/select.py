@@ -97,7 +97,7 @@ class Costed(Sequence[Message]):
     def __init__(self, work: Work, indices: list[int]) -> None:
         self._work = work
         self._indices = indices
-        self._made: dict[int, Message] = {}
+        self._made: list[Message | None] = [None] * len(indices)
 
     def __len__(self) -> int:
         return len(self._indices)
@@ -109,7 +109,7 @@ class Costed(Sequence[Message]):
     def __getitem__(self, j: int | slice) -> Message | list[Message]:
         if isinstance(j, slice):
             return [self[k] for k in range(*j.indices(len(self)))]
-        found = self._made.get(j)
+        found = self._made[j]
         if found is None:
             i = self._indices[j]
             message = self._work.history[i]

@@ -43,12 +43,12 @@ class Pieces:
         self._pieces[i] = piece
 
     def replace(self, i: int, message: Message) -> None:
-        """Message i is now `message` (a cleared tool result): rendered afresh."""
+        """Message i is now `message` (a cleared tool result): rendered afresh when used."""
         if isinstance(self._history, list):
             self._history[i] = message
         else:
             self._history = [*self._history[:i], message, *self._history[i + 1 :]]
-        self._pieces[i] = message_piece(message, self._target, self._attached.get(i))
+        self._pieces.pop(i, None)
 
     def rendered(self, i: int) -> bool:
         return i in self._pieces

@@ -8,8 +8,8 @@ report, and store what the answer fixed.
    message; or a window of the newest messages of a long history), the files the loaded
    messages name (`context_files`), the owner's saved system prompt, the citation ids
    of those files and the state carried for the model (the cut point and the clearing
-   line). A window read reaches back to the carried cut point, so the kept history is
-   read whole however cheap its cleared tool results made it.
+   line). A window read starts at the carried cut point, so the kept history is read
+   whole however cheap its cleared tool results made it.
 3. The engine assembles the context (`contextq.assembly.assemble_context`).
 4. New citation ids and a moved cut point or clearing line are stored in one short write
    transaction of their own, only when there are any; should another request have given
@@ -348,7 +348,9 @@ def _load(
     session: Session, conversation: Conversation, plan: ReadPlan, cut: int | None = None
 ) -> Loaded:
     """The messages `plan.load` asks for, and the newest user message wherever it is. A
-    window reaches back to the carried cut point `cut` (with the chain margin)."""
+    window starts at the carried cut point `cut` (less the chain margin): what an answer
+    keeps starts there, however cheap cleared tool results made it, and a new cut only
+    ever moves forward."""
     user_seq = cq.newest_user_seq(session, conversation_id=conversation.id)
     also = [user_seq] if user_seq is not None else []
     if plan.compaction is not None:
@@ -366,8 +368,8 @@ def _load(
                 session, conversation_id=conversation.id, tokens=window.past_tokens
             )
         start = window.start(last_seq=conversation.last_seq, first_seq_past=first_past)
-        if start is not None and cut is not None:
-            start = min(start, cut - window.margin)
+        if start is not None and cut is not None:  # the kept history starts at the cut
+            start = cut - window.margin
             start = start if start > 1 else None
     if start is None:
         return Loaded(load_context_messages(session, conversation=conversation).messages)
