@@ -42,18 +42,15 @@ def moved_line(work: Work, keep: int) -> int | None:
     return keep_line(work.history, keep)
 
 
-def clear_below(
-    work: Work, line: int | None, protected: Iterable[int], *, since: int | None = None
-) -> list[int]:
-    """Clear the tool results below `line` (and from seq `since` on) not cleared yet;
-    returns their indices."""
+def clear_below(work: Work, line: int | None, protected: Iterable[int]) -> list[int]:
+    """Clear the tool results below `line` not cleared yet; returns their indices."""
     if line is None:
         return []
     done = set(work.cleared)
     found = [
         i
         for i in to_clear(work.history, line=line, protected=protected)
-        if str(work.history[i].id) not in done and (since is None or work.history[i].seq >= since)
+        if str(work.history[i].id) not in done
     ]
     for i in found:
         cleared = _stub_for(work, i)

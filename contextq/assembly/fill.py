@@ -81,9 +81,7 @@ def total_before(work: Work, parts: Parts, plan: ContextPlan) -> int:
 
 def apply_carried_line(work: Work, plan: ContextPlan, carry: Carry) -> int | None:
     """Clear the old tool results below the carried clearing line (never the newest
-    `keep_tool_results`, the turn or pinned messages) from the carried cut point on (what
-    is before it is not sent unless the line moves, and then it is all cleared); returns
-    the line applied."""
+    `keep_tool_results`, the turn or pinned messages); returns the line applied."""
     f = plan.read.filter
     if f.skipped or f.strategy == "noop":
         return None
@@ -91,7 +89,7 @@ def apply_carried_line(work: Work, plan: ContextPlan, carry: Carry) -> int | Non
     if line is None:
         return None
     pinned = layout.pinned_indices(work, int(f.arguments.get("max_pinned", 10)))
-    clear_below(work, line, work.required | pinned, since=carry.cut_seq)
+    clear_below(work, line, work.required | pinned)
     return line
 
 
