@@ -9,9 +9,9 @@ never changes, so a preview is kept per process by message id (bounded).
 
 A context that clears old tool results (or shows a result as a preview) names their
 workspace paths; a result that is not there yet (one under the offload threshold, or
-whose write at insert failed) is written before the answer is returned, each in a
-transaction of its own (`ensure_written`): every path an answer names answers 200 when
-the client gets it. The writes happen when the clearing line moves (it stays put
+whose write at insert failed) is written before the answer is returned, all of an
+answer's in one transaction (`ensure_written`): every path an answer names answers 200
+when the client gets it. The writes happen when the clearing line moves (it stays put
 between moves, and what it cleared stays written), so their cost is paid once per
 move, not per read.
 """
@@ -33,9 +33,14 @@ from contextq.history.types import content_text
 from contextq.lru import LRU
 from contextq.settings import Settings
 from contextq.tokens import DEFAULT_ENCODING
+from contextq.workspace.tool_results import tool_result_extension, tool_result_path
+from service.workspaces.entries import put_entry
+from service.workspaces.locate import tree_for
 from service.workspaces.tool_results import write_tool_result
 from store import context_queries as cq
 from store import workspace_queries as wq
+from store.blobs import get_blob_store
+from store.db import session_scope
 from store.tables import FileStatus
 
 log = logging.getLogger("contextq.history")
@@ -128,16 +133,54 @@ def ensure_written(
         return []
     paths = {str(m.id): result_path(m) for m in unknown}
     present = wq.entries_at(session, conversation_id=conversation_id, paths=list(paths.values()))
-    warnings: list[str] = []
-    for m in unknown:
-        key = str(m.id)
-        if paths[key] not in present:
-            problem = _write(settings, owner_id, conversation_id, key, content_text(m.content))
+    missing = {
+        str(m.id): content_text(m.content) for m in unknown if paths[str(m.id)] not in present
+    }
+    failed: dict[str, str] = {}
+    if missing and not _write_all(settings, owner_id, conversation_id, missing):
+        for key, text in missing.items():  # one by one, to name the ones that fail
+            problem = _write(settings, owner_id, conversation_id, key, text)
             if problem is not None:
-                warnings.append(problem)
-                continue
-        _written(key)
-    return warnings
+                failed[key] = problem
+    for m in unknown:
+        if str(m.id) not in failed:
+            _written(str(m.id))
+    return list(failed.values())
+
+
+def _write_all(
+    settings: Settings, owner_id: str, conversation_id: str, results: dict[str, str]
+) -> bool:
+    """Write the tool results (message id → text) to their workspace paths in one
+    transaction (a third of the cost of one each); False when it fails (nothing kept)."""
+    staged = []
+    try:
+        with session_scope() as session:
+            for message_id, text in results.items():
+                data = text.encode("utf-8", "surrogatepass")
+                relative = tool_result_path(message_id, tool_result_extension(text))
+                file = tree_for(settings, owner_id, conversation_id).stage(relative)
+                blob = get_blob_store(settings).writer()
+                staged.append((file, blob))
+                file.write(data)
+                blob.write(data)
+                put_entry(
+                    session=session,
+                    settings=settings,
+                    owner_id=owner_id,
+                    conversation_id=conversation_id,
+                    relative=relative,
+                    blob=blob,
+                    staged=file,
+                )
+    except Exception:
+        log.warning("tool results not written together; writing them one by one", exc_info=True)
+        return False
+    finally:
+        for file, blob in staged:
+            blob.abort()
+            file.abort()
+    return True
 
 
 def _write(

@@ -103,3 +103,25 @@ def _all_messages(client: Any, cid: str) -> list[dict[str, Any]]:
         if not cursor:
             return out
     return out
+
+
+def test_a_stub_that_cannot_be_written_is_named_in_the_answer(
+    make_stack: Any, app_client: Any
+) -> None:
+    """Over the owner's file quota the cleared results cannot be written: the answer
+    still comes (no 5xx), and a warning names each result whose path is missing."""
+    make_stack(MAX_CONTEXT_TOKENS=16_000, MAX_FILES_PER_OWNER=3)
+    cid = app_client.post("/v1/conversations", json={"model": "gpt-4o"}).json()["id"]
+    answer: dict[str, Any] = {}
+    for n in range(1, 30):
+        r = app_client.post(f"/v1/conversations/{cid}/messages", json={"messages": _turn(n)})
+        assert r.status_code == 201, r.text
+        answer = _context(app_client, cid)
+        if answer["cleared_tool_result_ids"]:
+            break
+    cleared = answer["cleared_tool_result_ids"]
+    assert len(cleared) > 3
+    missing = [w for w in answer["warnings"] if "could not be written to the workspace" in w]
+    assert missing and all(any(i in w for i in cleared) for w in missing)
+    assert "MAX_FILES_PER_OWNER" in missing[0]
+    assert len(missing) == len(cleared) - 3  # three fitted the quota, one by one
