@@ -99,28 +99,45 @@ def assemble_context(
     )  # fmt: skip
     answer["duration_ms"] = round((time.perf_counter() - started) * 1000, 3)
     if answer["filtered"]:
-        cleared = answer["cleared_tool_result_ids"]
-        log.info(
-            "[ContextFilter] Filtered conversation %s: %d → %d messages using %s in %.1fms"
-            "%s",
-            conversation_id, len(work.history), len(fill.kept), answer["strategy"],
-            answer["duration_ms"],
-            f"; {len(cleared)} old tool results cleared (listed in the answer)" if cleared else "",
-        )  # fmt: skip
+        _log_filtered(answer, conversation_id, len(work.history), len(fill.kept))
+    return _assembled(answer, result, carry, citations, parts, named=_named(work, fill))
+
+
+def _log_filtered(answer: dict[str, Any], conversation_id: str | None, n: int, kept: int) -> None:
+    cleared = answer["cleared_tool_result_ids"]
+    log.info(
+        "[ContextFilter] Filtered conversation %s: %d → %d messages using %s in %.1fms%s",
+        conversation_id, n, kept, answer["strategy"], answer["duration_ms"],
+        f"; {len(cleared)} old tool results cleared (listed in the answer)" if cleared else "",
+    )  # fmt: skip
+
+
+def _assembled(
+    answer: dict[str, Any],
+    result: Ran | None,
+    carry: Carry,
+    citations: CitationMap,
+    parts: Parts,
+    *,
+    named: list[str],
+) -> Assembled:
+    """The answer with what the service stores: the cut point and line this answer
+    moved (None: unchanged), and the state to carry to the next answer."""
     ok = result is not None and result.error is None
     new_cut = result.cut_seq if ok and result is not None else None
     moved = result.clear_seq if result is not None else None
     return Assembled(
         answer,
         dict(citations.assigned),
-        new_cut if new_cut != cut_seq else None,
+        new_cut if new_cut != carry.cut_seq else None,
         result.error if result is not None else None,
         parts.project_room,
         clear_seq=moved,
         carry=Carry(
-            new_cut if new_cut is not None else cut_seq, moved if moved is not None else clear_seq
+            new_cut if new_cut is not None else carry.cut_seq,
+            moved if moved is not None else carry.clear_seq,
         ),
-        named=_named(work, fill),
+        named=named,
     )
 
 
