@@ -69,7 +69,7 @@ def select(
     """The strategy with the carried cut point and line (`line`: the one applied); when
     the carried state does not fit, the line moves and the strategy cuts anew."""
     ran = _select(work, plan, parts, how, cut_seq=cut_seq, memory=memory)
-    if ran.error is not None or not _exceeded(ran, how, cut_seq, plan):
+    if ran.error is not None or not _exceeded(work, ran, how, cut_seq, plan):
         return ran
     target = moved_line(work, plan.read.filter.keep_tool_results)
     if target is None or (line is not None and target <= line):
@@ -81,11 +81,16 @@ def select(
     return moved
 
 
-def _exceeded(ran: Ran, how: Selecting, cut_seq: int | None, plan: ContextPlan) -> bool:
-    """Whether the carried state did not fit: the cut point moved (token_budget), or the
-    strategy left out history it would have kept had it fitted."""
-    if how.runs and plan.read.filter.strategy == "token_budget":
+def _exceeded(work: Work, ran: Ran, how: Selecting, cut_seq: int | None, plan: ContextPlan) -> bool:
+    """Whether the carried state did not fit: the cut point moved (token_budget), the
+    window chosen is over the room (sliding_window: it drops by count, not by room), or
+    the strategy left out history it would have kept had it fitted (hierarchical, and
+    the hard room below the threshold)."""
+    strategy = plan.read.filter.strategy
+    if how.runs and strategy == "token_budget":
         return ran.cut_seq != cut_seq
+    if how.runs and strategy == "sliding_window":
+        return work.costs(ran.kept - how.turn) > how.room
     return len(ran.kept) < len(how.rest) + len(how.turn)
 
 

@@ -113,3 +113,23 @@ def test_fit_preview_finds_the_largest_body_that_fits(target: int) -> None:
     assert cost <= target
     bigger = count_tokens(build(min(total, fitted.body + 12)))
     assert fitted.body == total or bigger > target or target - cost <= 12
+
+
+def test_a_sliding_window_that_fits_does_not_move_the_line() -> None:
+    """sliding_window drops by count: the line moves only when its window is over the
+    room, not on every answer that leaves messages out."""
+    rng = random.Random(4)
+    history: list[Message] = []
+    line = None
+    moves = []
+    for n in range(1, 61):
+        history += _turn(rng, n, len(history) + 1)
+        plan = plan_context(
+            settings=SETTINGS, now=NOW, prompts=PROMPTS, model="gpt-4o",
+            strategy="sliding_window", options={"window_size": 30}, force_filter=True,
+        )  # fmt: skip
+        assembled = assemble_context(history, plan, clear_seq=line)
+        line = assembled.carry.clear_seq
+        moves += [n] if assembled.clear_seq is not None else []
+        assert len(assembled.answer["removed_message_ids"]) >= len(history) - 30
+    assert moves == []  # 30 messages of these always fit gpt-4o's budget
