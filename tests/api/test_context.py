@@ -113,10 +113,9 @@ def test_window_read_matches_the_engine_over_the_whole_history(
     from contextq.assembly import Prompts, assemble_context, plan_context
     from contextq.settings import get_settings
     from store import message_cache
+    from store.context_queries import get_carried
     from store.db import read_session
     from store.history_tables import Conversation
-
-    from store.context_queries import get_carried
 
     cid = _load(app_client, history, model="gpt-4o")
     for params in ({}, {"strategy": "sliding_window", "options": json.dumps({"window_size": 30})}):
