@@ -3,6 +3,7 @@ that stays put. Prints figures and ratios against baselines measured in the same
 
     .venv/bin/python bench/context.py            # about 3 minutes
     .venv/bin/python bench/context.py --quick    # fewer requests and turns
+    .venv/bin/python bench/context.py --quick --section 3   # one section (1, 2 or 3)
 
 1. Latency: the real API (uvicorn subprocess, SQLite, temporary DATA_DIR) answers
    `GET /v1/conversations/{id}/context` (gpt-4o, token_budget) for a 10 000-message agent
@@ -21,8 +22,10 @@ that stays put. Prints figures and ratios against baselines measured in the same
    turn cuts just enough), on gpt-4o with agent turns and gpt-4 with chat turns.
    Target: ≥ 80 % of turns keep the prefix. (The agent turns' tool results are cleared
    as they age, SPEC §9: the measure includes clearing.)
-3. Clearing old tool results (`bench/context_clearing.py`): a 200-turn tool-heavy
-   session on gpt-4, clearing on against off.
+3. Clearing old tool results (`bench/context_clearing.py`): a 200-turn (60 with
+   --quick) tool-heavy session on gpt-4, clearing on against off: prefix kept (target
+   >= 80 % with clearing on), turns kept on / off (target >= 1.5x), the cost of the reads
+   that move the clearing line.
 """
 
 from __future__ import annotations
@@ -282,8 +285,20 @@ def stability_section(client: Any, turns: int) -> list[tuple[str, str, float, di
 
 
 def report(
-    latency: dict[str, dict[str, Any]], stability: list[Any], clearing: dict[str, Any], turns: int
+    latency: dict[str, dict[str, Any]] | None,
+    stability: list[Any] | None,
+    clearing: dict[str, Any] | None,
+    turns: int,
 ) -> None:
+    if latency is not None:
+        report_latency(latency)
+    if stability is not None:
+        report_stability(stability)
+    if clearing is not None:
+        report_clearing(clearing, turns)
+
+
+def report_latency(latency: dict[str, dict[str, Any]]) -> None:
     print(
         "\n1. GET /v1/conversations/{id}/context over HTTP (uvicorn, SQLite, gpt-4o, token_budget)"
     )
@@ -303,13 +318,17 @@ def report(
     ok = with_files["p99"] <= TARGET_P99_MS and project["p99"] <= TARGET_P99_MS
     print(
         f"p99 with the project / without: {project['p99'] / with_files['p99']:.2f}x "
-        f"(p50 {project['p50'] / with_files['p50']:.2f}x)"
+        f"(p50 {project['p50'] / with_files['p50']:.2f}x; the project's share of p50: "
+        f"{project['p50'] - with_files['p50']:.1f} ms)"
     )
     print(
         f"p99 with files / without: {with_files['p99'] / base['p99']:.2f}x; 10 000 / 1 000 "
         f"messages: {with_files['p50'] / small['p50']:.2f}x (p50); target p99 <= "
         f"{TARGET_P99_MS:.0f} ms: {'MET' if ok else 'MISSED'}"
     )
+
+
+def report_stability(stability: list[Any]) -> None:
     print("\n2. Prefix stability over consecutive turns past the budget")
     print(f"{'model':<8} {'format':<10} {'cut':<24} {'prefix kept':>12} {'cache reuse':>12}")
     for model, fmt, trim_to, r in stability:
@@ -319,7 +338,6 @@ def report(
     worst = min(r["kept"] for _, _, t, r in stability if t < 1)
     verdict = "MET" if worst >= TARGET_KEPT else "MISSED"
     print(f"target >= {TARGET_KEPT:.0%} of turns keep the prefix: {verdict} (worst {worst:.0%})")
-    report_clearing(clearing, turns)
 
 
 def main() -> None:
@@ -327,8 +345,11 @@ def main() -> None:
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--section", type=int, choices=(1, 2, 3), help="run only this one")
     args = parser.parse_args()
     requests, turns = (60, 30) if args.quick else (200, 100)
+    clearing_turns = 60 if args.quick else 200
+    wanted = {args.section} if args.section else {1, 2, 3}
     data_dir = Path(tempfile.mkdtemp(prefix="contextq-bench-context-"))
     proc = None
     try:
@@ -339,10 +360,9 @@ def main() -> None:
         with httpx.Client(
             base_url=f"http://127.0.0.1:{port}", headers=headers, timeout=600
         ) as client:
-            latency = latency_section(client, requests)
-            stability = stability_section(client, turns)
-            clearing_turns = 60 if args.quick else 200
-            clearing = clearing_section(client, clearing_turns, requests)
+            latency = latency_section(client, requests) if 1 in wanted else None
+            stability = stability_section(client, turns) if 2 in wanted else None
+            clearing = clearing_section(client, clearing_turns, requests) if 3 in wanted else None
         report(latency, stability, clearing, clearing_turns)
     finally:
         if proc is not None:

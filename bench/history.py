@@ -36,11 +36,11 @@ _HERE = Path(__file__).resolve().parent
 # run as a script, the project root goes on the import path
 sys.path.insert(0, str(_HERE.parent))
 
+from contextq.assembly import build_history_context  # noqa: E402
 from contextq.history import (  # noqa: E402
     ExtractiveSummarizer,
     HierarchicalMemory,
     Message,
-    build_history_context,
     compact,
     count_message_tokens,
     token_budget,

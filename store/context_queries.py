@@ -1,6 +1,7 @@
-"""Keyword-only queries of the context read (SPEC §6): owner settings, citation ids, cut
-points, and the file rows and processed texts a context shows. Persistence only: what
-they mean is `contextq.assembly`'s; `service.history.context` calls these.
+"""Keyword-only queries of the context read (SPEC §6): owner settings, citation ids, the
+state carried from answer to answer (cut point, clearing line), and the file rows and
+processed texts a context shows. Persistence only: what they mean is
+`contextq.assembly`'s; `service.history.context` calls these.
 """
 
 from __future__ import annotations
@@ -105,27 +106,51 @@ def add_citations(session: Session, *, conversation_id: str, ids: Mapping[str, i
     return len(inserted) == len(rows)
 
 
-# ---------------------------------------------------------------- cut points
+# ---------------------------------------------------------------- carried state
+
+
+def get_carried(
+    session: Session, *, conversation_id: str, model: str
+) -> tuple[int | None, int | None]:
+    """The cut point and clearing line stored for the conversation and model."""
+    row = session.execute(
+        select(ContextCutPoint.seq, ContextCutPoint.clear_seq).where(
+            ContextCutPoint.conversation_id == conversation_id, ContextCutPoint.model == model
+        )
+    ).first()
+    return (row[0], row[1]) if row is not None else (None, None)
 
 
 def get_cut_point(session: Session, *, conversation_id: str, model: str) -> int | None:
-    return session.execute(
-        select(ContextCutPoint.seq).where(
-            ContextCutPoint.conversation_id == conversation_id, ContextCutPoint.model == model
-        )
-    ).scalar_one_or_none()
+    return get_carried(session, conversation_id=conversation_id, model=model)[0]
 
 
-def put_cut_point(session: Session, *, conversation_id: str, model: str, seq: int) -> None:
-    insert = _insert(session)
-    stmt = insert(ContextCutPoint).values(
-        conversation_id=conversation_id, model=model, seq=seq, updated_at=utcnow()
+def put_carried(
+    session: Session,
+    *,
+    conversation_id: str,
+    model: str,
+    cut_seq: int | None = None,
+    clear_seq: int | None = None,
+) -> None:
+    """Store a moved cut point and/or clearing line (None: leave that one as it is)."""
+    values: dict[str, Any] = {"updated_at": utcnow()}
+    if cut_seq is not None:
+        values["seq"] = cut_seq
+    if clear_seq is not None:
+        values["clear_seq"] = clear_seq
+    stmt = _insert(session)(ContextCutPoint).values(
+        conversation_id=conversation_id, model=model, **values
     )
     stmt = stmt.on_conflict_do_update(
         index_elements=["conversation_id", "model"],
-        set_={"seq": stmt.excluded.seq, "updated_at": stmt.excluded.updated_at},
+        set_={key: getattr(stmt.excluded, key) for key in values},
     )
     session.connection().execute(stmt)
+
+
+def put_cut_point(session: Session, *, conversation_id: str, model: str, seq: int) -> None:
+    put_carried(session, conversation_id=conversation_id, model=model, cut_seq=seq)
 
 
 # ---------------------------------------------------------------- files and messages

@@ -4,8 +4,11 @@ conversation's citation ids, and the cut points of its filtered contexts.
 - `owner_settings`: one row per owner that saved settings (`PUT /v1/settings`).
 - `conversation_citations`: a document's citation id in a conversation, stable once
   given (unique per conversation and source key, and per conversation and id).
-- `context_cut_points`: where a filtered context's history starts, per conversation and
-  model (SPEC §4 "A prefix that stays put"): kept until the budget is exceeded again.
+- `context_cut_points`: the state a conversation's contexts carry from answer to answer,
+  per conversation and model: where a filtered context's history starts (`seq`, the cut
+  point, SPEC §4 "A prefix that stays put": kept until the budget is exceeded again)
+  and the clearing line (`clear_seq`: tool results below it stand as stubs, SPEC §9;
+  it moves only when the context no longer fits). Either may be unset.
 """
 
 from __future__ import annotations
@@ -61,7 +64,8 @@ class ContextCutPoint(SQLModel, table=True):
         )
     )
     model: str = Field(primary_key=True, max_length=MODEL_KEY_LEN)
-    seq: int
+    seq: int | None = None  # the cut point
+    clear_seq: int | None = None  # the clearing line
     updated_at: datetime = _ts()
 
 

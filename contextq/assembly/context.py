@@ -12,20 +12,21 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from contextq.assembly import layout
 from contextq.assembly.attachments import Document, FileNote
 from contextq.assembly.citations import CitationMap
-from contextq.assembly.fill import Parts, Ran, total_before
+from contextq.assembly.fill import Parts, apply_carried_line, total_before
 from contextq.assembly.fill import fill as fill_history
-from contextq.assembly.inputs import FileView
+from contextq.assembly.inputs import Carry, FileView
 from contextq.assembly.pieces import Piece, documents_piece, text_piece
 from contextq.assembly.plan import ContextPlan
 from contextq.assembly.project import render_project
 from contextq.assembly.prompts import custom_agent_text, reminder_text, system_text
 from contextq.assembly.render import Rendered, render
+from contextq.assembly.select import Ran
 from contextq.assembly.tool_results import ToolResultView
 from contextq.assembly.turn import search_ran, split_turn
 from contextq.assembly.work import Work, build_work
@@ -44,9 +45,12 @@ class Assembled:
 
     answer: dict[str, Any]
     new_citations: dict[str, int]  # source_key → id, first cited by this answer
-    cut_seq: int | None  # the cut point to keep (token_budget filtering), else None
+    cut_seq: int | None  # the cut point, when this answer moved it (to store), else None
     error: str | None = None  # filtering failed and everything was sent (fail-open)
     project_room: int | None = None  # a whole project did not fit P's room: ask for chunks
+    clear_seq: int | None = None  # the clearing line, when this answer moved it, else None
+    carry: Carry = field(default_factory=Carry)  # the state to give the next answer
+    named: list[str] = field(default_factory=list)  # tool results shown by path (ids)
 
 
 def newest_user_seq(messages: Sequence[Message]) -> int | None:
@@ -64,21 +68,26 @@ def assemble_context(
     memory: HierarchicalMemory | None = None,
     conversation_id: str | None = None,
     tool_results: Mapping[str, ToolResultView] | None = None,
+    clear_seq: int | None = None,
 ) -> Assembled:
     """The context answer for `messages` (what `plan.read.load` said to read, in seq
     order, `token_count` set). `tool_results`: the previews of large tool results by
-    message id. Never fails on a strategy error: it sends everything it may (fail-open),
-    logged and reported in `error`."""
+    message id. `cut_seq`, `clear_seq`: the cut point and clearing line carried from
+    the previous answer for this model (`Assembled.carry` gives the next ones). Never
+    fails on a strategy error: it sends everything it may (fail-open), logged and
+    reported in `error`."""
     started = time.perf_counter()
     citations = citations or CitationMap()
     read = plan.read
     work, searched = _prepare(messages, plan, files or {}, citations, tool_results or {})
+    carry = Carry(cut_seq, clear_seq)
+    line = apply_carried_line(work, plan, carry)
     parts = _parts(plan, searched, citations)
     before = total_before(work, parts, plan)
     runs = read.filter.runs_for_total(before)
     limit = read.filter.budget.budget_tokens if runs else read.filter.budget.hard_limit_tokens
     fill, result = fill_history(
-        work, parts, plan, runs=runs, limit=limit, cut_seq=cut_seq, memory=memory,
+        work, parts, plan, runs=runs, limit=limit, carry=carry, line=line, memory=memory,
         citations=citations,
     )  # fmt: skip
     final = _finish(
@@ -90,21 +99,45 @@ def assemble_context(
     )  # fmt: skip
     answer["duration_ms"] = round((time.perf_counter() - started) * 1000, 3)
     if answer["filtered"]:
-        cleared = answer["cleared_tool_result_ids"]
-        log.info(
-            "[ContextFilter] Filtered conversation %s: %d → %d messages using %s in %.1fms"
-            "%s",
-            conversation_id, len(work.history), len(fill.kept), answer["strategy"],
-            answer["duration_ms"],
-            f"; cleared {len(cleared)} old tool results: {', '.join(cleared)}" if cleared else "",
-        )  # fmt: skip
-    new_cut = result.cut_seq if result is not None and result.error is None else None
+        _log_filtered(answer, conversation_id, len(work.history), len(fill.kept))
+    return _assembled(answer, result, carry, citations, parts, named=_named(work, fill))
+
+
+def _log_filtered(answer: dict[str, Any], conversation_id: str | None, n: int, kept: int) -> None:
+    cleared = answer["cleared_tool_result_ids"]
+    log.info(
+        "[ContextFilter] Filtered conversation %s: %d → %d messages using %s in %.1fms%s",
+        conversation_id, n, kept, answer["strategy"], answer["duration_ms"],
+        f"; {len(cleared)} old tool results cleared (listed in the answer)" if cleared else "",
+    )  # fmt: skip
+
+
+def _assembled(
+    answer: dict[str, Any],
+    result: Ran | None,
+    carry: Carry,
+    citations: CitationMap,
+    parts: Parts,
+    *,
+    named: list[str],
+) -> Assembled:
+    """The answer with what the service stores: the cut point and line this answer
+    moved (None: unchanged), and the state to carry to the next answer."""
+    ok = result is not None and result.error is None
+    new_cut = result.cut_seq if ok and result is not None else None
+    moved = result.clear_seq if result is not None else None
     return Assembled(
         answer,
         dict(citations.assigned),
-        new_cut if new_cut != cut_seq else None,
+        new_cut if new_cut != carry.cut_seq else None,
         result.error if result is not None else None,
         parts.project_room,
+        clear_seq=moved,
+        carry=Carry(
+            new_cut if new_cut is not None else carry.cut_seq,
+            moved if moved is not None else carry.clear_seq,
+        ),
+        named=named,
     )
 
 
@@ -274,6 +307,12 @@ def _citation(document: Document, citation_id: int) -> dict[str, Any]:
         "source": document.source,
         "chunk": dict(document.chunk) if document.chunk is not None else None,
     }
+
+
+def _named(work: Work, fill: layout.Fill) -> list[str]:
+    """The ids of the tool results sent that name their workspace path (stand-ins of
+    large results, previews, stubs): each path must answer 200 once the answer is out."""
+    return [str(work.history[i].id) for i in sorted(work.named & fill.kept)]
 
 
 def _cleared(work: Work, fill: layout.Fill) -> list[str]:

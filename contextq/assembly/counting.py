@@ -1,7 +1,8 @@
 """The token count of a context as sent (SPEC §6 "Budget"), one definition for both formats.
 
-A message costs `MESSAGE_OVERHEAD_TOKENS` (3) plus its *node* count, and the list
-`REPLY_PRIMING_TOKENS` (3) more. A node (a message dict or a content part/block) counts:
+A list costs the sum of its messages, and a message its *node* count: the JSON
+serialisation as the API sends it, nothing added (no per-message framing, no reply
+priming: SPEC §3). A node (a message dict or a content part/block) counts:
 
 - an image part: the model provider's published formula for its pixel size (OpenAI
   high detail — 85 for `detail: low` —, Anthropic's wxh/750: `contextq.files.images`;
@@ -13,9 +14,9 @@ A message costs `MESSAGE_OVERHEAD_TOKENS` (3) plus its *node* count, and the lis
 - anything else: its compact JSON (`json.dumps(..., separators=(",", ":"),
   ensure_ascii=False)`) in the model's encoding.
 
-With `format=anthropic` the `system` blocks count as nodes (no message overhead). A
-string content is counted whole, exactly as `contextq.history.message_tokens` counts a
-stored message, so a stored count is reused as is when the encoding matches.
+With `format=anthropic` the `system` blocks count as nodes. A string content is
+counted whole, exactly as `contextq.history.message_tokens` counts a stored message,
+so a stored count is reused as is when the encoding matches.
 
 Each JSON string is tokenized once and remembered (`_JSON_TOKENS`, bounded by size):
 documents and long messages are not re-tokenized on every request.
@@ -33,16 +34,10 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from contextq.files.images import anthropic_tokens, openai_high_tokens
-from contextq.history.message_tokens import (
-    MESSAGE_OVERHEAD_TOKENS,
-    REPLY_PRIMING_TOKENS,
-    serialise,
-)
+from contextq.history.message_tokens import serialise
 from contextq.tokens import count_tokens
 
 __all__ = [
-    "MESSAGE_OVERHEAD_TOKENS",
-    "REPLY_PRIMING_TOKENS",
     "audio_tokens",
     "image_tokens",
     "json_tokens",
@@ -187,13 +182,13 @@ def node_tokens(
 
 
 def message_tokens(message: Mapping[str, Any], *, encoding: str, provider: str) -> int:
-    """A whole message: overhead + node count."""
-    return MESSAGE_OVERHEAD_TOKENS + node_tokens(message, encoding=encoding, provider=provider)
+    """A whole message: its node count."""
+    return node_tokens(message, encoding=encoding, provider=provider)
 
 
 def frame_tokens(role: str, encoding: str) -> int:
-    """An Anthropic message's own cost around its blocks: overhead + `{"role", "content": []}`."""
-    return MESSAGE_OVERHEAD_TOKENS + json_tokens({"role": role, "content": []}, encoding)
+    """An Anthropic message's own cost around its blocks: `{"role", "content": []}`."""
+    return json_tokens({"role": role, "content": []}, encoding)
 
 
 def clear_caches() -> None:

@@ -2,29 +2,31 @@
 
 `fill` takes, in order, S, R, CA, the newest turn with its files, the pinned messages
 with their chains, the summary, P up to its share of what is left, then runs the
-strategy over the rest of the history with what remains (`layout` has the rules for
-each step). Below the threshold nothing is filtered, but the hard room is never passed.
+strategy over the rest of the history with what remains. The rules of each step:
+`layout` (pinned messages over the hard room or the budget, the summary, the hard
+room), `turn_fit` (the newest turn), `select` (the strategy with the carried cut point
+and clearing line). Below the threshold nothing is filtered, but the hard room is never
+passed.
 """
 
 from __future__ import annotations
 
-import time
-from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, overload
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from contextq.assembly import layout
 from contextq.assembly.citations import CitationMap
-from contextq.assembly.counting import REPLY_PRIMING_TOKENS, frame_tokens, json_tokens
-from contextq.assembly.pieces import Piece, text_piece
+from contextq.assembly.clearing import applied_line, clear_below
+from contextq.assembly.counting import frame_tokens, json_tokens
+from contextq.assembly.inputs import Carry
+from contextq.assembly.pieces import Piece
 from contextq.assembly.plan import ContextPlan
 from contextq.assembly.project import project_piece
-from contextq.assembly.tool_results import CLEAR_STEP_SEQS
-from contextq.assembly.work import Work, clear_tool_results, clearing_saves
-from contextq.history.filtering import run_strategy
+from contextq.assembly.select import Ran, Selecting, select
+from contextq.assembly.turn_fit import fit_turn
+from contextq.assembly.work import Work, attach_files, includable
 from contextq.history.formats import ANTHROPIC_OPENING
-from contextq.history.strategies import short_of_minimum, token_budget
-from contextq.history.types import Message
+from contextq.history.strategies import short_of_minimum
 
 if TYPE_CHECKING:
     from contextq.history.memory import HierarchicalMemory
@@ -45,8 +47,8 @@ class Parts:
 
 
 def head_cost(parts: Parts, plan: ContextPlan) -> int:
-    """Reply priming, S, and (Anthropic) the room for an opening turn and the breakpoints."""
-    cost = REPLY_PRIMING_TOKENS + (parts.system.cost if parts.system else 0)
+    """S, and (Anthropic) the room for an opening turn and the breakpoints."""
+    cost = parts.system.cost if parts.system else 0
     if plan.target.format == "anthropic":
         enc = plan.target.encoding
         opening = {"type": "text", "text": ANTHROPIC_OPENING}
@@ -77,6 +79,20 @@ def total_before(work: Work, parts: Parts, plan: ContextPlan) -> int:
     return fixed_cost(parts, plan) + summary + project + history
 
 
+def apply_carried_line(work: Work, plan: ContextPlan, carry: Carry) -> int | None:
+    """Clear the old tool results below the carried clearing line (never the newest
+    `keep_tool_results`, the turn or pinned messages); returns the line applied."""
+    f = plan.read.filter
+    if f.skipped or f.strategy == "noop":
+        return None
+    line = applied_line(work, carry.clear_seq, f.keep_tool_results)
+    if line is None:
+        return None
+    pinned = layout.pinned_indices(work, int(f.arguments.get("max_pinned", 10)))
+    clear_below(work, line, work.required | pinned)
+    return line
+
+
 def fill(
     work: Work,
     parts: Parts,
@@ -84,91 +100,102 @@ def fill(
     *,
     runs: bool,
     limit: int,
-    cut_seq: int | None,
+    carry: Carry,
+    line: int | None,
     memory: HierarchicalMemory | None,
     citations: CitationMap,
 ) -> tuple[layout.Fill, Ran | None]:
-    """Which history messages go in, the parts cut to fit (see `layout`); what the
-    strategy did, when it ran."""
+    """Which history messages go in, the parts cut to fit (see `layout`, `turn_fit`,
+    `select`); what the strategy did, when it ran. `line`: the clearing line applied."""
     f = plan.read.filter
     everything = set(range(len(work.history)))
     whole, _ = project_piece(plan.project, room=None, citations=citations, target=plan.target)
     if not runs and total_before(work, parts, plan) <= limit:
         parts.project = whole
         return layout.Fill(everything, protected=everything), None
-    pinned = layout.pinned_indices(work, int(f.arguments.get("max_pinned", 10))) - work.required
-    alone = sum(work.cost(i) for i in pinned if work.history[i].role != "system")
+    pinned = layout.pinned_indices(work, int(f.arguments.get("max_pinned", 10)))
+    _without_turn_files(work, pinned)
     head = head_cost(parts, plan)
-    if runs and alone > limit - head:
+    left_out, warning = layout.cut_pinned(work, pinned, f.budget.hard_limit_tokens - head)
+    warnings = [warning] if warning else []
+    if work.costs(i for i in pinned if work.history[i].role != "system") > limit - head:
         parts.custom_agent = parts.reminder = parts.summary = None
-        return layout.pinned_only(work, pinned, head=head, hard=f.budget.hard_limit_tokens), None
-    _clear_old_tool_results(work, parts, plan, limit=limit, protected=work.required | pinned)
+        return layout.pinned_only(pinned, limit=f.budget.hard_limit_tokens, warnings=warnings), None
     fixed = fixed_cost(parts, plan)
-    anchored = sum(work.cost(i) for i in pinned)
-    warnings = layout.fit_turn(work, limit - fixed - anchored)
-    taken = fixed + anchored + sum(work.cost(i) for i in work.required)
+    turn_fit = fit_turn(
+        work,
+        limit - fixed - work.costs(pinned - work.required),
+        pinned=pinned,
+        room_name=_room_name(plan, runs),
+    )
+    warnings += turn_fit.warnings
+    left_out |= turn_fit.left_out
+    turn = work.required - left_out
+    anchored = work.costs(pinned - turn)
+    taken = fixed + anchored + work.costs(turn)
     taken += _summary_and_project(
         work, parts, plan, room=limit - taken, citations=citations, warnings=warnings
     )
-    result = _select(
-        work,
-        plan,
-        parts,
+    how = Selecting(
+        rest=[i for i in range(len(work.history)) if i not in turn and i not in left_out],
+        turn=turn,
+        protected=work.required | pinned,
         room=limit - taken + anchored,
         limit=limit,
         runs=runs,
-        cut_seq=cut_seq,
-        memory=memory,
     )
+    result = select(work, plan, parts, how, cut_seq=carry.cut_seq, line=line, memory=memory)
+    return _fitted(work, parts, plan, result, how=how, outside=taken - anchored - work.costs(turn),
+                   warnings=warnings)  # fmt: skip
+
+
+def _fitted(
+    work: Work,
+    parts: Parts,
+    plan: ContextPlan,
+    result: Ran,
+    *,
+    how: Selecting,
+    outside: int,
+    warnings: list[str],
+) -> tuple[layout.Fill, Ran | None]:
+    """The strategy's choice fitted to the limit (the hard room when it failed open),
+    with the warnings of what was left out."""
+    f = plan.read.filter
     kept = result.kept
-    protected = work.required | pinned
-    outside = taken - anchored - sum(work.cost(i) for i in work.required)
+    limit, runs = how.limit, how.runs
     outside += sum(p.cost for p in parts.preamble)
     if result.error is not None:  # fail-open: everything, within the hard room
         limit = f.budget.hard_limit_tokens
         runs = False
-    layout.fit_history(work, kept, protected, limit - outside)
+    layout.fit_history(work, kept, how.protected, limit - outside)
     if not runs and len(kept) < len(work.history):
         warnings.append(_OVER_HARD_ROOM)
     warnings += result.warnings
     minimum = int(f.arguments.get("min_messages_to_keep", 0))
     if len(kept) < min(minimum, len(work.history)):
         warnings.append(short_of_minimum(len(kept), minimum))
-    return layout.Fill(kept, warnings, protected=protected, limit=limit), (
-        result if (plan.read.filter.strategy != "noop" and runs) or result.error else None
-    )
+    ran = result if (f.strategy != "noop" and runs) or result.error else None
+    if ran is None and result.clear_seq is not None:
+        ran = Ran(kept, clear_seq=result.clear_seq)  # the hard room moved the line
+    return layout.Fill(kept, warnings, protected=how.protected | how.turn, limit=limit), ran
 
 
-def _clear_old_tool_results(
-    work: Work, parts: Parts, plan: ContextPlan, *, limit: int, protected: set[int]
-) -> None:
-    """Over the threshold or the hard room, old tool results go before any message: by
-    the stepped line (a prefix that stays put), and by the exact line when that alone
-    saves every message from being dropped (the whole history read, and then fitting)."""
-    keep = plan.read.filter.keep_tool_results
-    clear_tool_results(work, keep=keep, protected=protected, step=clear_step(work, limit))
-    if plan.read.window is not None:
-        return  # the older history is left out anyway
-    summary = parts.summary.cost if parts.summary is not None else 0
-    total = work.total() + fixed_cost(parts, plan) + summary
-    if total <= limit:
-        return
-    if total - clearing_saves(work, keep=keep, protected=protected) <= limit:
-        clear_tool_results(work, keep=keep, protected=protected, step=1)
+def _without_turn_files(work: Work, pinned: set[int]) -> None:
+    """A pinned newest user message counts without its files among the pinned ones:
+    they go in with the turn, as many as fit (`turn_fit`)."""
+    u = work.u
+    if u is not None and u in pinned and work.history[u].file_ids:
+        keep = set(work.history[u].file_ids) - set(includable(work, u))
+        attach_files(work, u, [f for f in work.history[u].file_ids if f in keep])
 
 
-def clear_step(work: Work, limit: int) -> int:
-    """The clearing line's step in seqs: a power of two from 4 to `CLEAR_STEP_SEQS`, about
-    a quarter of the messages `limit` holds at the history's average cost (a step the
-    kept part of the history spans, so clearing reaches it; quantised, so it holds
-    still from turn to turn)."""
-    n = len(work.history)
-    average = max(1, work.total() // n) if n else 1
-    quarter = limit // average // 4
-    step = 4
-    while step * 2 <= min(CLEAR_STEP_SEQS, quarter):
-        step *= 2
-    return step
+def _room_name(plan: ContextPlan, runs: bool) -> str:
+    f = plan.read.filter
+    model = f.limits.model or f.limits.catalog_id or "this model"
+    if runs:
+        return f"the context budget ({f.budget.budget_tokens:,} tokens for {model})"
+    return f"the model's room ({f.budget.hard_limit_tokens:,} tokens for {model})"
 
 
 def _summary_and_project(
@@ -201,123 +228,3 @@ _OVER_HARD_ROOM = (
     "the context was over the model's hard room (context_limit - max_output_tokens - "
     "tool definitions) without filtering: the oldest history was left out"
 )
-
-
-class Costed(Sequence[Message]):
-    """History messages `indices` with `token_count` set to what they cost as sent, made
-    on first access: a strategy that walks back from the newest message only ever makes
-    the ones it looks at. (A message whose cost is its stored count is itself.)"""
-
-    def __init__(self, work: Work, indices: list[int]) -> None:
-        self._work = work
-        self._indices = indices
-        self._made: dict[int, Message] = {}
-
-    def __len__(self) -> int:
-        return len(self._indices)
-
-    @overload
-    def __getitem__(self, j: int) -> Message: ...
-    @overload
-    def __getitem__(self, j: slice) -> list[Message]: ...
-    def __getitem__(self, j: int | slice) -> Message | list[Message]:
-        if isinstance(j, slice):
-            return [self[k] for k in range(*j.indices(len(self)))]
-        found = self._made.get(j)
-        if found is None:
-            i = self._indices[j]
-            message = self._work.history[i]
-            cost = self._work.cost(i)
-            found = message if cost == message.token_count else replace(message, token_count=cost)
-            self._made[j] = found
-        return found
-
-
-@dataclass(slots=True)
-class Ran:
-    """What the strategy did."""
-
-    kept: set[int]
-    error: str | None = None
-    cut_seq: int | None = None
-    warnings: list[str] = field(default_factory=list)
-    duration_ms: float = 0.0
-
-
-def _select(
-    work: Work,
-    plan: ContextPlan,
-    parts: Parts,
-    *,
-    room: int,
-    limit: int,
-    runs: bool,
-    cut_seq: int | None,
-    memory: HierarchicalMemory | None,
-) -> Ran:
-    """The strategy over the history but the turn's required messages, with `room`
-    tokens (the pinned messages' included: strategies count them first)."""
-    started = time.perf_counter()
-    f = plan.read.filter
-    rest = [i for i in range(len(work.history)) if i not in work.required]
-    messages = Costed(work, rest)
-    anchors = [j for j, i in enumerate(rest) if _anchor(work.history[i])]
-    min_keep = max(0, int(f.arguments.get("min_messages_to_keep", 0)) - len(work.required))
-    if not runs:  # only the hard room: the newest that fit, no trim, no cut
-        selection = token_budget(
-            messages,
-            budget_tokens=room,
-            min_messages_to_keep=min_keep,
-            max_pinned=int(f.arguments.get("max_pinned", 10)),
-            anchors=anchors,
-        )
-        return Ran({rest[j] for j in selection.kept} | work.required)
-    overrides = _overrides(work, plan, room=room, limit=limit, min_keep=min_keep)
-    overrides["cut_seq"] = _usable_cut(cut_seq, work, rest, plan)
-    selection, error = run_strategy(
-        messages, f, anchors=anchors, memory=memory, overrides=overrides
-    )
-    parts.preamble = [
-        text_piece(m.text(), "user", "summary", plan.target) for m in selection.preamble
-    ]
-    return Ran(
-        {rest[j] for j in selection.kept} | work.required,
-        error=error,
-        cut_seq=selection.cut_seq if error is None else None,
-        warnings=[w for w in selection.warnings if not w.startswith("MIN_MESSAGES_TO_KEEP")],
-        duration_ms=round((time.perf_counter() - started) * 1000, 3),
-    )
-
-
-def _anchor(message: Message) -> bool:
-    return message.pinned or message.role == "system"
-
-
-def _overrides(
-    work: Work, plan: ContextPlan, *, room: int, limit: int, min_keep: int
-) -> dict[str, Any]:
-    """The strategy's arguments for what is left: the room, the trim target (the
-    hysteresis cut is to `trim_to` of the whole budget), the minimum and the window
-    less the turn's own newest messages."""
-    f = plan.read.filter
-    trim = int(f.budget.budget_tokens * f.trim_to) - (limit - room)
-    overrides: dict[str, Any] = {
-        "budget_tokens": room,
-        "trim_tokens": max(0, trim),
-        "min_messages_to_keep": min_keep,
-    }
-    if "window_size" in f.arguments:
-        window = int(f.arguments["window_size"])
-        inside = sum(1 for i in work.required if i >= len(work.history) - window)
-        overrides["window_size"] = max(1, window - inside)
-    return overrides
-
-
-def _usable_cut(cut_seq: int | None, work: Work, rest: list[int], plan: ContextPlan) -> int | None:
-    """A stored cut point, unless a window read left out messages after it (then the
-    history from it is over the budget anyway: cut anew)."""
-    if cut_seq is None or plan.read.window is None:
-        return cut_seq
-    history = work.history
-    first = next((history[i].seq for i in rest if not _anchor(history[i])), None)
-    return cut_seq if first is not None and first <= cut_seq else None

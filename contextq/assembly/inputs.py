@@ -102,6 +102,17 @@ class ProjectContext:
 
 
 @dataclass(frozen=True, slots=True)
+class Carry:
+    """What a conversation carries from one answer to the next, per model (SPEC §4, §9):
+    where the kept history starts (the cut point, a seq) and the clearing line (tool
+    results with a lower seq stand as stubs). Both None at first; an answer returns the
+    values to carry to the next (`Assembled.carry`)."""
+
+    cut_seq: int | None = None
+    clear_seq: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Prompts:
     """The prompt material of a conversation and request (SPEC §6 S, CA, R).
 

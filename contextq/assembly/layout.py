@@ -1,42 +1,39 @@
-"""What goes in: one budget for everything, filled in SPEC §6's order.
+"""What goes in: one budget for everything, filled in SPEC §6's order (`fill`), and the
+rules of its edge cases (SPEC §4, §5):
 
-Taken first: S, R, CA, the newest turn with its files (its user message and its newest
-unit; the tool chains in between are the newest history), pinned messages with their
-chains, the summary. Then the project's documents up to `project_share` of what is
-left. Then the history newest first (the strategy), each user message with its files.
-
-Edge cases (SPEC §4, §5):
-- the pinned messages alone over the budget: only they (with S) are sent, with a
-  warning; those that do not fit the hard room are left out from the oldest, named;
-- the newest turn over its room: its files are left out first (listed: "does not fit"),
-  then its largest messages become previews (head and tail, with a note);
+- pinned messages that do not fit the model's hard room are cut from the oldest, one
+  unit at a time with their files and tool chains, until the rest fit, each named in a
+  warning (`cut_pinned`); never all of them;
+- the pinned messages alone over the budget: only they (with S) are sent, with the
+  seed-002 warning, logged and in the answer (`pinned_only`) — the one case where
+  `token_count` may pass `budget_tokens`;
+- the newest turn over its room: `turn_fit`;
 - a summary over what is left is cut to fit (`fit_summary`: memory-backed sections
   first, the narrative last, with a note);
 - below the threshold nothing is filtered, but the hard room is never exceeded: the
-  oldest history is left out, with a warning.
+  oldest history is left out, with a warning (`fit_history`).
 """
 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
-from contextq.assembly.pieces import Piece, message_piece, text_piece
-from contextq.assembly.preview import preview_message
-from contextq.assembly.work import Work, without_files
+from contextq.assembly.pieces import Piece, text_piece
+from contextq.assembly.shrink import shrink
+from contextq.assembly.work import Work
 from contextq.history.chains import unit_at
 from contextq.history.plan import summary_wrapper
 from contextq.history.retention import fit_summary
 from contextq.history.strategies import find_anchors
-from contextq.history.types import Message
-from contextq.tokens import count_tokens
 
 log = logging.getLogger("contextq.history")
 
-MIN_PREVIEW_TOKENS = 200  # a preview never shrinks a message below this
 MIN_SUMMARY_TOKENS = 64  # below: the summary is left out rather than cut to nothing
 SUMMARY_WRAPPER_TOKENS = 40  # the tags and the sentence around a summary
-TURN_FILES_DO_NOT_FIT = "does not fit the model's context window next to this turn"
+PINNED_ALONE = (
+    "the pinned messages alone exceed budget_tokens: only they and the system prompt are sent"
+)
 
 
 @dataclass(slots=True)
@@ -65,75 +62,56 @@ def pinned_indices(work: Work, max_pinned: int) -> set[int]:
     return keep
 
 
-def pinned_only(work: Work, pinned: set[int], *, head: int, hard: int) -> Fill:
-    """Only the pinned messages (with S and the history's system messages); those that do
-    not fit the hard room are left out from the oldest, named in the warning."""
-    history = work.history
-    kept = set(pinned)
-    total = head + sum(work.cost(i) for i in kept)
-    dropped: list[str] = []
+def _pinned_units(work: Work, pinned: set[int]) -> list[list[int]]:
+    """The pinned units (a pinned message with its chain), oldest first."""
+    units: list[list[int]] = []
+    seen: set[int] = set()
     for i in sorted(pinned):
-        if total <= hard:
-            break
-        if history[i].role == "system" or i not in kept:
+        if i in seen or not work.history[i].pinned:
             continue
-        for j in unit_at(history, i).members or (i,):
-            if j in kept:
-                kept.discard(j)
-                total -= work.cost(j)
-                dropped.append(str(history[j].id))
+        members = [j for j in (unit_at(work.history, i).members or (i,)) if j in pinned]
+        seen.update(members)
+        units.append(members)
+    return units
+
+
+def cut_pinned(work: Work, pinned: set[int], room: int) -> tuple[set[int], str | None]:
+    """Cut the pinned messages that do not fit `room` (the hard room less S) from the
+    oldest, one unit at a time with its files and tool chain, until the rest fit; the
+    newest one is never cut (shown as a preview should it alone not fit). Removes them
+    from `pinned`; returns their indices and the warning naming them (logged)."""
+    total = work.costs(pinned)
+    cut: set[int] = set()
+    units = _pinned_units(work, pinned)
+    for members in units[:-1]:
+        if total <= room:
+            break
+        for j in members:
+            pinned.discard(j)
+            cut.add(j)
+            total -= work.cost(j)
+    if total > room and units:  # the newest alone: its largest message as a preview
+        largest = max(units[-1], key=work.cost)
+        shrink(work, largest, work.cost(largest) - (total - room))
+    if not cut:
+        return cut, None
+    names = [str(work.history[j].id) for j in sorted(cut) if work.history[j].pinned]
     warning = (
-        "the pinned messages alone exceed budget_tokens: only they and the system prompt are sent"
+        "the pinned messages do not fit the model's room (context_limit - max_output_tokens"
+        " - tool definitions): the oldest were left out with their files and tool calls: "
+        f"{names}"
     )
-    if dropped:
-        warning += f"; pinned messages left out to stay within the model's room: {dropped}"
     log.warning("%s", warning)
-    return Fill(kept, [warning], pinned_only=True, protected=set(kept), limit=hard)
+    return cut, warning
 
 
-def fit_turn(work: Work, room: int) -> list[str]:
-    """Make the newest turn (its user message with files, and its newest unit) fit `room`:
-    its files out first, then previews of its largest messages. Returns warnings."""
-    required = sorted(work.required)
-    if sum(work.cost(i) for i in required) <= room:
-        return []
-    warnings: list[str] = []
-    u = work.u
-    if u is not None and (u in work.docs or work.pieces[u].file_tokens):
-        without_files(work, u, TURN_FILES_DO_NOT_FIT)
-        warnings.append("the newest message's files do not fit the budget: left out, listed")
-    previewed: set[int] = set()
-    while (excess := sum(work.cost(i) for i in required) - room) > 0:
-        candidates = [i for i in required if i not in previewed]
-        if not candidates:
-            warnings.append("the newest turn does not fit the budget even as previews")
-            break
-        i = max(candidates, key=work.cost)
-        current = work.cost(i)
-        target = max(MIN_PREVIEW_TOKENS, current - excess)
-        previewed.add(i)
-        if target >= current:
-            continue
-        _preview(work, i, target)
-        warnings.append(
-            f"message {work.history[i].id} ({current} tokens) is shown as a preview of "
-            f"{work.cost(i)} tokens: it does not fit the model's context window whole"
-        )
-    return warnings
-
-
-def _preview(work: Work, i: int, target: int) -> None:
-    """Replace message i by a preview costing about `target` tokens."""
-    original = work.history[i]
-    piece = work.pieces[i]
-    text_tokens = count_tokens(original.text(), work.target.encoding)
-    around = max(0, work.cost(i) - text_tokens)  # frame, ids, calls, files
-    shown = preview_message(original, max(1, target - around), work.target.encoding)
-    new_piece = message_piece(shown, work.target, work.attached.get(i))
-    new_piece.message = original
-    work.pieces[i] = new_piece
-    if new_piece.cost > piece.cost:  # never worse than the original
-        work.pieces[i] = piece
+def pinned_only(pinned: set[int], *, limit: int, warnings: list[str]) -> Fill:
+    """Only the pinned messages (with S and the history's system messages): they alone
+    exceed the budget (seed 002), logged and in the answer."""
+    log.warning("%s", PINNED_ALONE)
+    return Fill(
+        set(pinned), [*warnings, PINNED_ALONE], pinned_only=True, protected=set(pinned), limit=limit
+    )
 
 
 def fit_summary_piece(
@@ -178,8 +156,3 @@ def fit_history(work: Work, kept: set[int], protected: set[int], room: int) -> b
                 total -= work.cost(j)
                 dropped = True
     return dropped
-
-
-def costed(work: Work, indices: list[int]) -> list[Message]:
-    """The messages at `indices` with `token_count` set to what they cost as sent."""
-    return [replace(work.history[i], token_count=work.cost(i)) for i in indices]

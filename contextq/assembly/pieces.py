@@ -18,12 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from contextq.assembly.attachments import Attached, Document, documents_text
-from contextq.assembly.counting import (
-    MESSAGE_OVERHEAD_TOKENS,
-    frame_tokens,
-    json_tokens,
-    node_tokens,
-)
+from contextq.assembly.counting import frame_tokens, json_tokens, node_tokens
 from contextq.assembly.inputs import Category
 from contextq.history.formats import anthropic_blocks
 from contextq.history.types import Message
@@ -81,9 +76,7 @@ def text_piece(text: str, role: str, category: Category, target: Target) -> Piec
             category, role, json_tokens(block, target.encoding), blocks=[block], frame=frame
         )
     out = {"role": role, "content": text}
-    return Piece(
-        category, role, MESSAGE_OVERHEAD_TOKENS + json_tokens(out, target.encoding), out=out
-    )
+    return Piece(category, role, json_tokens(out, target.encoding), out=out)
 
 
 def documents_piece(
@@ -133,7 +126,16 @@ def known_cost(message: Message, target: Target) -> int | None:
 
 
 def _base_tokens(message: Message, rendered: Any, target: Target) -> int:
-    """The message's own tokens (no attachments), remembered per message (`_key`)."""
+    """The message's own tokens (no attachments): its stored count when that is exact
+    (OpenAI, the stored encoding, a text content: counted at insert exactly this way),
+    else remembered per message (`_key`)."""
+    if (
+        target.format == "openai"
+        and message.token_count is not None
+        and target.stored_encoding == target.encoding
+        and not isinstance(message.content, list)
+    ):
+        return message.token_count
     key = _key(message, target)
     if message.id is not None:
         found = MESSAGE_COUNTS.get(key)
@@ -141,14 +143,8 @@ def _base_tokens(message: Message, rendered: Any, target: Target) -> int:
             return found
     if target.format == "anthropic":
         tokens = sum(_node(b, target) for b in rendered)
-    elif (
-        message.token_count is not None
-        and target.stored_encoding == target.encoding
-        and not isinstance(message.content, list)
-    ):
-        tokens = message.token_count  # counted at insert exactly this way
     else:
-        tokens = MESSAGE_OVERHEAD_TOKENS + _node(rendered, target)
+        tokens = _node(rendered, target)
     if message.id is not None:
         MESSAGE_COUNTS.put(key, tokens)
     return tokens
@@ -194,6 +190,6 @@ def message_piece(
         p for p in listed if not (p.get("type") == "text" and not str(p.get("text", "")).strip())
     ]
     out["content"] = [*listed, *parts]
-    tokens = MESSAGE_OVERHEAD_TOKENS + json_tokens({**out, "content": []}, target.encoding)
+    tokens = json_tokens({**out, "content": []}, target.encoding)
     tokens += sum(_node(p, target) for p in listed) + extra
     return Piece(category, role, tokens, out=out, file_tokens=extra, message=message)

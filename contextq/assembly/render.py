@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from contextq.assembly.counting import REPLY_PRIMING_TOKENS, frame_tokens, json_tokens
+from contextq.assembly.counting import frame_tokens, json_tokens
 from contextq.assembly.inputs import CATEGORIES, Category
 from contextq.assembly.pieces import Piece, Target
 from contextq.history.formats import ANTHROPIC_OPENING
@@ -46,7 +46,6 @@ def render(pieces: Sequence[Piece], *, turn_start: int, target: Target) -> Rende
     breakdown = _empty()
     for piece in pieces:
         _charge(breakdown, piece.category, piece.tokens, piece.file_tokens)
-    breakdown["system"] += REPLY_PRIMING_TOKENS
     messages = [p.out for p in pieces if p.out is not None]
     return Rendered(messages, None, sum(breakdown.values()), breakdown, kept=list(pieces))
 
@@ -76,7 +75,6 @@ def _mark(block: dict[str, Any], encoding: str) -> tuple[dict[str, Any], int]:
 def _anthropic(pieces: Sequence[Piece], turn_start: int, target: Target) -> Rendered:
     enc = target.encoding
     breakdown = _empty()
-    breakdown["system"] += REPLY_PRIMING_TOKENS
     system: list[dict[str, Any]] = []
     messages: list[dict[str, Any]] = []
     marker: tuple[int, int] | None = None  # (message, block) of the last block before the turn

@@ -8,23 +8,18 @@ a message's cost is what it will cost as sent, files included.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from contextq.assembly.attachments import Attached, FileNote, attach, provisional_ids
 from contextq.assembly.citations import CitationMap
 from contextq.assembly.inputs import FileView
 from contextq.assembly.pieces import Piece, Target, documents_piece, known_cost, message_piece
-from contextq.assembly.tool_results import (
-    ToolResultView,
-    result_path,
-    stand_in,
-    stub,
-    to_clear,
-)
+from contextq.assembly.tool_results import ToolResultView, stand_in
 from contextq.catalog import ModelLimits
 from contextq.history.chains import unit_at
-from contextq.history.types import Message, content_text
+from contextq.history.types import Message
 
 
 class Pieces:
@@ -48,15 +43,19 @@ class Pieces:
         self._pieces[i] = piece
 
     def replace(self, i: int, message: Message) -> None:
-        """Message i is now `message` (a cleared tool result): rendered afresh."""
+        """Message i is now `message` (a cleared tool result): rendered afresh when used."""
         if isinstance(self._history, list):
             self._history[i] = message
         else:
             self._history = [*self._history[:i], message, *self._history[i + 1 :]]
-        self._pieces[i] = message_piece(message, self._target, self._attached.get(i))
+        self._pieces.pop(i, None)
 
     def rendered(self, i: int) -> bool:
         return i in self._pieces
+
+    def forget(self, i: int) -> None:
+        """Render message i afresh on next use (its attachments changed)."""
+        self._pieces.pop(i, None)
 
 
 @dataclass(slots=True)
@@ -68,10 +67,15 @@ class Work:
     attached: dict[int, Attached]
     u: int | None  # the newest user message (not a tool result)
     newest: tuple[int, ...]  # the newest unit (a message, or a tool call with its results)
+    files: Mapping[str, FileView] = field(default_factory=dict)
+    limits: ModelLimits | None = None
+    citations: CitationMap = field(default_factory=CitationMap)
     notes: list[FileNote] = field(default_factory=list)
     originals: dict[int, Message] = field(default_factory=dict)  # stored, of a stand-in
     views: Mapping[str, ToolResultView] = field(default_factory=dict)  # large results
     cleared: list[str] = field(default_factory=list)  # ids of the tool results cleared
+    named: set[int] = field(default_factory=set)  # tool results shown by their path
+    shown_files: dict[int, tuple[Any, ...]] = field(default_factory=dict)  # attached now
 
     def cost(self, i: int) -> int:
         """What message i costs as sent, its documents included (from its stored or a
@@ -83,6 +87,9 @@ class Work:
         docs = self.docs.get(i)
         return self.pieces[i].cost + (docs.cost if docs is not None else 0)
 
+    def costs(self, indices: Iterable[int]) -> int:
+        return sum(self.cost(i) for i in indices)
+
     @property
     def required(self) -> set[int]:
         """Taken first: the newest user message and the newest unit."""
@@ -93,6 +100,10 @@ class Work:
 
     def total(self) -> int:
         return sum(self.cost(i) for i in range(len(self.history)))
+
+    def original(self, i: int) -> Message:
+        """Message i as stored (not its stand-in)."""
+        return self.originals.get(i, self.history[i])
 
 
 def build_work(
@@ -113,82 +124,60 @@ def build_work(
         history = [
             stand_in(m, large[str(m.id)]) if i in originals else m for i, m in enumerate(history)
         ]
-    docs: dict[int, Piece] = {}
-    attached: dict[int, Attached] = {}
-    for i, message in enumerate(history):
-        if message.file_ids and message.role == "user":
-            views = [files.get(fid) or FileView(fid, "missing") for fid in message.file_ids]
-            found = attach(views, limits=limits, fmt=target.format, encoding=target.encoding)
-            attached[i] = found
-            if found.documents:
-                ids = provisional_ids(found.documents, citations)
-                docs[i] = documents_piece(found.documents, ids, "files", target)
     newest: tuple[int, ...] = ()
     if history:
         unit = unit_at(history, len(history) - 1)
         newest = unit.members or (len(history) - 1,)
     listed = list(history)
+    attached: dict[int, Attached] = {}
     pieces = Pieces(listed, target, attached)
-    work = Work(listed, target, pieces, docs, attached, u, newest)
+    work = Work(listed, target, pieces, {}, attached, u, newest, files, limits)
+    work.citations = citations
+    for i, message in enumerate(listed):
+        if message.file_ids and message.role == "user":
+            attach_files(work, i, message.file_ids)
     work.originals, work.views = originals, large
+    work.named = set(originals)
     return work
 
 
-def _stub_for(work: Work, i: int) -> Message:
-    original = work.originals.get(i, work.history[i])
-    view = work.views.get(str(original.id))
-    size = (
-        view.size_bytes
-        if view is not None
-        else len(content_text(original.content).encode("utf-8", "surrogatepass"))
-    )
-    path = view.path if view is not None else result_path(original)
-    return stub(work.history[i], tokens=original.token_count, size_bytes=size, path=path)
-
-
-def _candidates(work: Work, *, keep: int, protected: set[int], step: int) -> list[int]:
-    done = set(work.cleared)
-    found = to_clear(work.history, keep=keep, protected=protected, step=step)
-    return [i for i in found if str(work.history[i].id) not in done]
-
-
-def clear_tool_results(work: Work, *, keep: int, protected: set[int], step: int) -> None:
-    """Old tool results as one-line stubs (`tool_results.to_clear`), their ids in
-    `work.cleared`."""
-    for i in _candidates(work, keep=keep, protected=protected, step=step):
-        cleared = _stub_for(work, i)
-        work.cleared.append(str(work.history[i].id))
-        work.history[i] = cleared
-        work.pieces.replace(i, cleared)
-
-
-def clearing_saves(work: Work, *, keep: int, protected: set[int]) -> int:
-    """The tokens clearing every result but the newest `keep` would save now."""
-    saved = 0
-    for i in _candidates(work, keep=keep, protected=protected, step=1):
-        saved += work.cost(i) - message_piece(_stub_for(work, i), work.target).cost
-    return saved
-
-
-def without_files(work: Work, i: int, reason: str) -> None:
-    """Leave out message i's documents and image/audio parts (listed with `reason`)."""
-    found = work.attached.get(i)
-    if found is None:
-        return
-    dropped = [d.file_id for d in found.documents]
-    dropped += [n for n in _part_files(work, i)]
-    if i in work.docs:
-        del work.docs[i]
-    stripped = Attached(notes=found.notes)
-    work.attached[i] = stripped
-    work.pieces[i] = message_piece(work.history[i], work.target, stripped)
-    work.notes.extend(FileNote(file_id, reason) for file_id in dict.fromkeys(dropped))
-
-
-def _part_files(work: Work, i: int) -> list[str]:
-    """Files shown as parts of message i (images, audio), not already noted."""
+def attach_files(work: Work, i: int, file_ids: Sequence[str], left_out: str | None = None) -> None:
+    """Message i with the files among `file_ids` (its own, in order) attached: as
+    documents above it, parts in it, or notes; each of its files not in `file_ids` is
+    noted with the reason `left_out`."""
+    assert work.limits is not None
     message = work.history[i]
-    found = work.attached[i]
-    noted = {n.file_id for n in found.notes}
-    documents = {d.file_id for d in found.documents}
-    return [f for f in message.file_ids if f not in noted and f not in documents]
+    wanted = set(file_ids)
+    key = (*(f for f in message.file_ids if f in wanted), left_out)
+    if work.shown_files.get(i) == key:
+        return
+    work.shown_files[i] = key
+    views = [work.files.get(f) or FileView(f, "missing") for f in message.file_ids if f in wanted]
+    found = attach(views, limits=work.limits, fmt=work.target.format, encoding=work.target.encoding)
+    if left_out is not None:
+        noted = {n.file_id for n in found.notes}
+        found.notes.extend(
+            FileNote(f, left_out)
+            for f in dict.fromkeys(message.file_ids)
+            if f not in wanted and f not in noted
+        )
+    work.attached[i] = found
+    work.docs.pop(i, None)
+    if found.documents:
+        ids = provisional_ids(found.documents, work.citations)
+        work.docs[i] = documents_piece(found.documents, ids, "files", work.target)
+    work.pieces.forget(i)
+
+
+def includable(work: Work, i: int) -> list[str]:
+    """Message i's files that would be sent (a document, an image or audio part) rather
+    than only noted (not ready, or a text line naming it), in the order attached."""
+    assert work.limits is not None
+    out: list[str] = []
+    for file_id in dict.fromkeys(work.history[i].file_ids):
+        view = work.files.get(file_id) or FileView(file_id, "missing")
+        fmt, encoding = work.target.format, work.target.encoding
+        found = attach([view], limits=work.limits, fmt=fmt, encoding=encoding)
+        if found.documents or (found.parts and not found.notes):
+            out.append(file_id)
+    return out

@@ -1,4 +1,5 @@
 """History engine: plain functions over plain data (no I/O but the `openai` summariser).
+It never imports `contextq.assembly`, which builds on it (a test checks the direction).
 
 The service layer calls:
 
@@ -7,8 +8,8 @@ The service layer calls:
   is written (422 naming the field);
 - `plan_read(...)` for GET /context: what to load and how to filter, from the stored
   totals (`contextq.assembly.plan_context` wraps it; `contextq.assembly` assembles the
-  whole context; `build_history_context` assembles a bare history for a caller holding
-  it whole, and `filter_history` is the strategy step alone);
+  whole context, and a bare history for a caller holding it whole; `filter_history` is
+  the strategy step alone);
 - `compact(messages, get_summarizer(settings), settings, previous_summary=...)` in the
   compaction task;
 - `HierarchicalMemory` (`from_dict`, `observe`, `set_goal`, …, `to_dict`, `snapshot`).
@@ -22,11 +23,7 @@ Modules: `types` (the `Message` dataclass), `message_tokens` (a message's token 
 
 from contextq.history.budget import Budget, compute_budget
 from contextq.history.compaction import CompactionOutcome, CompactionPlan, compact, plan_compaction
-from contextq.history.context import (
-    HistoryContext,
-    build_history_context,
-    visible_history,
-)
+from contextq.history.context import visible_history
 from contextq.history.filtering import (
     FilterPlan,
     FilterResult,
@@ -73,7 +70,6 @@ __all__ = [
     "FilterPlan",
     "FilterResult",
     "HierarchicalMemory",
-    "HistoryContext",
     "HistoryWindow",
     "Kind",
     "Message",
@@ -84,7 +80,6 @@ __all__ = [
     "StrategyName",
     "Summarizer",
     "apply_filter",
-    "build_history_context",
     "compact",
     "compute_budget",
     "count_message_tokens",

@@ -375,6 +375,9 @@ def _removed_ids(messages: Sequence[Message], kept: list[int]) -> list[str]:
     return removed
 
 
+_TOKEN_BUDGET_ONLY = ("cut_seq", "trim_always")  # the assembly's, not options
+
+
 def _select(
     plan: FilterPlan,
     messages: Sequence[Message],
@@ -385,10 +388,11 @@ def _select(
 ) -> Selection:
     arguments = dict(plan.arguments)
     for key, value in (overrides or {}).items():
-        if key in arguments or key == "cut_seq":
+        if key in arguments or key in _TOKEN_BUDGET_ONLY:
             arguments[key] = value
     if plan.strategy != "token_budget":
-        arguments.pop("cut_seq", None)
+        for key in _TOKEN_BUDGET_ONLY:
+            arguments.pop(key, None)
     if plan.strategy == "sliding_window":
         return sliding_window(messages, anchors=anchors, **arguments)
     if plan.strategy == "hierarchical":

@@ -1,6 +1,15 @@
-"""Token cost of a chat message: its JSON serialisation as the API sends it, plus overhead.
+"""Token cost of a chat message: its JSON serialisation as the API sends it (SPEC §3).
 
+The JSON's own keys (`"role"`, `"content"`, …) stand for the message frame: no
+per-message framing and no reply priming is added on top, so a list of messages costs
+the sum of its messages, each exactly what `count_message_tokens` says.
 (`contextq.tokens` counts plain text; this module counts whole messages with it.)
+
+Stored counts: the service computes this once at insert and stores it as the message's
+`token_count` (with the conversation's running totals). Rows counted before SPEC §3 said
+"nothing added" held 3 more tokens per message; migration `0011_honest_counts` takes
+them off (`token_count`, `cum_tokens` and the conversation's totals), so a stored count
+always equals what the context counts for the same message.
 """
 
 from __future__ import annotations
@@ -12,10 +21,8 @@ from typing import Any
 from contextq.history.types import Message
 from contextq.tokens import count_tokens, encoding_name_for_model
 
-# OpenAI documents 3 tokens of framing per message (<|start|>role…<|end|>) and 3 more
-# priming the reply; the JSON keys we count already cover the role name.
-MESSAGE_OVERHEAD_TOKENS = 3
-REPLY_PRIMING_TOKENS = 3
+# Nothing is added per message: the name is kept (at 0) for callers that still add it.
+MESSAGE_OVERHEAD_TOKENS = 0
 
 
 def serialise(message: Mapping[str, Any]) -> str:
@@ -24,14 +31,11 @@ def serialise(message: Mapping[str, Any]) -> str:
 
 
 def count_message_tokens(message: Mapping[str, Any] | Message, model: str | None = None) -> int:
-    """Tokens of `message` (an OpenAI-style dict or a Message) for `model`'s encoding.
-
-    = tokens of `json.dumps(message, separators=(",", ":"), ensure_ascii=False)`
-      + `MESSAGE_OVERHEAD_TOKENS`.
-    Computed once at insert and stored; the engine never re-counts a stored message.
-    """
+    """Tokens of `message` (an OpenAI-style dict or a Message) for `model`'s encoding:
+    the tokens of `json.dumps(message, separators=(",", ":"), ensure_ascii=False)`.
+    Computed once at insert and stored; the engine never re-counts a stored message."""
     data = message.to_openai() if isinstance(message, Message) else message
-    return count_tokens(serialise(data), encoding_name_for_model(model)) + MESSAGE_OVERHEAD_TOKENS
+    return count_tokens(serialise(data), encoding_name_for_model(model))
 
 
 def token_count(message: Message, model: str | None = None) -> int:

@@ -14,8 +14,8 @@ parameters, and decides everything before a single message is read:
   kept, not with the history length.
 
 The service loads what the plan says and hands the messages to
-`contextq.history.context.assemble_history` with the SAME plan: no rule of it is
-derived twice.
+`contextq.assembly.assemble_context` with the SAME plan: no rule of it is derived
+twice.
 """
 
 from __future__ import annotations

@@ -196,6 +196,7 @@ def token_budget(
     anchors: Sequence[int] | None = None,
     trim_tokens: int | None = None,
     cut_seq: int | None = None,
+    trim_always: bool = False,
 ) -> Selection:
     """Keep system, pinned, then the newest units that fit `budget_tokens`, stopping at
     the first that does not fit (no gaps in the tail).
@@ -203,8 +204,13 @@ def token_budget(
     Hysteresis (SPEC §4): with `cut_seq` (a cut point kept from an earlier request), every
     unit from that seq on is kept as long as they all fit the budget; otherwise (or with
     no cut point) the tail is cut down to `trim_tokens` and `Selection.cut_seq` says where
-    it now starts. The newest `min_messages_to_keep` messages are kept while the budget
-    holds them (never past it: then fewer, with a warning).
+    it now starts. A new cut starts at a turn (a user message) when one is near enough
+    (`_at_turn_start`): the kept history opens with the message that prompted it, and
+    the next cut comes no sooner than a cut mid-turn would. `trim_always`: cut down to
+    `trim_tokens` even when everything fits the budget (the prefix changes in this answer
+    anyway: the caller cleared old tool results), so that the next change comes as late
+    as a cut's would. The newest `min_messages_to_keep` messages are kept while the
+    budget holds them (never past it: then fewer, with a warning).
     """
     anchor_units = _anchor_units(messages, anchors, max_pinned)
     if cut_seq is not None:
@@ -212,7 +218,7 @@ def token_budget(
         if kept is not None:
             return Selection(_merge(anchor_units, kept), cut_seq=cut_seq)
     fitting, everything = _fitting_units(messages, anchor_units, budget_tokens)
-    if everything and trim_tokens is not None:  # nothing need be dropped: no cut
+    if everything and trim_tokens is not None and not trim_always:  # nothing to drop: no cut
         return Selection(_merge(anchor_units, [u for u, _ in fitting]))
     anchored = sum(_cost(messages, u) for u in anchor_units.values())
     kept, enough = _trimmed(
@@ -221,6 +227,8 @@ def token_budget(
         trim_tokens=budget_tokens if trim_tokens is None else min(trim_tokens, budget_tokens),
         min_messages_to_keep=min_messages_to_keep,
     )
+    if trim_tokens is not None and not (everything and len(kept) == len(fitting)):
+        kept = _at_turn_start(messages, kept, min_messages_to_keep)
     count = sum(len(u.members) for u in kept)
     warning = None if enough or everything else short_of_minimum(count, min_messages_to_keep)
     new_cut: int | None = None
@@ -231,6 +239,40 @@ def token_budget(
     return Selection(
         _merge(anchor_units, kept), cut_seq=new_cut, warnings=[warning] if warning else []
     )
+
+
+def starts_turn(message: Message) -> bool:
+    """A user message that is not a tool result (made only of `tool_result` parts)."""
+    if message.role != "user":
+        return False
+    content = message.content
+    return not (
+        isinstance(content, list)
+        and bool(content)
+        and all(isinstance(p, dict) and p.get("type") == "tool_result" for p in content)
+    )
+
+
+def _at_turn_start(
+    messages: Sequence[Message], kept: list[Unit], min_messages_to_keep: int
+) -> list[Unit]:
+    """`kept` (newest first) less its oldest units up to the oldest turn start (a user
+    message) among them, as long as that leaves at least `min_messages_to_keep` messages
+    and half the kept tokens; `kept` as is otherwise (a run of tool calls with no user
+    message in it: the cut stays at a unit)."""
+    if not kept or starts_turn(messages[kept[-1].start]):
+        return kept
+    total = sum(_cost(messages, u) for u in kept)
+    count = sum(len(u.members) for u in kept)
+    dropped = dropped_count = 0
+    for n in range(len(kept) - 1, 0, -1):
+        dropped += _cost(messages, kept[n])
+        dropped_count += len(kept[n].members)
+        if dropped * 2 > total or count - dropped_count < min_messages_to_keep:
+            return kept
+        if starts_turn(messages[kept[n - 1].start]):
+            return kept[:n]
+    return kept
 
 
 def _from_cut(

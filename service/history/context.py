@@ -7,13 +7,16 @@ report, and store what the answer fixed.
    after the newest compaction with the covered system/pinned ones and the newest user
    message; or a window of the newest messages of a long history), the files the loaded
    messages name (`context_files`), the owner's saved system prompt, the citation ids
-   of those files and the stored cut point.
+   of those files and the state carried for the model (the cut point and the clearing
+   line). A window read starts at the carried cut point, so the kept history is read
+   whole however cheap its cleared tool results made it.
 3. The engine assembles the context (`contextq.assembly.assemble_context`).
-4. New citation ids and a moved cut point are stored in one short write transaction of
-   their own, only when there are any; should another request have given the same
-   documents ids first, the context is assembled again with the stored ones.
-5. Old tool results the context cleared that are not in the workspace yet are written
-   there (`context_tool_results.write_cleared`), so every stub names a readable path.
+4. New citation ids and a moved cut point or clearing line are stored in one short write
+   transaction of their own, only when there are any; should another request have given
+   the same documents ids first, the context is assembled again with the stored ones.
+5. Tool results the answer names by workspace path (stubs, previews) that are not in
+   the workspace yet are written there before the answer is returned
+   (`context_tool_results.ensure_written`), so every path it names answers 200.
 
 The project slot is `context_project`; the previews of large tool results
 `context_tool_results`.
@@ -36,6 +39,7 @@ from contextq import builtin_tools
 from contextq.assembly import (
     DEFAULT_SEARCH_TOOLS,
     Assembled,
+    Carry,
     CitationMap,
     ContextPlan,
     Prompts,
@@ -129,12 +133,13 @@ def build_context(
     conversation = owned_conversation(session, owner_id=owner_id, conversation_id=conversation_id)
     loaded, assembled = _assemble_and_store(session, settings, conversation, owner_id, request)
     answer = assembled.answer
-    context_tool_results.write_cleared(
-        settings=settings,
+    answer["warnings"] += context_tool_results.ensure_written(
+        session,
+        settings,
         owner_id=owner_id,
         conversation_id=conversation.id,
         messages=loaded.messages,
-        cleared_ids=answer["cleared_tool_result_ids"],
+        named_ids=assembled.named,
     )
     answer["removed_message_ids"] = loaded.removed_before + answer["removed_message_ids"]
     answer["original_message_count"] = conversation.message_count
@@ -224,11 +229,13 @@ def _assemble(
     request: Request,
 ) -> tuple[Loaded, Assembled]:
     memory = None
-    if plan.read.filter.strategy == "hierarchical":
+    f = plan.read.filter
+    if f.strategy == "hierarchical":
         memory = load_memory(session, conversation_id=conversation.id)
-    cut = None
-    if plan.read.filter.strategy == "token_budget":
-        cut = cq.get_cut_point(session, conversation_id=conversation.id, model=plan.model_key)
+    carried = Carry()
+    if f.strategy != "noop" and not f.skipped:
+        cut, line = cq.get_carried(session, conversation_id=conversation.id, model=plan.model_key)
+        carried = Carry(cut if f.strategy == "token_budget" else None, line)
     run = partial(
         _run,
         session,
@@ -238,14 +245,14 @@ def _assemble(
         memory=memory,
         query=request.query,
     )
-    loaded = _load(session, conversation, plan.read)
-    assembled = run(plan=plan, loaded=loaded, cut=cut)
+    loaded = _load(session, conversation, plan.read, carried.cut_seq)
+    assembled = run(plan=plan, loaded=loaded, carried=carried)
     if assembled.error is not None and plan.read.window is not None:
         # fail-open means the whole history, not the window: read it all and send it
         error = assembled.error
         whole = replace(plan, read=plan.read.fail_open())
         loaded = _load(session, conversation, whole.read)
-        assembled = run(plan=whole, loaded=loaded, cut=None)
+        assembled = run(plan=whole, loaded=loaded, carried=Carry(None, carried.clear_seq))
         assembled.answer["error"] = error
         assembled.answer["filtered"] = False
         assembled.cut_seq = None
@@ -260,7 +267,7 @@ def _run(
     owner_id: str,
     plan: ContextPlan,
     loaded: Loaded,
-    cut: int | None,
+    carried: Carry,
     memory: HierarchicalMemory | None,
     query: str | None,
 ) -> Assembled:
@@ -297,7 +304,8 @@ def _run(
             with_project,
             files=files,
             citations=CitationMap(stored, highest),
-            cut_seq=cut,
+            cut_seq=carried.cut_seq,
+            clear_seq=carried.clear_seq,
             memory=memory,
             conversation_id=conversation.id,
             tool_results=large,
@@ -310,20 +318,23 @@ def _run(
 
 
 def _store(conversation_id: str, plan: ContextPlan, assembled: Assembled) -> None:
-    """New citation ids and a moved cut point, in one short transaction (only if any)."""
-    if not assembled.new_citations and assembled.cut_seq is None:
+    """New citation ids and a moved cut point or clearing line, in one short transaction
+    (only if any)."""
+    moved = assembled.cut_seq is not None or assembled.clear_seq is not None
+    if not assembled.new_citations and not moved:
         return
     with session_scope() as session:
         if not cq.add_citations(
             session, conversation_id=conversation_id, ids=assembled.new_citations
         ):
             raise _Raced
-        if assembled.cut_seq is not None:
-            cq.put_cut_point(
+        if moved:
+            cq.put_carried(
                 session,
                 conversation_id=conversation_id,
                 model=plan.model_key,
-                seq=assembled.cut_seq,
+                cut_seq=assembled.cut_seq,
+                clear_seq=assembled.clear_seq,
             )
 
 
@@ -344,8 +355,13 @@ def _newest_compaction(session: Session, conversation: Conversation) -> Compacti
     )
 
 
-def _load(session: Session, conversation: Conversation, plan: ReadPlan) -> Loaded:
-    """The messages `plan.load` asks for, and the newest user message wherever it is."""
+def _load(
+    session: Session, conversation: Conversation, plan: ReadPlan, cut: int | None = None
+) -> Loaded:
+    """The messages `plan.load` asks for, and the newest user message wherever it is. A
+    window starts at the carried cut point `cut` (less the chain margin): what an answer
+    keeps starts there, however cheap cleared tool results made it, and a new cut only
+    ever moves forward."""
     user_seq = cq.newest_user_seq(session, conversation_id=conversation.id)
     also = [user_seq] if user_seq is not None else []
     if plan.compaction is not None:
@@ -363,6 +379,9 @@ def _load(session: Session, conversation: Conversation, plan: ReadPlan) -> Loade
                 session, conversation_id=conversation.id, tokens=window.past_tokens
             )
         start = window.start(last_seq=conversation.last_seq, first_seq_past=first_past)
+        if start is not None and cut is not None:  # the kept history starts at the cut
+            start = cut - window.margin
+            start = start if start > 1 else None
     if start is None:
         return Loaded(load_context_messages(session, conversation=conversation).messages)
     window_read = load_context_messages(

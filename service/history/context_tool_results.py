@@ -7,10 +7,13 @@ File (`tool-results/<message id>.<ext>`, written at insert) when the worker has 
 else the same processors run here, in memory, over the message's text. A stored message
 never changes, so a preview is kept per process by message id (bounded).
 
-A context that clears old tool results names their workspace paths; a cleared result
-that is not there yet (one under the offload threshold, or whose write at insert failed)
-is written after the read by a background writer thread, off the read's path, in
-transactions of its own (`write_cleared`; `flush_cleared_results` waits for them).
+A context that clears old tool results (or shows a result as a preview) names their
+workspace paths; a result that is not there yet (one under the offload threshold, or
+whose write at insert failed) is written before the answer is returned, all of an
+answer's in one transaction (`ensure_written`): every path an answer names answers 200
+when the client gets it. The writes happen when the clearing line moves (it stays put
+between moves, and what it cleared stays written), so their cost is paid once per
+move, not per read.
 """
 
 from __future__ import annotations
@@ -18,7 +21,6 @@ from __future__ import annotations
 import logging
 import tempfile
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from sqlmodel import Session
@@ -31,10 +33,13 @@ from contextq.history.types import content_text
 from contextq.lru import LRU
 from contextq.settings import Settings
 from contextq.tokens import DEFAULT_ENCODING
-from service.background_writer import BackgroundWriter
+from contextq.workspace.tool_results import tool_result_extension, tool_result_path
+from service.workspaces.entries import put_entry
+from service.workspaces.locate import tree_for
 from service.workspaces.tool_results import write_tool_result
 from store import context_queries as cq
 from store import workspace_queries as wq
+from store.blobs import get_blob_store
 from store.db import session_scope
 from store.tables import FileStatus
 
@@ -107,57 +112,97 @@ def _preview_in_memory(text: str, relative: str, settings: Settings) -> str:
     return shown
 
 
-def write_cleared(
-    *,
+def ensure_written(
+    session: Session,
     settings: Settings,
+    *,
     owner_id: str,
     conversation_id: str,
     messages: Sequence[Message],
-    cleared_ids: Sequence[str],
-) -> int:
-    """Hand each cleared tool result not known to be in the workspace to the background
-    writer (off the read's path; each write in a transaction of its own). Returns how
-    many were handed over."""
+    named_ids: Sequence[str],
+) -> list[str]:
+    """Write each tool result among `named_ids` (those the answer shows by their
+    workspace path: stubs, previews) that is not in the workspace yet, before the answer
+    is returned, so every path it names answers 200. A result already written (at insert,
+    or by an earlier answer) costs nothing: known ids are remembered per process, the
+    others looked up in one query. Returns warnings for results that could not be
+    written (the storage quota, a full disk), logged."""
     by_id = {str(m.id): m for m in messages if m.id is not None}
-    chosen = [by_id[i] for i in cleared_ids if i not in WRITTEN and i in by_id]
-    for m in chosen:
-        job = _ClearedResult(
-            settings, owner_id, conversation_id, result_path(m), content_text(m.content)
-        )
-        _writer.submit(str(m.id), job)
-    return len(chosen)
+    unknown = [by_id[i] for i in dict.fromkeys(named_ids) if i not in WRITTEN and i in by_id]
+    if not unknown:
+        return []
+    paths = {str(m.id): result_path(m) for m in unknown}
+    present = wq.entries_at(session, conversation_id=conversation_id, paths=list(paths.values()))
+    missing = {
+        str(m.id): content_text(m.content) for m in unknown if paths[str(m.id)] not in present
+    }
+    failed: dict[str, str] = {}
+    if missing and not _write_all(settings, owner_id, conversation_id, missing):
+        for key, text in missing.items():  # one by one, to name the ones that fail
+            problem = _write(settings, owner_id, conversation_id, key, text)
+            if problem is not None:
+                failed[key] = problem
+    for m in unknown:
+        if str(m.id) not in failed:
+            _written(str(m.id))
+    return list(failed.values())
 
 
-@dataclass(frozen=True)
-class _ClearedResult:
-    settings: Settings
-    owner_id: str
-    conversation_id: str
-    relative: str  # its workspace path
-    text: str
+def _write_all(
+    settings: Settings, owner_id: str, conversation_id: str, results: dict[str, str]
+) -> bool:
+    """Write the tool results (message id → text) to their workspace paths in one
+    transaction (a third of the cost of one each); False when it fails (nothing kept)."""
+    staged = []
+    try:
+        with session_scope() as session:
+            for message_id, text in results.items():
+                data = text.encode("utf-8", "surrogatepass")
+                relative = tool_result_path(message_id, tool_result_extension(text))
+                file = tree_for(settings, owner_id, conversation_id).stage(relative)
+                blob = get_blob_store(settings).writer()
+                staged.append((file, blob))
+                file.write(data)
+                blob.write(data)
+                put_entry(
+                    session=session,
+                    settings=settings,
+                    owner_id=owner_id,
+                    conversation_id=conversation_id,
+                    relative=relative,
+                    blob=blob,
+                    staged=file,
+                )
+    except Exception:
+        log.warning("tool results not written together; writing them one by one", exc_info=True)
+        return False
+    finally:
+        for file, blob in staged:
+            blob.abort()
+            file.abort()
+    return True
 
 
-def _write_cleared_result(message_id: str, job: _ClearedResult) -> None:
-    """Write one cleared result to its workspace path unless it is there already."""
-    with session_scope() as session:
-        present = wq.entries_at(session, conversation_id=job.conversation_id, paths=[job.relative])
-    if job.relative not in present:
+def _write(
+    settings: Settings, owner_id: str, conversation_id: str, message_id: str, text: str
+) -> str | None:
+    """Write one tool result to its workspace path (its own transaction); a sentence
+    saying why when it cannot be."""
+    try:
         write_tool_result(
-            settings=job.settings,
-            owner_id=job.owner_id,
-            conversation_id=job.conversation_id,
+            settings=settings,
+            owner_id=owner_id,
+            conversation_id=conversation_id,
             message_id=message_id,
-            text=job.text,
+            text=text,
         )
-    _written(message_id)
-
-
-_writer = BackgroundWriter(_write_cleared_result, name="cleared-tool-results")
-
-
-def flush_cleared_results(timeout: float = 5.0) -> bool:
-    """Wait until the cleared results handed over are written (False on timeout)."""
-    return _writer.flush(timeout)
+    except Exception as exc:
+        log.exception("tool result of message %s not written to the workspace", message_id)
+        return (
+            f"the tool result of message {message_id} could not be written to the workspace "
+            f"({type(exc).__name__}: {exc}): the path its stub or preview names is missing"
+        )
+    return None
 
 
 def _written(message_id: str) -> None:

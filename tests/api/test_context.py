@@ -113,11 +113,14 @@ def test_window_read_matches_the_engine_over_the_whole_history(
     from contextq.assembly import Prompts, assemble_context, plan_context
     from contextq.settings import get_settings
     from store import message_cache
+    from store.context_queries import get_carried
     from store.db import read_session
     from store.history_tables import Conversation
 
     cid = _load(app_client, history, model="gpt-4o")
     for params in ({}, {"strategy": "sliding_window", "options": json.dumps({"window_size": 30})}):
+        with read_session() as session:  # what this read carries from the previous one
+            cut, line = get_carried(session, conversation_id=cid, model="gpt-4o")
         answer = _context(app_client, cid, **params)
         message_cache.MESSAGE_CACHE.clear()  # the reference is parsed from the table
         message_cache.SEQ_INDEX.clear()
@@ -134,7 +137,8 @@ def test_window_read_matches_the_engine_over_the_whole_history(
             strategy=params.get("strategy"),
             options=json.loads(params["options"]) if "options" in params else None,
         )
-        expected = assemble_context(everything, plan).answer  # no cut point stored yet
+        cut = cut if "strategy" not in params else None  # a cut point is token_budget's
+        expected = assemble_context(everything, plan, cut_seq=cut, clear_seq=line).answer
         assert answer["messages"] == expected["messages"]
         assert answer["removed_message_ids"] == expected["removed_message_ids"]
         assert answer["token_count"] == expected["token_count"]

@@ -272,12 +272,13 @@ def test_pinned_messages_alone_over_the_budget(app_client: Any, make_stack: Any,
         {"role": "user", "content": "U9 newest"},
     )
     answer = context(app_client, cid, format=fmt)
-    warning = next(w for w in answer["warnings"] if "pinned messages alone" in w)
+    assert any("pinned messages alone" in w for w in answer["warnings"])
     assert answer["token_count"] > answer["budget_tokens"]  # the one allowed case
-    # not even they fit the hard room: the oldest pinned left out, named
-    assert "left out" in warning and answer["removed_message_ids"][0] in warning
+    # not even they fit the hard room: the oldest pinned left out, each named
+    cut = next(w for w in answer["warnings"] if "do not fit the model's room" in w)
+    assert "left out" in cut and answer["removed_message_ids"][0] in cut
     assert answer["kept_message_count"] < 4
-    assert len(answer["warnings"]) == 1  # within the hard room: nothing else to say
+    assert len(answer["warnings"]) == 2  # within the hard room: nothing else to say
 
 
 def test_a_request_that_raced_another_for_citation_ids_uses_the_stored_ones(

@@ -17,7 +17,7 @@ from contextq.settings import get_settings
 from service.history import context_tool_results
 from tests.api.context_checks import check
 
-STUB = "[Old tool result cleared from the context"
+STUB = "[Old tool result cleared ("
 PATH = re.compile(r"/workspace/(tool-results/[\w-]+\.\w+)")
 
 
@@ -129,12 +129,11 @@ def test_a_200_turn_tool_heavy_session_clears_before_it_drops(
     assert answer["filtered"] and answer["token_count"] <= answer["budget_tokens"]
     texts = _tool_texts(answer)
     whole = [t for t in texts if not t.startswith(STUB)]
-    assert 5 <= len(whole) <= 5 + 64 // 4  # the newest keep_tool_results, and the step
-    assert texts[-5:] == [t for t in texts if t.startswith("health report")][-5:]
+    assert len(whole) >= 5  # the newest keep_tool_results, and those since the line moved
+    assert texts[-len(whole) :] == whole  # whole results are the newest, stubs before them
     stubs = [t for t in texts if t.startswith(STUB)]
     assert len(stubs) == len(answer["cleared_tool_result_ids"]) > 0
-    # every stub names a readable path holding the whole result, written after the read
-    assert context_tool_results.flush_cleared_results()
+    # every stub names a readable path holding the whole result, as the answer returns
     stored = {}
     cursor = None
     while True:
@@ -152,11 +151,12 @@ def test_a_200_turn_tool_heavy_session_clears_before_it_drops(
         listed = app_client.get(f"/v1/conversations/{cid}/workspace").json()
         assert raw.status_code == 200, (raw.text, listed)
         assert raw.text == stored[message_id]["content"]
-    anthropic = _context(app_client, cid, format="anthropic")
-    assert anthropic["cleared_tool_result_ids"] == answer["cleared_tool_result_ids"]
+    anthropic = _context(app_client, cid, format="anthropic")  # the same carried line
+    still_sent = set(answer["cleared_tool_result_ids"]) - set(anthropic["removed_message_ids"])
+    assert still_sent <= set(anthropic["cleared_tool_result_ids"])  # it only moves forward
     # keep_tool_results is a strategy option, checked like the others
     more = _context(app_client, cid, options=json.dumps({"keep_tool_results": 20}))
-    assert len(more["cleared_tool_result_ids"]) < len(answer["cleared_tool_result_ids"])
+    assert not any(t.startswith(STUB) for t in _tool_texts(more)[-20:])  # the newest 20 whole
     bad = app_client.get(
         f"/v1/conversations/{cid}/context", params={"options": '{"keep_tool_results": -1}'}
     )

@@ -1,11 +1,12 @@
 """An independent recount of a context answer's `token_count`, from its JSON alone.
 
-The definition README's API section states (SPEC §6 "a test recounts it"): every
-message costs 3 plus its node count, the list 3 more; a node whose `content` is a list
-counts as itself with `content: []` plus each element; an image counts by the model
-provider's formula for its decoded pixel size; an `input_audio` part by its duration;
-anything else is its compact JSON in the model's encoding. Anthropic's `system` blocks
-count as nodes. Nothing here imports the assembly: it reads the answer as a client would.
+The definition README's API section states (SPEC §3, §6 "a test recounts it"): a
+list costs the sum of its messages, a message its node count, nothing added; a node
+whose `content` is a list counts as itself with `content: []` plus each element; an
+image counts by the model provider's formula for its decoded pixel size; an
+`input_audio` part by its duration; anything else is its compact JSON in the model's
+encoding. Anthropic's `system` blocks count as nodes. Nothing here imports the
+assembly: it reads the answer as a client would.
 """
 
 from __future__ import annotations
@@ -74,9 +75,9 @@ def recount(answer: dict[str, Any], *, audio: AudioSeconds | None = None) -> int
     """`token_count` recomputed from the answer's `messages` (and `system`)."""
     enc = encoding_for_model(answer["model"] or None)
     provider = answer["provider"]
-    total = 3
+    total = 0
     for block in answer.get("system") or ():
         total += _node(block, enc, provider, audio)
     for message in answer["messages"]:
-        total += 3 + _node(message, enc, provider, audio)
+        total += _node(message, enc, provider, audio)
     return total

@@ -90,15 +90,13 @@ class StackEnv:
 
 def reset_process_state() -> None:
     """Forget cached settings, the engine and the producer (after env changes), once the
-    checkpoints and the cleared tool results of the reads made so far are written (with the
-    engine they were made in)."""
+    checkpoints of the writes made so far are written (with the engine they were made
+    in)."""
     from contextq.settings import get_settings
     from service.history.checkpoint import flush_checkpoints
-    from service.history.context_tool_results import flush_cleared_results
     from store import db
 
     flush_checkpoints()
-    flush_cleared_results()
 
     from store.blobs import forget_blob_stores
 

@@ -1,17 +1,16 @@
 """Clearing old tool results and large-result stand-ins (SPEC §9), engine side: the line
-moves in steps (the cleared set is the same turn after turn between steps), the newest
-`keep` results are never cleared, protected and pinned ones stay, stubs and stand-ins
-name the workspace path and the size."""
+where it moves clears all but the newest `keep` results, protected and pinned ones stay,
+stubs and stand-ins name the workspace path and the size. (The line's hysteresis over
+consecutive answers: test_clearing_line.py.)"""
 
 from __future__ import annotations
-
-import itertools
 
 from hypothesis import given
 from hypothesis import strategies as st
 
 from contextq.assembly.tool_results import (
     ToolResultView,
+    keep_line,
     result_path,
     stand_in,
     stub,
@@ -36,38 +35,28 @@ def _session(turns: int) -> list[Message]:
     return out
 
 
-def _cleared(history: list[Message], keep: int, step: int) -> set[str]:
-    return {str(history[i].id) for i in to_clear(history, keep=keep, protected=(), step=step)}
+def _cleared(history: list[Message], keep: int) -> set[str]:
+    line = keep_line(history, keep)
+    if line is None:
+        return set()
+    return {str(history[i].id) for i in to_clear(history, line=line, protected=())}
 
 
 @given(st.integers(1, 120), st.integers(0, 8))
-def test_the_newest_keep_are_never_cleared_and_the_line_moves_in_steps(
-    turns: int, keep: int
-) -> None:
+def test_the_keep_line_clears_all_but_the_newest_keep(turns: int, keep: int) -> None:
     history = _session(turns)
-    cleared = _cleared(history, keep, 50)
+    cleared = _cleared(history, keep)
     results = [m for m in history if m.role == "tool"]
-    newest = {str(m.id) for m in results[len(results) - keep :]} if keep else set()
-    assert not cleared & newest
-    exact = _cleared(history, keep, 1)
-    assert cleared <= exact  # steps clear at most what the exact line does
-    assert exact == {str(m.id) for m in results[: max(0, len(results) - keep)]}
-    # one more turn: the cleared set only grows, and changes at most once per 50 seqs
-    after = _cleared(_session(turns + 1), keep, 50)
-    assert cleared <= after
-
-
-def test_between_steps_the_cleared_set_does_not_change() -> None:
-    sets = [frozenset(_cleared(_session(n), 5, 50)) for n in range(10, 80)]
-    changes = sum(1 for a, b in itertools.pairwise(sets) if a != b)
-    assert 0 < changes <= (80 - 10) * 4 // 50 + 1  # a turn is 4 seqs
+    assert cleared == {str(m.id) for m in results[: max(0, len(results) - keep)]}
 
 
 def test_protected_pinned_and_short_results_stay() -> None:
     history = _session(30)
     history[2] = Message("tool", RESULT, id="t0", seq=3, tool_call_id="c0", pinned=True)
     history[6] = Message("tool", "short", id="t1", seq=7, tool_call_id="c1")
-    got = to_clear(history, keep=5, protected={10}, step=1)
+    line = keep_line(history, 5)
+    assert line is not None
+    got = to_clear(history, line=line, protected={10})
     assert {2, 6, 10}.isdisjoint(got) and 14 in got
 
 
@@ -76,8 +65,7 @@ def test_stub_and_stand_in_name_the_path_and_the_size() -> None:
     assert result_path(message) == "tool-results/m1.json"
     cleared = stub(message, tokens=9, size_bytes=16, path=result_path(message))
     assert cleared.content == (
-        "[Old tool result cleared from the context (9 tokens, 16 bytes). "
-        "The full result is at /workspace/tool-results/m1.json.]"
+        "[Old tool result cleared (9 tokens); full result at /workspace/tool-results/m1.json]"
     )
     assert (cleared.id, cleared.tool_call_id, cleared.token_count) == ("m1", "c", None)
     shown = stand_in(message, ToolResultView("tool-results/m1.json", 16, "| a |\n|---|\n"))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from contextq.history import Message, count_message_tokens
-from contextq.history.message_tokens import MESSAGE_OVERHEAD_TOKENS, token_count
+from contextq.history.message_tokens import token_count
 from contextq.tokens import count_tokens
 
 
@@ -44,16 +44,16 @@ def test_from_openai_round_trip() -> None:
     assert Message.from_openai(data, seq=4).to_openai() == data
 
 
-def test_count_is_json_tokens_plus_overhead() -> None:
+def test_count_is_the_json_as_sent_nothing_added() -> None:
     data = {"role": "user", "content": "Grüße, “world” — ünïcode"}
     serialised = json.dumps(data, separators=(",", ":"), ensure_ascii=False)
     assert "\\u" not in serialised
-    expected = count_tokens(serialised, "o200k_base") + MESSAGE_OVERHEAD_TOKENS
+    expected = count_tokens(serialised, "o200k_base")  # no framing, no priming (SPEC §3)
     assert count_message_tokens(data, "gpt-4o") == expected
     assert count_message_tokens(Message(role="user", content=data["content"]), "gpt-4o") == expected
     # cl100k for models without a known OpenAI encoding
     assert count_message_tokens(data, "claude-sonnet-4-5") == (
-        count_tokens(serialised, "cl100k_base") + MESSAGE_OVERHEAD_TOKENS
+        count_tokens(serialised, "cl100k_base")
     )
 
 

@@ -11,13 +11,18 @@ from typing import Any
 
 import pytest
 
-from contextq.assembly import ContextPlan, Prompts, assemble_context, plan_context
+from contextq.assembly import (
+    ContextPlan,
+    Prompts,
+    assemble_context,
+    build_history_context,
+    plan_context,
+)
 from contextq.catalog import resolve_model
 from contextq.errors import ValidationFailed
 from contextq.history import (
     CompactionView,
     Message,
-    build_history_context,
     compute_budget,
     plan_read,
 )

@@ -1,0 +1,254 @@
+"""The history after what is taken first: the strategy over the rest, with the carried
+cut point and clearing line (SPEC §4 "A prefix that stays put", §9).
+
+Between moves, an answer keeps what the previous one held before its newest turn: the
+history from the carried cut point, old tool results cleared below the carried line.
+When that no longer fits, both move in the same answer (one change of the prefix, not
+two): the line to the `keep_tool_results`-th newest tool result (everything older
+cleared at once), then the cut down to `trim_to` of the budget from what is left, even
+when all of it would fit (the prefix changes in this answer anyway, and a deep cut puts
+the next change as far off as a cut's; otherwise each turn's new result would move the
+line again). Old results are always cleared before any message is dropped.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, overload
+
+from contextq.assembly.clearing import clear_below, moved_line
+from contextq.assembly.pieces import text_piece
+from contextq.assembly.plan import ContextPlan
+from contextq.assembly.work import Work
+from contextq.history.chains import unit_at
+from contextq.history.filtering import run_strategy
+from contextq.history.strategies import starts_turn, token_budget
+from contextq.history.types import Message
+
+if TYPE_CHECKING:
+    from contextq.assembly.fill import Parts
+    from contextq.history.memory import HierarchicalMemory
+
+
+@dataclass(slots=True)
+class Ran:
+    """What the strategy did, and the state the next answer carries."""
+
+    kept: set[int]
+    error: str | None = None
+    cut_seq: int | None = None
+    warnings: list[str] = field(default_factory=list)
+    duration_ms: float = 0.0
+    clear_seq: int | None = None  # the clearing line, when this answer moved it
+
+
+@dataclass(frozen=True, slots=True)
+class Selecting:
+    """The history the strategy chooses from, and with how much room."""
+
+    rest: list[int]  # indices of Work.history: all but the turn and what is left out
+    turn: set[int]  # taken first, always kept
+    protected: set[int]  # never cleared (the turn, pinned messages and their chains)
+    room: int  # the strategy's room (the pinned messages' included: it counts them first)
+    limit: int  # what the whole context must fit
+    runs: bool  # the strategy runs (else only the hard room is kept)
+
+
+def select(
+    work: Work,
+    plan: ContextPlan,
+    parts: Parts,
+    how: Selecting,
+    *,
+    cut_seq: int | None,
+    line: int | None,
+    memory: HierarchicalMemory | None,
+) -> Ran:
+    """The strategy with the carried cut point and line (`line`: the one applied); when
+    the carried state does not fit, the line moves and the strategy cuts anew."""
+    ran = _select(work, plan, parts, how, cut_seq=cut_seq, memory=memory)
+    if ran.error is not None or not _exceeded(work, ran, how, cut_seq, plan):
+        return ran
+    target = moved_line(work, plan.read.filter.keep_tool_results)
+    if target is None or (line is not None and target <= line):
+        return ran
+    if not clear_below(work, target, how.protected):
+        return ran
+    moved = _select(work, plan, parts, how, cut_seq=None, memory=memory, trim_always=True)
+    moved.clear_seq = target
+    return moved
+
+
+def _exceeded(work: Work, ran: Ran, how: Selecting, cut_seq: int | None, plan: ContextPlan) -> bool:
+    """Whether the carried state did not fit: the cut point moved (token_budget), the
+    window chosen is over the room (sliding_window: it drops by count, not by room), or
+    the strategy left out history it would have kept had it fitted (hierarchical, and
+    the hard room below the threshold)."""
+    strategy = plan.read.filter.strategy
+    if how.runs and strategy == "token_budget":
+        return ran.cut_seq != cut_seq
+    if how.runs and strategy == "sliding_window":
+        return work.costs(ran.kept - how.turn) > how.room
+    return len(ran.kept) < len(how.rest) + len(how.turn)
+
+
+class Costed(Sequence[Message]):
+    """History messages `indices` with `token_count` set to what they cost as sent, made
+    on first access: a strategy that walks back from the newest message only ever makes
+    the ones it looks at. (A message whose cost is its stored count is itself.)"""
+
+    def __init__(self, work: Work, indices: list[int]) -> None:
+        self._work = work
+        self._indices = indices
+        self._made: list[Message | None] = [None] * len(indices)
+
+    def __len__(self) -> int:
+        return len(self._indices)
+
+    @overload
+    def __getitem__(self, j: int) -> Message: ...
+    @overload
+    def __getitem__(self, j: slice) -> list[Message]: ...
+    def __getitem__(self, j: int | slice) -> Message | list[Message]:
+        if isinstance(j, slice):
+            return [self[k] for k in range(*j.indices(len(self)))]
+        found = self._made[j]
+        if found is None:
+            i = self._indices[j]
+            message = self._work.history[i]
+            cost = self._work.cost(i)
+            found = message if cost == message.token_count else replace(message, token_count=cost)
+            self._made[j] = found
+        return found
+
+
+def _select(
+    work: Work,
+    plan: ContextPlan,
+    parts: Parts,
+    how: Selecting,
+    *,
+    cut_seq: int | None,
+    memory: HierarchicalMemory | None,
+    trim_always: bool = False,
+) -> Ran:
+    """The strategy over `how.rest` with `how.room` tokens (`trim_always`: cut down to
+    the trim target even when everything fits: the prefix changes anyway)."""
+    started = time.perf_counter()
+    f = plan.read.filter
+    rest = how.rest
+    messages = Costed(work, rest)
+    anchors = [j for j, i in enumerate(rest) if _anchor(work.history[i])]
+    min_keep = max(0, int(f.arguments.get("min_messages_to_keep", 0)) - len(how.turn))
+    if not how.runs:  # only the hard room: the newest that fit, no trim, no cut
+        selection = token_budget(
+            messages,
+            budget_tokens=how.room,
+            min_messages_to_keep=min_keep,
+            max_pinned=int(f.arguments.get("max_pinned", 10)),
+            anchors=anchors,
+        )
+        return Ran({rest[j] for j in selection.kept} | how.turn)
+    overrides = _overrides(work, plan, how, min_keep=min_keep)
+    overrides["cut_seq"] = _usable_cut(cut_seq, work, rest, plan)
+    overrides["trim_always"] = trim_always
+    selection, error = run_strategy(
+        messages, f, anchors=anchors, memory=memory, overrides=overrides
+    )
+    parts.preamble = [
+        text_piece(m.text(), "user", "summary", plan.target) for m in selection.preamble
+    ]
+    return Ran(
+        {rest[j] for j in selection.kept} | how.turn,
+        error=error,
+        cut_seq=selection.cut_seq if error is None else None,
+        warnings=[w for w in selection.warnings if not w.startswith("MIN_MESSAGES_TO_KEEP")],
+        duration_ms=round((time.perf_counter() - started) * 1000, 3),
+    )
+
+
+def _anchor(message: Message) -> bool:
+    return message.pinned or message.role == "system"
+
+
+def _overrides(work: Work, plan: ContextPlan, how: Selecting, *, min_keep: int) -> dict[str, Any]:
+    """The strategy's arguments for what is left: the room, the trim target (the
+    hysteresis cut is to `trim_to` of the whole budget), the minimum and the window
+    less the turn's own newest messages."""
+    f = plan.read.filter
+    trim = trim_target(work, plan) - (how.limit - how.room)
+    overrides: dict[str, Any] = {
+        "budget_tokens": how.room,
+        "trim_tokens": max(0, trim),
+        "min_messages_to_keep": min_keep,
+    }
+    if "window_size" in f.arguments:
+        window = int(f.arguments["window_size"])
+        inside = sum(1 for i in how.turn if i >= len(work.history) - window)
+        overrides["window_size"] = max(1, window - inside)
+    return overrides
+
+
+TURNS_OF_ROOM = 4  # a cut leaves room for this many turns: 4 in 5 keep their prefix (80 %)
+MIN_TRIM_SHARE = 0.5  # but never cuts below this share of the budget
+TURN_UNITS = 4  # a newest turn of more units than this is an agent loop's: one unit a read
+
+
+def trim_target(work: Work, plan: ContextPlan) -> int:
+    """Where a cut goes, in tokens of the whole context (SPEC §4): `trim_to` of the
+    budget, and lower when that leaves room for fewer than `TURNS_OF_ROOM` more turns
+    like the newest (so that at least four turns in five keep the previous prefix, the
+    SPEC's target, however large a turn is against the budget), never below
+    `MIN_TRIM_SHARE` of it. `trim_to` 1.0 asks for no hysteresis: then just that."""
+    f = plan.read.filter
+    budget = f.budget.budget_tokens
+    trim = int(budget * f.trim_to)
+    if f.trim_to >= 1:
+        return trim
+    room = budget - TURNS_OF_ROOM * turn_growth(work)
+    return min(trim, max(room, int(budget * MIN_TRIM_SHARE)))
+
+
+def turn_growth(work: Work) -> int:
+    """What the context grows by from one answer to the next, as the newest turns show
+    it: the larger of the newest two turns (a user message to the next) when they are a
+    few units each (chat turns, a call or two), else the newest unit (an agent loop asks
+    after each call)."""
+    history = work.history
+    end = len(history)
+    costs: list[int] = []
+    while end > 0 and len(costs) < 2:
+        start = _turn_start(history, end)
+        if start is None:
+            break
+        costs.append(work.costs(range(start, end)))
+        end = start
+    if costs:
+        return max(costs)
+    return work.costs(unit_at(history, len(history) - 1).members) if history else 0
+
+
+def _turn_start(history: Sequence[Message], end: int) -> int | None:
+    """The user message that opens the turn ending before `end`, when the turn is at
+    most `TURN_UNITS` units long."""
+    i = end - 1
+    for _ in range(TURN_UNITS):
+        if i < 0:
+            return None
+        unit = unit_at(history, i)
+        if starts_turn(history[unit.start]):
+            return unit.start
+        i = unit.start - 1
+    return None
+
+
+def _usable_cut(cut_seq: int | None, work: Work, rest: list[int], plan: ContextPlan) -> int | None:
+    """A stored cut point, unless a window read left out messages after it (then the
+    history from it is over the budget anyway: cut anew)."""
+    if cut_seq is None or plan.read.window is None:
+        return cut_seq
+    history = work.history
+    first = next((history[i].seq for i in rest if not _anchor(history[i])), None)
+    return cut_seq if first is not None and first <= cut_seq else None
