@@ -7,7 +7,7 @@ the sum of its messages, each exactly what `count_message_tokens` says.
 
 Stored counts: the service computes this once at insert and stores it as the message's
 `token_count` (with the conversation's running totals). Rows counted before SPEC §3 said
-"nothing added" held 3 more tokens per message; migration `0011_honest_counts` takes
+"nothing added" held 3 more tokens per message; migration `0012_honest_counts` takes
 them off (`token_count`, `cum_tokens` and the conversation's totals), so a stored count
 always equals what the context counts for the same message.
 """

@@ -10,7 +10,7 @@ from typing import Any
 
 from contextq_client import Client
 
-STUB = "[Old tool result cleared from the context"
+STUB = "[Old tool result cleared ("
 STUB_PATH = re.compile(r"/workspace/tool-results/([\w-]+)\.\w+")
 TURNS = 20  # gpt-4's 8K window clears the oldest results well before this
 KEEP = 2  # keep_tool_results: the newest two whole, the older ones cleared as usage grows

@@ -1,4 +1,4 @@
-"""Migrations 0011_honest_counts and 0012_clearing_line on SQLite and PostgreSQL: stored
+"""Migrations 0012_honest_counts and 0013_clearing_line on SQLite and PostgreSQL: stored
 token counts lose the 3 tokens of per-message framing exactly (per message, running
 totals, the conversation's totals) and get them back going down; the clearing line is
 a nullable column beside the cut point, which may itself be unset."""
@@ -39,7 +39,7 @@ def _rows() -> tuple[list[tuple[Any, ...]], tuple[Any, ...]]:
 @BOTH_BACKENDS
 def test_counts_lose_the_framing_exactly_and_get_it_back(stack, owner) -> None:
     cfg = alembic_config()
-    command.downgrade(cfg, "0005_context")  # counts as they were stored before
+    command.downgrade(cfg, "0011_compaction_provenance")  # counts as they were stored before
     reset_engine()
     framed = [13, 23, 8]  # JSON tokens 10, 20, 5 plus 3 each
     with get_engine().begin() as conn:
@@ -54,7 +54,7 @@ def test_counts_lose_the_framing_exactly_and_get_it_back(stack, owner) -> None:
     messages, totals = _rows()
     assert messages == [(1, 10, 10), (2, 20, 30), (3, 5, 35)]
     assert totals == (35, 25)  # the two messages after the compaction through seq 1
-    command.downgrade(cfg, "0005_context")
+    command.downgrade(cfg, "0011_compaction_provenance")
     reset_engine()
     assert _rows() == ([(1, 13, 13), (2, 23, 36), (3, 8, 44)], (44, 31))
     command.upgrade(cfg, "head")
@@ -72,7 +72,7 @@ def test_the_clearing_line_sits_beside_the_cut_point(stack, owner) -> None:
             )
         )
     cfg = alembic_config()
-    command.downgrade(cfg, "0011_honest_counts")  # a row with no cut point cannot stay
+    command.downgrade(cfg, "0012_honest_counts")  # a row with no cut point cannot stay
     reset_engine()
     with get_engine().connect() as conn:
         assert conn.execute(text("SELECT count(*) FROM context_cut_points")).scalar() == 0

@@ -5,8 +5,8 @@ conversation and model)
 conversation's contexts for that model; it moves only when the context no longer
 fits. `seq` (the cut point) becomes nullable: a row may hold a line before any cut.
 
-Revision ID: 0012_clearing_line
-Revises: 0011_honest_counts
+Revision ID: 0013_clearing_line
+Revises: 0012_honest_counts
 Create Date: 2027-01-12 10:30:00.000000
 """
 
@@ -17,8 +17,8 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0012_clearing_line"
-down_revision: str | None = "0011_honest_counts"
+revision: str = "0013_clearing_line"
+down_revision: str | None = "0012_honest_counts"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

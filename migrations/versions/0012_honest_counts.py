@@ -13,8 +13,8 @@ exact amount, so the rewrite is exact and reversible:
 
 Compaction rows keep the figures they reported when they ran.
 
-Revision ID: 0011_honest_counts
-Revises: 0005_context
+Revision ID: 0012_honest_counts
+Revises: 0011_compaction_provenance
 Create Date: 2027-01-12 10:00:00.000000
 """
 
@@ -25,8 +25,8 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0011_honest_counts"
-down_revision: str | None = "0005_context"
+revision: str = "0012_honest_counts"
+down_revision: str | None = "0011_compaction_provenance"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
