@@ -26,7 +26,6 @@ from contextq.retrieval.chunking import ChunkerOptions, chunk_set_key
 from contextq.settings import Settings
 from service import enqueue
 from service.files.uploads import PROJECT_NOT_FOUND, delete_rows, get_file
-from service.history.context_files import TEXTS
 from store import projects_queries as pq
 from store.chunks_queries import file_chunk_set
 from store.project_tables import Project
@@ -307,6 +306,8 @@ def _whole_files(
 
 def _file_texts(session: Session, file_ids: list[str]) -> dict[str, str]:
     """Processed texts (immutable once a file is ready), through the context's cache."""
+    from service.history.context_files import TEXTS  # service.history imports this module
+
     found = {i: t for i in file_ids if (t := TEXTS.get(i)) is not None}
     for file_id, text in pq.file_texts(
         session, file_ids=[i for i in file_ids if i not in found]

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from contextq.files.fulltext import StopPoint, iter_sections
+from contextq.retrieval import embedding
 from contextq.retrieval.chunking import (
     ChunkedText,
     ChunkerOptions,
@@ -103,14 +104,21 @@ def _index(settings: Settings, target: IndexTarget) -> dict[str, Any]:
     key = chunk_set_key(target.sha256, options)
     with session_scope(write=False) as s:
         stored = find_chunk_set(s, key=key)
-    chunked = None
+    chunked = vectors = None
     if stored is None:
         chunked = _chunk(settings, target, options)
         if chunked is None:
             return {"status": SKIPPED, "reason": f"{target.category} files have no text to index"}
+        vectors = embedding.chunk_vectors(chunked.chunks)
     with session_scope() as s:
         chunk_set = store_chunk_set(
-            s, key=key, content_sha256=target.sha256, chunker=options.fingerprint(), chunked=chunked
+            s,
+            key=key,
+            content_sha256=target.sha256,
+            chunker=options.fingerprint(),
+            chunked=chunked,
+            vectors=vectors,
+            embedder=embedding.EMBEDDER,
         )
         assert chunk_set.id is not None
         link_file(s, file_id=target.file_id, chunk_set_id=chunk_set.id)

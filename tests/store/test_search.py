@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from sqlalchemy import func, select, text
 
 from contextq.files.sections import Section
+from contextq.retrieval import embedding
 from contextq.retrieval.chunking import ChunkerOptions, chunk_sections, chunk_set_key
 from store.chunks_queries import (
     count_project_chunks,
@@ -75,6 +76,7 @@ def index_file(
     with read_session() as s:
         reusable = find_chunk_set(s, key=key)
     chunked = None if reusable else chunk_sections(sections, options=OPTIONS)
+    vectors = None if chunked is None else embedding.chunk_vectors(chunked.chunks)
     with session_scope() as s:
         row = File(
             owner_id=owner.owner_id,
@@ -87,7 +89,13 @@ def index_file(
         s.add(row)
         s.flush()
         chunk_set = store_chunk_set(
-            s, key=key, content_sha256=sha, chunker=OPTIONS.fingerprint(), chunked=chunked
+            s,
+            key=key,
+            content_sha256=sha,
+            chunker=OPTIONS.fingerprint(),
+            chunked=chunked,
+            vectors=vectors,
+            embedder=embedding.EMBEDDER,
         )
         link_file(s, file_id=row.id, chunk_set_id=chunk_set.id)
         return Indexed(file_id=row.id, sha256=sha, chunk_set_id=chunk_set.id)
@@ -101,10 +109,12 @@ def new_project(owner: OwnerKey, name: str = "handbook") -> str:
         return project.id
 
 
-def search(owner: OwnerKey, project_id: str, query: str, limit: int = 5) -> list:
+def search(
+    owner: OwnerKey, project_id: str, query: str, limit: int = 5, mode: str = "hybrid"
+) -> list:
     with read_session() as s:
         return search_chunks(
-            s, owner_id=owner.owner_id, project_id=project_id, query=query, limit=limit
+            s, owner_id=owner.owner_id, project_id=project_id, query=query, limit=limit, mode=mode
         )
 
 
@@ -355,10 +365,10 @@ def test_candidates_need_a_distinctive_term_and_are_ranked_by_all(stack, owner) 
         if s.get_bind().dialect.name == "postgresql":
             s.execute(text("ANALYZE chunks"))  # the statistics that say which terms are common
     query = "torque wrench calibration revenue board"  # distinctive + common (filler) terms
-    hits = search(owner, project, query, limit=5)
+    hits = search(owner, project, query, limit=5, mode="bm25")
     assert hits and hits[0].page == 40
     # only common words: ranked over all their matches
-    assert len(search(owner, project, "quarterly revenue board", limit=5)) == 5
+    assert len(search(owner, project, "quarterly revenue board", limit=5, mode="bm25")) == 5
     with read_session() as s:
         if s.get_bind().dialect.name != "sqlite":
             return
