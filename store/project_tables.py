@@ -13,7 +13,7 @@ The full-text index is created by migration `0004_projects_chunks`, per dialect:
   deletes chunks (the set's ON DELETE CASCADE included) keeps it in sync;
 - PostgreSQL: `chunks.tsv`, a stored generated `tsvector` (english; the heading weighted
   B, the text A) with a GIN index.
-Each chunk also carries its dense vector (`embedding`, made by the set's `embedder`) for
+Each chunk also carries its passages' dense vectors (`embedding`, made by the set's `embedder`) for
 hybrid search (migration `0011_chunk_embeddings`).
 Neither full-text index is mapped here: `store/search.py` reaches them with SQL of its dialect.
 """
@@ -23,8 +23,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, REAL, BigInteger, Column, ForeignKey, Integer, LargeBinary, Text
-from sqlalchemy.dialects import postgresql
+from sqlalchemy import JSON, BigInteger, Column, ForeignKey, Integer, LargeBinary, Text
 from sqlmodel import Field, SQLModel
 
 from contextq.retrieval.chunking import MAX_CHUNKS_PER_FILE
@@ -34,9 +33,9 @@ from store.tables import _ts, new_id
 # PostgreSQL: bigint.
 _BIG_ID = BigInteger().with_variant(Integer(), "sqlite")
 
-# A chunk's dense vector (contextq.retrieval.embedding): SQLite a BLOB of float16 values,
-# PostgreSQL `real[]`, which pgvector can take over (migration 0011_chunk_embeddings).
-EMBEDDING_TYPE = LargeBinary().with_variant(postgresql.ARRAY(REAL()), "postgresql")
+# A chunk's passage vectors (contextq.retrieval.embedding.to_bytes): rows of float16
+# values, BLOB / bytea (migration 0011_chunk_embeddings says how pgvector would take over).
+EMBEDDING_TYPE = LargeBinary()
 
 # A chunk's id is its set's id shifted left by CHUNK_INDEX_BITS, plus its index: search
 # keeps only the chunks of a project's sets from the id alone (`id >> 20`), before ranking,
@@ -105,7 +104,7 @@ class ChunkRow(SQLModel, table=True):
     sheet: str | None = Field(default=None, max_length=255)
     line_start: int | None = None
     line_end: int | None = None
-    embedding: Any = Field(default=None, sa_column=Column(EMBEDDING_TYPE, nullable=True))
+    embedding: bytes | None = Field(default=None, sa_column=Column(EMBEDDING_TYPE, nullable=True))
 
 
 class FileChunkSet(SQLModel, table=True):

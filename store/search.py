@@ -110,22 +110,20 @@ def dense_ranked(session: Session, query: str, set_ids: list[int], depth: int) -
 
 
 def load_vectors(session: Session, set_ids: list[int]) -> dict[int, SetMatrix]:
-    """The stored vectors of the sets embedded by the current embedder."""
+    """The stored passage vectors of the sets embedded by the current embedder."""
     rows = session.execute(_VECTORS, {"sets": set_ids, "embedder": embedding.EMBEDDER}).all()
-    by_set: dict[int, tuple[list[int], list[Any]]] = {}
+    by_set: dict[int, list[tuple[int, bytes]]] = {}
     for row in rows:
-        ids, vectors = by_set.setdefault(int(row.chunk_set_id), ([], []))
-        ids.append(int(row.id))
-        vectors.append(row.embedding)
-    return {s: _matrix(ids, vectors) for s, (ids, vectors) in by_set.items()}
+        by_set.setdefault(int(row.chunk_set_id), []).append((int(row.id), bytes(row.embedding)))
+    return {s: _matrix(chunks) for s, chunks in by_set.items()}
 
 
-def _matrix(ids: list[int], stored: list[Any]) -> SetMatrix:
-    if stored and isinstance(stored[0], (bytes, memoryview)):
-        vectors = embedding.from_bytes([bytes(v) for v in stored])
-    else:  # PostgreSQL real[]
-        vectors = np.asarray(stored, np.float32).reshape(len(stored), embedding.DIM)
-    return SetMatrix(np.asarray(ids, np.int64), embedding.normalise(vectors))
+def _matrix(chunks: list[tuple[int, bytes]]) -> SetMatrix:
+    parts = [embedding.from_bytes(blob) for _, blob in chunks]
+    sizes = np.fromiter((len(p) for p in parts), np.intp, len(parts))
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.intp)
+    ids = np.fromiter((chunk for chunk, _ in chunks), np.int64, len(chunks))
+    return SetMatrix(ids, starts, embedding.normalise(np.concatenate(parts)))
 
 
 def project_scope(session: Session, *, owner_id: str, project_id: str) -> list[ScopeFile]:
@@ -193,6 +191,7 @@ _CHUNKS = text(
 _VECTORS = text(
     """SELECT c.id, c.chunk_set_id, c.embedding FROM chunks c
     JOIN chunk_sets s ON s.id = c.chunk_set_id
-    WHERE c.chunk_set_id IN :sets AND s.embedder = :embedder AND c.embedding IS NOT NULL
+    WHERE c.chunk_set_id IN :sets AND s.embedder = :embedder
+    AND c.embedding IS NOT NULL AND length(c.embedding) > 0
     ORDER BY c.id"""
 ).bindparams(bindparam("sets", expanding=True))

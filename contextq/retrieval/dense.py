@@ -1,10 +1,12 @@
 """Dense ranking of a project's chunks, and the fusion of two rankings (SPEC §8, hybrid).
 
-Dense: brute force, exact. Each chunk set's vectors (its chunks by DIM float32, unit rows)
+Dense: brute force, exact; a chunk scores its best passage's cosine. Each chunk set's
+passage vectors (float32, unit rows)
 are loaded once per process and kept in `SetVectors`, an LRU bounded by bytes
 (`DENSE_CACHE_MB`); a set's vectors never change (a set is keyed by its bytes, chunker
 and embedder), so the cache needs no invalidation. A query is one matrix-vector product
-per set of the project (≈ 0.3 ms for 4 000 chunks) and a partial sort.
+per set of the project (≈ 3 ms for the 60 000 passages of 4 000 chunks), a maximum per
+chunk and a partial sort.
 
 Fusion: reciprocal rank fusion (Cormack et al., 2009): a chunk's score is the sum over the
 rankings of `weight / (k + rank)`. It needs no calibration between a bm25 score and a
@@ -34,14 +36,20 @@ Ranked = list[tuple[int, float]]  # (chunk id, score), best first
 
 @dataclass(frozen=True, slots=True)
 class SetMatrix:
-    """One chunk set's vectors: row i is the chunk `ids[i]`."""
+    """One chunk set's passage vectors: the chunk `ids[i]` owns the rows from `starts[i]`
+    to the next start (every chunk at least one)."""
 
     ids: npt.NDArray[np.int64]
+    starts: npt.NDArray[np.intp]
     vectors: Matrix
 
     @property
     def nbytes(self) -> int:
-        return int(self.ids.nbytes + self.vectors.nbytes)
+        return int(self.ids.nbytes + self.starts.nbytes + self.vectors.nbytes)
+
+    def chunk_scores(self, query: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+        """Each chunk's best passage's cosine with `query`."""
+        return np.maximum.reduceat(self.vectors @ query, self.starts)  # type: ignore[no-any-return]
 
 
 Loader = Callable[[list[int]], dict[int, SetMatrix]]
@@ -93,7 +101,7 @@ def dense_top(matrices: Sequence[SetMatrix], query: npt.NDArray[np.float32], n: 
     """The `n` chunks most similar to `query` (cosine: rows and query are unit length)."""
     if n < 1 or not matrices or not query.any():
         return []
-    scores = np.concatenate([m.vectors @ query for m in matrices])
+    scores = np.concatenate([m.chunk_scores(query) for m in matrices])
     ids = np.concatenate([m.ids for m in matrices])
     best = np.argpartition(-scores, n - 1)[:n] if len(scores) > n else np.arange(len(scores))
     order = best[np.lexsort((ids[best], -scores[best]))]

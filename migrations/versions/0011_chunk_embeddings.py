@@ -1,11 +1,12 @@
 """chunk embeddings for hybrid search (SPEC §8, issue 22): `chunk_sets.embedder` names the
 model that embedded a set's chunks (NULL: not embedded, e.g. indexed before this
-revision); `chunks.embedding` holds each chunk's vector.
+revision); `chunks.embedding` holds the vectors of each chunk's passages (its sentences and lines):
+rows of 256 little-endian float16 values, a BLOB (SQLite) or bytea (PostgreSQL).
 
-SQLite: a BLOB of 256 little-endian float16 values. PostgreSQL: `real[]` (the same
-float16-rounded values), a column that pgvector can take over when it is installed:
-`ALTER TABLE chunks ALTER COLUMN embedding TYPE vector(256) USING embedding::vector(256)`
-then an HNSW index on it; until then the API ranks by brute force over a cached matrix.
+The API ranks by brute force over a per-process cache of these. With pgvector installed,
+the same vectors would go to a table `chunk_passages(chunk_id, passage, vector(256))`
+with an HNSW index, filled from this column (a chunk is scored by its best passage, so
+one vector column per chunk would not hold them).
 
 Revision ID: 0011_chunk_embeddings
 Revises: 0005_context
@@ -18,14 +19,13 @@ from collections.abc import Sequence
 
 import sqlalchemy as sa
 from alembic import op
-from sqlalchemy.dialects import postgresql
 
 revision: str = "0011_chunk_embeddings"
 down_revision: str | None = "0005_context"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
-EMBEDDING = sa.LargeBinary().with_variant(postgresql.ARRAY(sa.REAL()), "postgresql")
+EMBEDDING = sa.LargeBinary()
 
 
 def upgrade() -> None:
