@@ -27,7 +27,7 @@ from sqlalchemy import bindparam, text
 from sqlmodel import Session
 
 from contextq.retrieval import embedding
-from contextq.retrieval.dense import Ranked, SetMatrix, SetVectors, dense_top, fuse
+from contextq.retrieval.dense import Ranked, SetKey, SetMatrix, SetVectors, dense_top, fuse
 from contextq.retrieval.terms import search_terms
 from store.search_bm25 import bm25_ranked
 from store.tables import FileStatus
@@ -61,6 +61,7 @@ class ChunkHit:
 @dataclass(frozen=True, slots=True)
 class ScopeFile:
     set_id: int
+    set_key: str
     file_id: str
     filename: str
 
@@ -83,19 +84,19 @@ def search_chunks(
     scope = project_scope(session, owner_id=owner_id, project_id=project_id)
     if not scope:
         return []
-    ranked = rank(session, query, sorted({f.set_id for f in scope}), limit, mode)
+    ranked = rank(session, query, sorted({(f.set_id, f.set_key) for f in scope}), limit, mode)
     return _hits(session, ranked[:limit], scope)[:limit]
 
 
-def rank(session: Session, query: str, set_ids: list[int], limit: int, mode: Mode) -> Ranked:
-    """(chunk id, score) of the chunks of `set_ids`, best first, by `mode`."""
+def rank(session: Session, query: str, sets: list[SetKey], limit: int, mode: Mode) -> Ranked:
+    """(chunk id, score) of the chunks of `sets`, best first, by `mode`."""
     depth = limit if mode != "hybrid" else max(limit, FUSION_DEPTH)
     bm25: Ranked = []
     dense: Ranked = []
     if mode != "dense":
-        bm25 = bm25_ranked(session, search_terms(query), set_ids, depth)
+        bm25 = bm25_ranked(session, search_terms(query), [i for i, _ in sets], depth)
     if mode != "bm25":
-        dense = dense_ranked(session, query, set_ids, depth)
+        dense = dense_ranked(session, query, sets, depth)
     if mode == "bm25":
         return bm25
     if mode == "dense":
@@ -103,19 +104,20 @@ def rank(session: Session, query: str, set_ids: list[int], limit: int, mode: Mod
     return fuse(bm25, dense)
 
 
-def dense_ranked(session: Session, query: str, set_ids: list[int], depth: int) -> Ranked:
+def dense_ranked(session: Session, query: str, sets: list[SetKey], depth: int) -> Ranked:
     vector = embedding.embed_query(query)
-    matrices = VECTORS.get(set_ids, lambda missing: load_vectors(session, missing))
+    matrices = VECTORS.get(sets, lambda missing: load_vectors(session, missing))
     return dense_top(matrices, vector, depth)
 
 
-def load_vectors(session: Session, set_ids: list[int]) -> dict[int, SetMatrix]:
+def load_vectors(session: Session, sets: list[SetKey]) -> dict[SetKey, SetMatrix]:
     """The stored passage vectors of the sets embedded by the current embedder."""
-    rows = session.execute(_VECTORS, {"sets": set_ids, "embedder": embedding.EMBEDDER}).all()
+    keys = dict(sets)
+    params = {"sets": list(keys), "embedder": embedding.EMBEDDER}
     by_set: dict[int, list[tuple[int, bytes]]] = {}
-    for row in rows:
+    for row in session.execute(_VECTORS, params):
         by_set.setdefault(int(row.chunk_set_id), []).append((int(row.id), bytes(row.embedding)))
-    return {s: _matrix(chunks) for s, chunks in by_set.items()}
+    return {(s, keys[s]): _matrix(chunks) for s, chunks in by_set.items()}
 
 
 def _matrix(chunks: list[tuple[int, bytes]]) -> SetMatrix:
@@ -132,7 +134,7 @@ def project_scope(session: Session, *, owner_id: str, project_id: str) -> list[S
     rows = session.execute(
         stmt, {"owner_id": owner_id, "project_id": project_id, "ready": FileStatus.READY}
     )
-    return [ScopeFile(int(r.set_id), r.file_id, r.filename) for r in rows]
+    return [ScopeFile(int(r.set_id), r.set_key, r.file_id, r.filename) for r in rows]
 
 
 def _hits(session: Session, ranked: Ranked, scope: list[ScopeFile]) -> list[ChunkHit]:
@@ -168,14 +170,21 @@ def _hit(row: Any, file: ScopeFile, score: float) -> ChunkHit:
 
 
 def warm() -> None:
-    """Load the embedding model now (≈ 0.3 s), not in the first search."""
+    """Load the embedding model now (≈ 0.3 s), not in the first search, and keep numpy's
+    BLAS to one thread in this process: a request's matrix-vector product is small, and
+    threads of concurrent requests would only contend for the cores."""
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(limits=1, user_api="blas")
     embedding.embedder()
 
 
 # the owner's project's ready files and their chunk sets; on SQLite the `+` keeps the
 # planner on the project index (not the status one, which every file shares)
-_SCOPE_SQL = """SELECT l.chunk_set_id AS set_id, l.file_id AS file_id, f.filename AS filename
+_SCOPE_SQL = """SELECT l.chunk_set_id AS set_id, cs.key AS set_key, l.file_id AS file_id,
+        f.filename AS filename
     FROM files f JOIN file_chunk_sets l ON l.file_id = f.id
+    JOIN chunk_sets cs ON cs.id = l.chunk_set_id
     WHERE f.project_id = :project_id AND {plus}f.owner_id = :owner_id
     AND {plus}f.status = :ready"""
 _SCOPE = {

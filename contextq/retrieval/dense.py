@@ -52,7 +52,10 @@ class SetMatrix:
         return np.maximum.reduceat(self.vectors @ query, self.starts)  # type: ignore[no-any-return]
 
 
-Loader = Callable[[list[int]], dict[int, SetMatrix]]
+# a set is cached under (its id, its key): an id alone can be reused (SQLite gives a
+# deleted set's id to the next one), its key (bytes + chunker) says what it holds
+SetKey = tuple[int, str]
+Loader = Callable[[list[SetKey]], dict[SetKey, SetMatrix]]
 
 
 class SetVectors:
@@ -60,13 +63,13 @@ class SetVectors:
 
     def __init__(self, max_bytes: int = DEFAULT_CACHE_BYTES) -> None:
         self.max_bytes = max_bytes
-        self._sets: OrderedDict[int, SetMatrix] = OrderedDict()
+        self._sets: OrderedDict[SetKey, SetMatrix] = OrderedDict()
         self._bytes = 0
         self._lock = threading.Lock()
 
-    def get(self, set_ids: Iterable[int], load: Loader) -> list[SetMatrix]:
-        """The vectors of `set_ids` (a set `load` does not return has none: left out)."""
-        wanted = list(dict.fromkeys(set_ids))
+    def get(self, sets: Iterable[SetKey], load: Loader) -> list[SetMatrix]:
+        """The vectors of `sets` (a set `load` does not return has none: left out)."""
+        wanted = list(dict.fromkeys(sets))
         with self._lock:
             found = {i: self._touch(i) for i in wanted if i in self._sets}
         missing = [i for i in wanted if i not in found]
@@ -83,11 +86,11 @@ class SetVectors:
             self._sets.clear()
             self._bytes = 0
 
-    def _touch(self, set_id: int) -> SetMatrix:
+    def _touch(self, set_id: SetKey) -> SetMatrix:
         self._sets.move_to_end(set_id)
         return self._sets[set_id]
 
-    def _put(self, set_id: int, matrix: SetMatrix) -> None:
+    def _put(self, set_id: SetKey, matrix: SetMatrix) -> None:
         if set_id in self._sets:
             return
         self._sets[set_id] = matrix
