@@ -60,6 +60,21 @@ def test_projects_create_ls_search(stack, worker, api_server, owner, tmp_path: P
         ).stdout
     )
     assert hits[0]["chunk"]["page"] == FACT_PAGE and FACT in hits[0]["text"]
+    for mode in ("bm25", "dense"):  # each ranking alone, for comparison
+        alone = _cli(stack, api_server, owner, "projects", "search", project_id, FACT_QUESTION,
+                     "--json", "--mode", mode)  # fmt: skip
+        assert alone.returncode == 0, alone.stderr
+        assert json.loads(alone.stdout)[0]["chunk"]["page"] == FACT_PAGE, mode
+    scores = {
+        mode: json.loads(
+            _cli(stack, api_server, owner, "projects", "search", project_id, FACT_QUESTION,
+                 "--json", "--mode", mode).stdout  # fmt: skip
+        )[0]["score"]
+        for mode in ("bm25", "hybrid")
+    }
+    assert scores["hybrid"] < 0.1 < scores["bm25"]  # a fused rank score, not bm25's
+    wrong = _cli(stack, api_server, owner, "projects", "search", project_id, "x", "--mode", "x")
+    assert wrong.returncode == 2 and "hybrid" in wrong.stderr
 
     missing = _cli(stack, api_server, owner, "projects", "search", "0" * 32, "torque")
     assert (
