@@ -28,7 +28,6 @@ compared with these.
 from __future__ import annotations
 
 import logging
-import re
 import threading
 from collections.abc import Sequence
 from itertools import chain
@@ -47,7 +46,7 @@ MAX_WORD_CHARS = 48  # a longer "word" (a hash, base64) is cut: its pieces say l
 
 Matrix = npt.NDArray[np.float32]
 
-_SENTENCE = re.compile(r"(?<=[.!?;])\s+|\s*\n+\s*")
+_ENDERS = frozenset(".!?;")
 
 _LOCK = threading.Lock()
 
@@ -75,6 +74,26 @@ class Embedder:
                     rows = np.fromiter(map(known.__getitem__, text_words), np.intp)
                     out[row] = words[rows].sum(axis=0)
         return normalise(out)
+
+    def embed_passages(self, texts: Sequence[tuple[list[str], list[int]]]) -> list[Matrix]:
+        """Per text (its words and passage ends, `passage_words`), one unit row per passage:
+        one gather per text and running sums, not a gather per passage."""
+        out: list[Matrix] = []
+        with _LOCK:
+            known = self._ids
+            self._learn(set(chain.from_iterable(w for w, _ in texts)).difference(known))
+            table = self._words
+            for words, ends in texts:
+                if not words:
+                    out.append(np.zeros((1, table.shape[1]), np.float32))
+                    continue
+                rows = np.fromiter(map(known.__getitem__, words), np.intp, len(words))
+                running = np.cumsum(table[rows], axis=0)
+                last = np.asarray(ends, np.intp) - 1
+                stops = running[last]
+                stops[1:] -= running[last[:-1]]
+                out.append(normalise(stops))
+        return out
 
     def embed_one(self, text: str) -> npt.NDArray[np.float32]:
         return self.embed([text])[0]
@@ -152,38 +171,42 @@ def from_bytes(blob: bytes) -> Matrix:
     return np.frombuffer(blob, "<f2").reshape(-1, DIM).astype(np.float32)
 
 
-def passages(text: str) -> list[str]:
-    """A chunk's passages: its sentences and lines, a fragment of fewer than
-    `MIN_PASSAGE_WORDS` words joined to the next, at most `MAX_PASSAGES` (the rest joined
-    to the last). A chunk is scored by its best passage: one sentence that answers a
-    question is not drowned by the twenty around it."""
-    out: list[str] = []
-    pending = ""
-    for piece in _SENTENCE.split(text):
-        pending = f"{pending} {piece}" if pending else piece
-        if len(pending.split()) >= MIN_PASSAGE_WORDS:
-            out.append(pending)
-            pending = ""
-    if pending.strip():
-        if out and len(pending.split()) < MIN_PASSAGE_WORDS:
-            out[-1] = f"{out[-1]} {pending}"
+def passage_words(text: str) -> tuple[list[str], list[int]]:
+    """A text's words and where its passages end (word counts, ascending, the last the
+    word count): sentences and lines, a passage of fewer than `MIN_PASSAGE_WORDS` words
+    joined to the next (the last to the one before), at most `MAX_PASSAGES`. A chunk is
+    scored by its best passage: one sentence that answers a question is not drowned by
+    the twenty around it."""
+    words: list[str] = []
+    ends: list[int] = []
+    for line in text.split("\n"):
+        line_words = line.split()
+        for word in line_words:
+            words.append(word)
+            if word[-1] in _ENDERS and len(words) - (ends[-1] if ends else 0) >= MIN_PASSAGE_WORDS:
+                ends.append(len(words))
+        if line_words and len(words) - (ends[-1] if ends else 0) >= MIN_PASSAGE_WORDS:
+            ends.append(len(words))
+    if not ends or ends[-1] != len(words):
+        if ends and len(words) - ends[-1] < MIN_PASSAGE_WORDS:
+            ends[-1] = len(words)
         else:
-            out.append(pending)
-    if len(out) > MAX_PASSAGES:
-        out[MAX_PASSAGES - 1 :] = [" ".join(out[MAX_PASSAGES - 1 :])]
-    return out or [text]
+            ends.append(len(words))
+    if len(ends) > MAX_PASSAGES:
+        ends[MAX_PASSAGES - 1 :] = [len(words)]
+    return words, ends
+
+
+def passages(text: str) -> list[str]:
+    """The passages of `passage_words` as text (words joined by one space)."""
+    words, ends = passage_words(text)
+    return [" ".join(words[a:b]) for a, b in zip([0, *ends[:-1]], ends, strict=True)]
 
 
 def chunk_vectors(chunks: Sequence[Any]) -> list[Matrix]:
     """Per chunk, one vector per passage (its heading, when the text does not start
     with it, opens the first passage)."""
-    per_chunk = [passages(_with_heading(c)) for c in chunks]
-    flat = embed_texts([p for ps in per_chunk for p in ps])
-    out, start = [], 0
-    for ps in per_chunk:
-        out.append(flat[start : start + len(ps)])
-        start += len(ps)
-    return out
+    return embedder().embed_passages([passage_words(_with_heading(c)) for c in chunks])
 
 
 def _with_heading(chunk: Any) -> str:

@@ -59,6 +59,9 @@ class IndexTarget:
     filename: str
     category: str
     known_tokens: int | None  # exact tokens of the whole text, when processing counted them
+    # what processing extracted, in this process (a document's conversion): chunked as it
+    # is, the file is not read or converted again
+    full_text: Any = None
 
 
 @dataclass(frozen=True)
@@ -137,6 +140,7 @@ def _chunk(settings: Settings, target: IndexTarget, options: ChunkerOptions) -> 
         cache=conversion_cache(settings, blobs),
         max_tokens=options.max_tokens,
         known_tokens=target.known_tokens,
+        converted=target.full_text,
     )
     if not full.indexable:
         return None

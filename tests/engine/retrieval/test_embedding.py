@@ -6,6 +6,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+from dataclasses import dataclass
 
 import numpy as np
 import pytest
@@ -139,3 +140,22 @@ def test_reciprocal_rank_fusion_rewards_agreement() -> None:
     assert [c for c, _ in fused] == [1, 3, 2, 4]
     assert fused[0][1] == pytest.approx(1 / 61 + 1 / 63)
     assert fuse([], dense) == [(3, 1 / 61), (4, 1 / 62), (1, 1 / 63)]
+
+
+def test_chunk_vectors_are_the_vectors_of_their_passages() -> None:
+    @dataclass
+    class Chunk:
+        text: str
+        heading: str | None = None
+
+    chunks = [
+        Chunk("Leave accrues monthly. Two days each month.\n| a | b |\n| 1 | 2 |", "Policy"),
+        Chunk("## Leave\nLeave accrues monthly for all staff members.", "Leave"),
+        Chunk(""),
+    ]
+    got = embedding.chunk_vectors(chunks)
+    texts = ["Policy\n" + chunks[0].text, chunks[1].text, ""]
+    for vectors, text in zip(got, texts, strict=True):
+        expected = embedding.embed_texts(embedding.passages(text))
+        assert vectors.shape == expected.shape
+        assert np.allclose(vectors, expected, atol=1e-5)
