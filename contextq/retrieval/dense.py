@@ -49,7 +49,7 @@ class SetMatrix:
 
     def chunk_scores(self, query: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
         """Each chunk's best passage's cosine with `query`."""
-        return np.maximum.reduceat(self.vectors @ query, self.starts)  # type: ignore[no-any-return]
+        return np.maximum.reduceat(self.vectors @ query, self.starts)
 
 
 # a set is cached under (its id, its key): an id alone can be reused (SQLite gives a

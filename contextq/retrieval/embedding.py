@@ -96,7 +96,8 @@ class Embedder:
         return out
 
     def embed_one(self, text: str) -> npt.NDArray[np.float32]:
-        return self.embed([text])[0]
+        vector: npt.NDArray[np.float32] = self.embed([text])[0]
+        return vector
 
     def _learn(self, words: set[str]) -> None:
         if not words:

@@ -65,13 +65,11 @@ def test_projects_create_ls_search(stack, worker, api_server, owner, tmp_path: P
                      "--json", "--mode", mode)  # fmt: skip
         assert alone.returncode == 0, alone.stderr
         assert json.loads(alone.stdout)[0]["chunk"]["page"] == FACT_PAGE, mode
-    scores = {
-        mode: json.loads(
-            _cli(stack, api_server, owner, "projects", "search", project_id, FACT_QUESTION,
-                 "--json", "--mode", mode).stdout  # fmt: skip
-        )[0]["score"]
-        for mode in ("bm25", "hybrid")
-    }
+    scores = {}
+    for mode in ("bm25", "hybrid"):
+        out = _cli(stack, api_server, owner, "projects", "search", project_id, FACT_QUESTION,
+                   "--json", "--mode", mode).stdout  # fmt: skip
+        scores[mode] = json.loads(out)[0]["score"]
     assert scores["hybrid"] < 0.1 < scores["bm25"]  # a fused rank score, not bm25's
     wrong = _cli(stack, api_server, owner, "projects", "search", project_id, "x", "--mode", "x")
     assert wrong.returncode == 2 and "hybrid" in wrong.stderr
