@@ -12,10 +12,15 @@ asked for (recall@5 0.91 where SQLite's FTS5 bm25 has 0.965 on bench/retrieval.p
    with its `tsv` as text and its length (`token_count`).
 2. Ranking: Okapi bm25 (k1 1.2, b 0.75, as FTS5) over all the query's lexemes, in this
    process: a lexeme's frequency in a chunk is the number of its positions in the chunk's
-   `tsv`; its document frequency is counted exactly on the GIN index when it is rare, and
+   `tsv`; its document frequency is counted exactly on the GIN index when it is rare (in
+   the candidates' statement, and remembered until the statistics are read again), and
    taken from `pg_stats` (frequency times rows) when it is common — what FTS5 does with
    its own statistics, over every owner's chunks like FTS5; the collection's size and
    average length are read once a minute.
+
+Two round trips: the query's lexemes (and the planner settings of the transaction: a plan
+for these terms, and the GIN index rather than a scan of every chunk's tsvector), then the
+candidates with the missing counts.
 
 Terms are bare lexemes (`word`, `(us <-> east)` for a phrase), OR-ed, bound parameters.
 """
@@ -39,6 +44,7 @@ from store.search_bm25 import DISTINCTIVE_SHARE
 K1, B = 1.2, 0.75
 CANDIDATES = 200  # ranked by ts_rank, then re-ranked by bm25
 STATS_TTL_S = 60.0
+MAX_COUNTED = 50_000  # rare lexemes' counts kept per process until the statistics expire
 
 _LEXEME = re.compile(r"'((?:[^']|'')+)':([0-9A-D,]+)")
 
@@ -52,22 +58,33 @@ def postgres_ranked(session: Session, terms: list[str], set_ids: list[int], dept
     """The best `depth` chunks of `set_ids` for `terms` by bm25 (see the module doc)."""
     words = {f"t{i}": t for i, t in enumerate(terms)}
     lexemes = ", ".join(f"tsvector_to_array(to_tsvector('english', :{k}))" for k in words)
-    row = session.execute(text(f"SELECT {lexemes}"), words).one()
-    common = _stats(session).common
+    # the planner's choices for this transaction (set_config(…, true) is SET LOCAL): a plan
+    # made for these very terms, and the GIN index even on a small table (a sequential
+    # scan tests every chunk's tsvector: several times slower from a few thousand chunks)
+    row = session.execute(text(f"SELECT {_PLANNER}, {lexemes}"), words).one()[2:]
+    stats = _stats(session)
     with_lexemes = [(t, list(lx)) for t, lx in zip(terms, row, strict=True) if lx]
     if not with_lexemes:
         return []
-    distinctive = [t for t, lx in with_lexemes if not common.keys() >= set(lx)]
+    distinctive = [t for t, lx in with_lexemes if not stats.common.keys() >= set(lx)]
     ranked_terms = [t for t, lx in with_lexemes if " " not in t or t in distinctive]
+    query_lexemes = sorted({lx for t, lxs in with_lexemes if " " not in t for lx in lxs})
+    df, uncounted = stats.known_frequencies(query_lexemes)
+    counts = "".join(
+        f", (SELECT count(*) FROM chunks WHERE tsv @@ CAST(:l{i} AS tsquery)) AS d{i}"
+        for i in range(len(uncounted))
+    )
     params: dict[str, Any] = {"sets": set_ids, "limit": max(CANDIDATES, depth)}
+    params.update({f"l{i}": "'" + lx.replace("'", "''") + "'" for i, lx in enumerate(uncounted)})
     params["rank"] = tsquery_text(ranked_terms or terms)
     params["match"] = tsquery_text(distinctive) if distinctive else params["rank"]
-    candidates = session.execute(_CANDIDATES, params).all()
+    stmt = text(_CANDIDATES.format(counts=counts)).bindparams(bindparam("sets", expanding=True))
+    candidates = session.execute(stmt, params).all()
     if not candidates:
         return []
-    query_lexemes = sorted({lx for t, lxs in with_lexemes if " " not in t for lx in lxs})
-    stats = _stats(session)
-    df = _document_frequencies(session, query_lexemes, stats)
+    counted = {lx: float(candidates[0][3 + i]) for i, lx in enumerate(uncounted)}
+    stats.remember(counted)
+    df.update(counted)
     scored = [(int(c.id), _bm25(c.tsv, c.token_count, df, stats)) for c in candidates]
     scored.sort(key=lambda item: (-item[1], item[0]))
     return scored[:depth]
@@ -86,23 +103,6 @@ def _bm25(tsv: str, length: int, df: dict[str, float], stats: _Stats) -> float:
     return score
 
 
-def _document_frequencies(session: Session, lexemes: list[str], stats: _Stats) -> dict[str, float]:
-    """How many chunks hold each lexeme: exact on the GIN index when rare, from pg_stats
-    when common (an exact count of a common lexeme reads a large part of the index)."""
-    common = stats.common
-    df = {lx: common[lx] * stats.rows for lx in lexemes if lx in common}
-    rare = [lx for lx in lexemes if lx not in common]
-    if rare:
-        counts = ", ".join(
-            f"(SELECT count(*) FROM chunks WHERE tsv @@ CAST(:l{i} AS tsquery))"
-            for i in range(len(rare))
-        )
-        quoted = {f"l{i}": "'" + lx.replace("'", "''") + "'" for i, lx in enumerate(rare)}
-        found = session.execute(text(f"SELECT {counts}"), quoted).one()
-        df.update({lx: float(n) for lx, n in zip(rare, found, strict=True)})
-    return df
-
-
 class _Stats:
     """The collection's statistics, read at most every STATS_TTL_S seconds per process."""
 
@@ -111,6 +111,26 @@ class _Stats:
         self.rows = max(rows, 1.0)
         self.average_length = max(average_length, 1.0)
         self.read_at = time.monotonic()
+        self._counted: dict[str, float] = {}  # rare lexemes' exact counts, until the TTL
+
+    def known_frequencies(self, lexemes: list[str]) -> tuple[dict[str, float], list[str]]:
+        """(document frequencies known now, the lexemes still to count): a common
+        lexeme's from pg_stats (an exact count would read a large part of the index), a
+        rare one's as counted on the GIN index by an earlier search."""
+        known: dict[str, float] = {}
+        uncounted: list[str] = []
+        for lexeme in lexemes:
+            if lexeme in self.common:
+                known[lexeme] = self.common[lexeme] * self.rows
+            elif lexeme in self._counted:
+                known[lexeme] = self._counted[lexeme]
+            else:
+                uncounted.append(lexeme)
+        return known, uncounted
+
+    def remember(self, counted: dict[str, float]) -> None:
+        if len(self._counted) < MAX_COUNTED:
+            self._counted.update(counted)
 
 
 _CACHE: dict[str, _Stats] = {}
@@ -148,10 +168,15 @@ _SIZES = text(
     "SELECT sum(chunk_count), sum(token_count) * 1.0 / nullif(sum(chunk_count), 0) FROM chunk_sets"
 )
 
-_CANDIDATES = text(
-    """SELECT c.id AS id, c.token_count AS token_count, c.tsv::text AS tsv
+_PLANNER = (
+    "set_config('plan_cache_mode', 'force_custom_plan', true), "
+    "set_config('enable_seqscan', 'off', true)"
+)
+
+# the candidates, and (`{counts}`) the exact counts of the rare lexemes not counted yet,
+# each evaluated once (uncorrelated subqueries) and repeated on every row
+_CANDIDATES = """SELECT c.id AS id, c.token_count AS token_count, c.tsv::text AS tsv{counts}
     FROM (SELECT to_tsquery('english'::regconfig, :match) AS match,
                  to_tsquery('english'::regconfig, :rank) AS rank) q, chunks c
     WHERE c.tsv @@ q.match AND c.chunk_set_id IN :sets
     ORDER BY ts_rank(c.tsv, q.rank, 1) DESC, c.id LIMIT :limit"""
-).bindparams(bindparam("sets", expanding=True))
