@@ -162,7 +162,7 @@ def analyze() -> None:
 
 def measure_store(
     docs: Sequence[Doc], noise: Sequence[Doc], query_sets: dict[str, Sequence[Query]],
-    repeats: int,
+    repeats: int, *, grid: bool = False,
 ) -> dict[str, dict[str, Any]]:  # fmt: skip
     """Per "mode/query set": recall@5, MRR@10, p50/p99 of `search_chunks` in that mode."""
     from store.db import read_session
@@ -174,6 +174,10 @@ def measure_store(
     load_s = time.perf_counter() - started
     analyze()
     VECTORS.clear()
+    if grid:
+        from bench.retrieval_fusion import fusion_grid
+
+        fusion_grid(owner_id, project_id, where, query_sets)
     stored = f"{(len(docs) + len(noise)) // CHUNKS_PER_FILE} files, {len(docs) + len(noise)} chunks"
     results: dict[str, dict[str, Any]] = {}
     for mode in MODES:
@@ -430,6 +434,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="2 000 chunks, fewer repeats")
     parser.add_argument("--chunks", type=int, default=4_000, help="generated chunks (4 000)")
     parser.add_argument("--no-postgres", action="store_true")
+    parser.add_argument("--fusion-grid", action="store_true", help="RRF k and weights (SQLite)")
     args = parser.parse_args()
     n_chunks, repeats, runs = (2_000, 2, 3) if args.quick else (args.chunks, 5, 5)
     docs, noise, query_sets, dropped = corpus(n_chunks)
@@ -442,8 +447,8 @@ def main() -> None:
         stemmed = measure_bm25s(docs, queries, repeats, stem=True)
         rows[f"bm25s/{name}"] = max(plain, stemmed, key=lambda r: r["recall@5"])
     with database(None) as tmp:
-        rows.update({f"SQLite {k}": v for k, v in
-                     measure_store(docs, noise, query_sets, repeats).items()})  # fmt: skip
+        rows.update({f"SQLite {k}": v for k, v in measure_store(
+            docs, noise, query_sets, repeats, grid=args.fusion_grid).items()})  # fmt: skip
         indexing = measure_indexing(tmp, 30 if args.quick else 300, runs)
         worker_path = measure_worker_path(tmp, 30 if args.quick else 300, runs)
     pg = None if args.no_postgres else postgres_run(docs, noise, query_sets, repeats, runs, args)

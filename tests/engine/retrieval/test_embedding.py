@@ -138,8 +138,9 @@ def test_reciprocal_rank_fusion_rewards_agreement() -> None:
     dense = [(3, 0.9), (4, 0.8), (1, 0.1)]
     fused = fuse(bm25, dense)
     assert [c for c, _ in fused] == [1, 3, 2, 4]
-    assert fused[0][1] == pytest.approx(1 / 61 + 1 / 63)
-    assert fuse([], dense) == [(3, 1 / 61), (4, 1 / 62), (1, 1 / 63)]
+    assert fused[0][1] == pytest.approx(1 / 11 + 1 / 13)
+    assert fuse([], dense) == [(3, 1 / 11), (4, 1 / 12), (1, 1 / 13)]
+    assert fuse(bm25, dense, k=60)[0][1] == pytest.approx(1 / 61 + 1 / 63)
 
 
 def test_chunk_vectors_are_the_vectors_of_their_passages() -> None:
