@@ -5,6 +5,7 @@ on both query sets, SQLite, in one run."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from bench.retrieval_corpus import Query
 from contextq.retrieval.dense import fuse
@@ -14,28 +15,27 @@ GRID_WEIGHTS = (0.5, 1.0, 1.5, 2.0)
 DEPTH = 50
 
 
+def _rankings(session: Any, query: Query, sets: list[tuple[int, str]]) -> tuple[Any, Any, int]:
+    from store.search import rank
+
+    bm25 = rank(session, query.text, sets, DEPTH, "bm25")
+    return bm25, rank(session, query.text, sets, DEPTH, "dense"), query.answer
+
+
 def fusion_grid(
-    owner_id: str, project_id: str, where: dict[tuple[str, int], int],
+    owner_id: str,
+    project_id: str,
+    where: dict[tuple[str, int], int],
     query_sets: dict[str, Sequence[Query]],
-) -> None:  # fmt: skip
+) -> None:
     from store.db import read_session
-    from store.search import project_scope, rank
+    from store.search import project_scope
 
     with read_session() as s:
         scope = project_scope(s, owner_id=owner_id, project_id=project_id)
         sets = sorted({(f.set_id, f.set_key) for f in scope})
         file_of = {f.set_id: f.file_id for f in scope}
-        runs = {
-            name: [
-                (
-                    rank(s, q.text, sets, DEPTH, "bm25"),
-                    rank(s, q.text, sets, DEPTH, "dense"),
-                    q.answer,
-                )
-                for q in queries
-            ]  # fmt: skip
-            for name, queries in query_sets.items()
-        }
+        runs = {name: [_rankings(s, q, sets) for q in qs] for name, qs in query_sets.items()}
 
     def doc(chunk: int) -> int:
         return where[(file_of[chunk >> 20], chunk & ((1 << 20) - 1))]
