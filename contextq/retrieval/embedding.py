@@ -47,6 +47,7 @@ MAX_WORD_CHARS = 48  # a longer "word" (a hash, base64) is cut: its pieces say l
 Matrix = npt.NDArray[np.float32]
 
 _ENDERS = frozenset(".!?;")
+_LINE_MARKS = frozenset("|#-*+>•")  # a line starting so stands alone (table, heading, list)
 
 _LOCK = threading.Lock()
 
@@ -174,19 +175,24 @@ def from_bytes(blob: bytes) -> Matrix:
 
 def passage_words(text: str) -> tuple[list[str], list[int]]:
     """A text's words and where its passages end (word counts, ascending, the last the
-    word count): sentences and lines, a passage of fewer than `MIN_PASSAGE_WORDS` words
-    joined to the next (the last to the one before), at most `MAX_PASSAGES`. A chunk is
-    scored by its best passage: one sentence that answers a question is not drowned by
-    the twenty around it."""
+    word count): sentences, and lines that stand alone (a table row, a heading, a list
+    item, a line before a blank one); a line wrapped inside a sentence (a PDF's text
+    layer) does not end one. A passage of fewer than `MIN_PASSAGE_WORDS` words is joined
+    to the next (the last to the one before); at most `MAX_PASSAGES`. A chunk is scored
+    by its best passage: one sentence that answers a question is not drowned by the
+    twenty around it."""
     words: list[str] = []
     ends: list[int] = []
-    for line in text.split("\n"):
+    lines = text.split("\n")
+    for number, line in enumerate(lines):
         line_words = line.split()
         for word in line_words:
             words.append(word)
             if word[-1] in _ENDERS and len(words) - (ends[-1] if ends else 0) >= MIN_PASSAGE_WORDS:
                 ends.append(len(words))
-        if line_words and len(words) - (ends[-1] if ends else 0) >= MIN_PASSAGE_WORDS:
+        following = lines[number + 1].lstrip() if number + 1 < len(lines) else ""
+        alone = line.lstrip()[:1] in _LINE_MARKS or following[:1] in _LINE_MARKS or not following
+        if line_words and alone and len(words) - (ends[-1] if ends else 0) >= MIN_PASSAGE_WORDS:
             ends.append(len(words))
     if not ends or ends[-1] != len(words):
         if ends and len(words) - ends[-1] < MIN_PASSAGE_WORDS:

@@ -160,3 +160,19 @@ def test_chunk_vectors_are_the_vectors_of_their_passages() -> None:
         expected = embedding.embed_texts(embedding.passages(text))
         assert vectors.shape == expected.shape
         assert np.allclose(vectors, expected, atol=1e-5)
+
+
+def test_a_line_wrapped_inside_a_sentence_does_not_end_a_passage() -> None:
+    """A PDF's text layer breaks lines mid-sentence; table rows and list items stand alone."""
+    text = (
+        "Equipment damage is covered by the\nemployer when it happens during duties.\n"
+        "| item | owner | cost |\n| laptop | employer | full |\n- one list item stands alone\n"
+        "- and so does the next one"
+    )
+    assert embedding.passages(text) == [
+        "Equipment damage is covered by the employer when it happens during duties.",
+        "| item | owner | cost |",
+        "| laptop | employer | full |",
+        "- one list item stands alone",
+        "- and so does the next one",
+    ]
