@@ -12,10 +12,10 @@ Fusion: reciprocal rank fusion (Cormack et al., 2009): a chunk's score is the su
 rankings of `weight / (k + rank)`. It needs no calibration between a bm25 score and a
 cosine, and a chunk found by both rankings rises above one found by either alone.
 `RRF_K` 10 and equal weights were chosen on bench/retrieval.py's grid (`--fusion-grid`):
-on its 2 000-chunk corpus, k 10 gave lexical recall@5 0.990 and paraphrase 0.435 where
-the customary k 60 gave 0.970 and 0.396; a heavier dense weight gains paraphrases and
-loses lexical queries (the grid is measured on the benchmark's own queries: a choice,
-not an independent validation).
+on its 4 000-chunk corpus k 10 gave lexical recall@5 0.880 and paraphrase 0.430, the
+customary k 60 0.830 and 0.400; a heavier dense weight gains paraphrases and loses
+lexical queries, a lighter one the reverse (the grid is measured on the benchmark's own
+queries: a choice, not an independent validation).
 """
 
 from __future__ import annotations
