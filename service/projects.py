@@ -26,11 +26,10 @@ from contextq.retrieval.chunking import ChunkerOptions, chunk_set_key
 from contextq.settings import Settings
 from service import enqueue
 from service.files.uploads import PROJECT_NOT_FOUND, delete_rows, get_file
-from service.history.context_files import TEXTS
 from store import projects_queries as pq
 from store.chunks_queries import file_chunk_set
 from store.project_tables import Project
-from store.search import ChunkHit, search_chunks
+from store.search import MODES, ChunkHit, Mode, search_chunks
 from store.tables import File, FileStatus, utcnow
 
 NOT_FOUND = PROJECT_NOT_FOUND
@@ -179,13 +178,22 @@ def _indexed(session: Session, row: File, settings: Settings) -> bool:
 
 
 def search_project(
-    *, session: Session, owner_id: str, project_id: str, query: str, limit: int = 10
+    *,
+    session: Session,
+    owner_id: str,
+    project_id: str,
+    query: str,
+    limit: int = 10,
+    mode: Mode = "hybrid",
 ) -> list[ChunkHit]:
-    """The owner's project's chunks that best match `query`, best first (maybe none)."""
+    """The owner's project's chunks that best match `query`, best first (maybe none):
+    `hybrid` fuses the full-text and the dense ranking, `bm25` and `dense` are each alone."""
     require_project(session, owner_id=owner_id, project_id=project_id)
+    if mode not in MODES:
+        raise ValidationFailed(f"`mode` must be one of {', '.join(MODES)}", field="mode")
     limit = max(1, min(limit, MAX_SEARCH_LIMIT))
     return search_chunks(
-        session, owner_id=owner_id, project_id=project_id, query=query, limit=limit
+        session, owner_id=owner_id, project_id=project_id, query=query, limit=limit, mode=mode
     )
 
 
@@ -307,6 +315,8 @@ def _whole_files(
 
 def _file_texts(session: Session, file_ids: list[str]) -> dict[str, str]:
     """Processed texts (immutable once a file is ready), through the context's cache."""
+    from service.history.context_files import TEXTS  # service.history imports this module
+
     found = {i: t for i in file_ids if (t := TEXTS.get(i)) is not None}
     for file_id, text in pq.file_texts(
         session, file_ids=[i for i in file_ids if i not in found]

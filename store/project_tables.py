@@ -13,7 +13,9 @@ The full-text index is created by migration `0004_projects_chunks`, per dialect:
   deletes chunks (the set's ON DELETE CASCADE included) keeps it in sync;
 - PostgreSQL: `chunks.tsv`, a stored generated `tsvector` (english; the heading weighted
   B, the text A) with a GIN index.
-Neither is mapped here: `store/search.py` reaches them with SQL of its dialect.
+Each chunk also carries its passages' dense vectors (`embedding`, made by the set's `embedder`) for
+hybrid search (migration `0014_chunk_embeddings`).
+Neither full-text index is mapped here: `store/search.py` reaches them with SQL of its dialect.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, BigInteger, Column, ForeignKey, Integer, Text
+from sqlalchemy import JSON, BigInteger, Column, ForeignKey, Integer, LargeBinary, Text
 from sqlmodel import Field, SQLModel
 
 from contextq.retrieval.chunking import MAX_CHUNKS_PER_FILE
@@ -30,6 +32,10 @@ from store.tables import _ts, new_id
 # SQLite: INTEGER PRIMARY KEY is the rowid (the FTS5 table points at chunks' rowids);
 # PostgreSQL: bigint.
 _BIG_ID = BigInteger().with_variant(Integer(), "sqlite")
+
+# A chunk's passage vectors (contextq.retrieval.embedding.to_bytes): rows of float16
+# values, BLOB / bytea (migration 0014_chunk_embeddings says how pgvector would take over).
+EMBEDDING_TYPE = LargeBinary()
 
 # A chunk's id is its set's id shifted left by CHUNK_INDEX_BITS, plus its index: search
 # keeps only the chunks of a project's sets from the id alone (`id >> 20`), before ranking,
@@ -72,6 +78,9 @@ class ChunkSet(SQLModel, table=True):
     complete: bool = True
     # where indexing stopped when the cap was reached ({"page": 40}, {"sheet", "line"}), else None
     stopped_at: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON))
+    # the model that embedded the chunks (contextq.retrieval.embedding.EMBEDDER); None: the
+    # set has no vectors (indexed before hybrid search) and dense search skips it
+    embedder: str | None = Field(default=None, max_length=64)
     created_at: datetime = _ts()
 
 
@@ -95,6 +104,7 @@ class ChunkRow(SQLModel, table=True):
     sheet: str | None = Field(default=None, max_length=255)
     line_start: int | None = None
     line_end: int | None = None
+    embedding: bytes | None = Field(default=None, sa_column=Column(EMBEDDING_TYPE, nullable=True))
 
 
 class FileChunkSet(SQLModel, table=True):

@@ -1,51 +1,45 @@
-"""Full-text search over a project's chunks, in the database's own engine (SPEC §8).
+"""Search over a project's chunks: bm25, dense, or both fused (SPEC §8).
 
 Higher score is better; only chunks of the owner's project's `ready` files are seen.
 
-SQLite: FTS5 ranked by `bm25()` (text column weight 1, heading `HEADING_WEIGHT`), score
-`-bm25`. Only rows of the project's chunk sets are ranked (a chunk id's high bits are its
-set: no lookup per matching row), and only the top ones are joined to their text and file.
-A query's terms are split by how many indexed chunks contain them (one cheap count each):
-the candidates are the chunks with at least one *distinctive* term (in at most
-`DISTINCTIVE_SHARE` of the chunks), each scored by bm25 over *all* the terms — as two
-FTS5 queries, `(distinctive) AND (common)` and `(distinctive) NOT (common)`, so no term is
-counted twice; a common phrase is left out (its words are terms already). Chunks with
-only common terms (`warranty`, `contract` in a folder of contracts) are not ranked at
-all: this keeps search to a few milliseconds, and can only move an answer that has a
-distinctive term up, never down. A query with no distinctive term is ranked over all its
-matches.
+1. The scope: the chunk sets of the project's ready files (one indexed query).
+2. `bm25`: the database's own full-text engine (`store/search_bm25.py`: SQLite FTS5,
+   `store/search_postgres.py`: PostgreSQL tsvector), score as the engine gives it.
+3. `dense`: the query embedded in this process (`contextq.retrieval.embedding`) against
+   the sets' stored chunk vectors, cached per process (`contextq.retrieval.dense`),
+   brute force; score the cosine. A set indexed before vectors existed has none: dense
+   search does not see it (bm25 does).
+4. `hybrid` (the default): both rankings to depth `FUSION_DEPTH`, fused by reciprocal
+   rank; score the fused score.
+5. Only the final `limit` chunks are read with their text and file.
 
-PostgreSQL: `tsv @@ to_tsquery('english', …)` on the GIN index, ranked by
-`ts_rank(tsv, query, 1)` (divided by 1 + log(length), like bm25's length norm); the same
-split, with matching on the distinctive terms and ranking on all: a term is common when
-all its lexemes are among the column's most common elements (`pg_stats`, kept by
-ANALYZE) in more than `DISTINCTIVE_SHARE` of the rows.
-
-The query text is user input. It never reaches the engine as syntax: its terms
-(`contextq.retrieval.search_terms`: words and phrases of letters and digits) are each
-quoted (FTS5 `"word"`, `"us east 1"`) or bare lexemes (tsquery `word`, `(us <-> east)`),
-OR-ed, and passed as bound parameters.
+A chunk of a set that two files of the project share is listed once per file.
 """
-
-# S608: the statements below are built from this module's constants only; every value
-# (ids, the MATCH and tsquery texts, the limit) is a bound parameter.
-# ruff: noqa: S608
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, get_args
 
-from sqlalchemy import TextClause, text
+import numpy as np
+from sqlalchemy import bindparam, text
 from sqlmodel import Session
 
+from contextq.retrieval import embedding
+from contextq.retrieval.dense import Ranked, SetKey, SetMatrix, SetVectors, dense_top, fuse
 from contextq.retrieval.terms import search_terms
-from store.project_tables import CHUNK_INDEX_BITS
+from store.search_bm25 import bm25_ranked
 from store.tables import FileStatus
 
-HEADING_WEIGHT = 0.5
+log = logging.getLogger("contextq.search")
+
 MAX_LIMIT = 1000
-DISTINCTIVE_SHARE = 0.05
+FUSION_DEPTH = 50  # each ranking's depth that hybrid fuses (at least the limit)
+Mode = Literal["bm25", "dense", "hybrid"]
+MODES: tuple[str, ...] = get_args(Mode)
+
+VECTORS = SetVectors()  # this process's cache of chunk sets' vectors
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,97 +58,107 @@ class ChunkHit:
     token_count: int
 
 
-def fts5_match(terms: list[str]) -> str:
-    """An FTS5 query matching any of `terms` (words, or phrases of words separated by a
-    space); quoted, so nothing in them is syntax."""
-    return " OR ".join(f'"{t}"' for t in terms)
-
-
-def tsquery_text(terms: list[str]) -> str:
-    """A `to_tsquery` input matching any of `terms`: a phrase's words must be adjacent."""
-    return " | ".join(f"({' <-> '.join(t.split())})" if " " in t else t for t in terms)
+@dataclass(frozen=True, slots=True)
+class ScopeFile:
+    set_id: int
+    set_key: str
+    file_id: str
+    filename: str
 
 
 def search_chunks(
-    session: Session, *, owner_id: str, project_id: str, query: str, limit: int
+    session: Session,
+    *,
+    owner_id: str,
+    project_id: str,
+    query: str,
+    limit: int,
+    mode: Mode = "hybrid",
 ) -> list[ChunkHit]:
     """The chunks of the owner's project that best match `query`, best first (maybe none)."""
-    terms = search_terms(query)
-    if not terms or limit < 1:
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {', '.join(MODES)}")
+    limit = min(limit, MAX_LIMIT)
+    if limit < 1 or not query.strip():
         return []
-    params: dict[str, Any] = {
-        "owner_id": owner_id,
-        "project_id": project_id,
-        "ready": FileStatus.READY,
-        "limit": min(limit, MAX_LIMIT),
-    }
-    if session.get_bind().dialect.name == "postgresql":
-        stmt = _postgres_statement(session, terms, params)
-    else:
-        stmt = _sqlite_statement(session, terms, params)
-        if stmt is None:
-            return []
-    hits = [_hit(row) for row in session.execute(stmt, params)]
-    return hits[:limit]  # a chunk of a set that two files of the project share: once per file
+    scope = project_scope(session, owner_id=owner_id, project_id=project_id)
+    if not scope:
+        return []
+    ranked = rank(session, query, sorted({(f.set_id, f.set_key) for f in scope}), limit, mode)
+    return _hits(session, ranked[:limit], scope)[:limit]
 
 
-def _sqlite_statement(
-    session: Session, terms: list[str], params: dict[str, Any]
-) -> TextClause | None:
-    """The FTS5 statement for `terms` (its MATCH parameters set), or None if no term occurs."""
-    counts = _document_counts(session, terms)
-    indexed = session.execute(_INDEXED).scalar_one()
-    limit = DISTINCTIVE_SHARE * indexed
-    distinctive = [t for t, n in zip(terms, counts, strict=True) if 0 < n <= limit]
-    # a common phrase is no identifier: its words are terms already, and its positional
-    # matching is the dearest part of bm25's statistics
-    common = [t for t, n in zip(terms, counts, strict=True) if n > limit and " " not in t]
-    if distinctive and common:
-        rare, usual = fts5_match(distinctive), fts5_match(common)
-        params["with_common"] = f"({rare}) AND ({usual})"
-        params["without_common"] = f"({rare}) NOT ({usual})"
-        return _SQLITE_SPLIT
-    if not (distinctive or common):
-        return None
-    params["match"] = fts5_match(distinctive or common)
-    return _SQLITE
+def rank(session: Session, query: str, sets: list[SetKey], limit: int, mode: Mode) -> Ranked:
+    """(chunk id, score) of the chunks of `sets`, best first, by `mode`."""
+    depth = limit if mode != "hybrid" else max(limit, FUSION_DEPTH)
+    bm25: Ranked = []
+    dense: Ranked = []
+    if mode != "dense":
+        bm25 = bm25_ranked(session, search_terms(query), [i for i, _ in sets], depth)
+    if mode != "bm25":
+        dense = dense_ranked(session, query, sets, depth)
+    if mode == "bm25":
+        return bm25
+    if mode == "dense":
+        return dense
+    return fuse(bm25, dense)
 
 
-def _postgres_statement(session: Session, terms: list[str], params: dict[str, Any]) -> TextClause:
-    """Matches chunks with a distinctive term (its lexemes not all among the column's most
-    common ones, from `pg_stats` after ANALYZE; no statistics yet: every term), ranked by
-    all the terms."""
-    words = {f"t{i}": t for i, t in enumerate(terms)}
-    lexemes = ", ".join(f"tsvector_to_array(to_tsvector('english', :{k}))" for k in words)
-    row = session.execute(text(f"SELECT ({_COMMON_LEXEMES}), {lexemes}"), words).one()
-    common = set(row[0] or ())
-    with_lexemes = [(t, lx) for t, lx in zip(terms, row[1:], strict=True) if lx]
-    distinctive = [t for t, lx in with_lexemes if not common.issuperset(lx)]
-    ranked = [t for t, lx in with_lexemes if " " not in t or not common.issuperset(lx)]
-    params["rank"] = tsquery_text(ranked or terms)
-    params["match"] = tsquery_text(distinctive) if distinctive else params["rank"]
-    return _POSTGRES
+def dense_ranked(session: Session, query: str, sets: list[SetKey], depth: int) -> Ranked:
+    vector = embedding.embed_query(query)
+    matrices = VECTORS.get(sets, lambda missing: load_vectors(session, missing))
+    return dense_top(matrices, vector, depth)
 
 
-def _document_counts(session: Session, terms: list[str]) -> list[int]:
-    """How many indexed chunks contain each term (all owners': the statistics bm25 uses)."""
-    counts = ", ".join(
-        f"(SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH :t{i})" for i in range(len(terms))
+def load_vectors(session: Session, sets: list[SetKey]) -> dict[SetKey, SetMatrix]:
+    """The stored passage vectors of the sets embedded by the current embedder."""
+    keys = dict(sets)
+    params = {"sets": list(keys), "embedder": embedding.EMBEDDER}
+    by_set: dict[int, list[tuple[int, bytes]]] = {}
+    for row in session.execute(_VECTORS, params):
+        by_set.setdefault(int(row.chunk_set_id), []).append((int(row.id), bytes(row.embedding)))
+    return {(s, keys[s]): _matrix(chunks) for s, chunks in by_set.items()}
+
+
+def _matrix(chunks: list[tuple[int, bytes]]) -> SetMatrix:
+    parts = [embedding.from_bytes(blob) for _, blob in chunks]
+    sizes = np.fromiter((len(p) for p in parts), np.intp, len(parts))
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.intp)
+    ids = np.fromiter((chunk for chunk, _ in chunks), np.int64, len(chunks))
+    return SetMatrix(ids, starts, embedding.normalise(np.concatenate(parts)))
+
+
+def project_scope(session: Session, *, owner_id: str, project_id: str) -> list[ScopeFile]:
+    """The chunk sets of the owner's project's ready files, with their files."""
+    stmt = _SCOPE.get(session.get_bind().dialect.name, _SCOPE["postgresql"])
+    rows = session.execute(
+        stmt, {"owner_id": owner_id, "project_id": project_id, "ready": FileStatus.READY}
     )
-    row = session.execute(
-        text(f"SELECT {counts}"),
-        {f"t{i}": f'"{t}"' for i, t in enumerate(terms)},
-    ).one()
-    return [int(n) for n in row]
+    return [ScopeFile(int(r.set_id), r.set_key, r.file_id, r.filename) for r in rows]
 
 
-def _hit(row: Any) -> ChunkHit:
+def _hits(session: Session, ranked: Ranked, scope: list[ScopeFile]) -> list[ChunkHit]:
+    if not ranked:
+        return []
+    rows = {int(r.id): r for r in session.execute(_CHUNKS, {"ids": [chunk for chunk, _ in ranked]})}
+    files: dict[int, list[ScopeFile]] = {}
+    for f in sorted(scope, key=lambda f: f.file_id):
+        files.setdefault(f.set_id, []).append(f)
+    hits = []
+    for chunk, score in ranked:
+        row = rows.get(chunk)
+        if row is not None:
+            hits.extend(_hit(row, f, score) for f in files.get(int(row.chunk_set_id), ()))
+    return hits
+
+
+def _hit(row: Any, file: ScopeFile, score: float) -> ChunkHit:
     return ChunkHit(
         chunk_id=int(row.id),
-        file_id=row.file_id,
-        title=row.filename,
+        file_id=file.file_id,
+        title=file.filename,
         text=row.text,
-        score=float(row.score),
+        score=score,
         index=row.chunk_index,
         page=row.page,
         sheet=row.sheet,
@@ -165,53 +169,38 @@ def _hit(row: Any) -> ChunkHit:
     )
 
 
-# --- statements -----------------------------------------------------------------
-# the owner's project's ready files and the chunk sets they are indexed into; on SQLite the
-# `+` keeps the planner on the project index (not the status one, which every file shares)
-_SCOPE = """WITH scope AS (
-    SELECT l.chunk_set_id AS set_id, l.file_id AS file_id, f.filename AS filename
+def warm() -> None:
+    """Load the embedding model now (≈ 0.3 s), not in the first search, and keep numpy's
+    BLAS to one thread in this process: a request's matrix-vector product is small, and
+    threads of concurrent requests would only contend for the cores."""
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(limits=1, user_api="blas")
+    embedding.embedder()
+
+
+# the owner's project's ready files and their chunk sets; on SQLite the `+` keeps the
+# planner on the project index (not the status one, which every file shares)
+_SCOPE_SQL = """SELECT l.chunk_set_id AS set_id, cs.key AS set_key, l.file_id AS file_id,
+        f.filename AS filename
     FROM files f JOIN file_chunk_sets l ON l.file_id = f.id
+    JOIN chunk_sets cs ON cs.id = l.chunk_set_id
     WHERE f.project_id = :project_id AND {plus}f.owner_id = :owner_id
-    AND {plus}f.status = :ready)"""
+    AND {plus}f.status = :ready"""
+_SCOPE = {
+    "sqlite": text(_SCOPE_SQL.format(plus="+")),
+    "postgresql": text(_SCOPE_SQL.format(plus="")),
+}
 
-_FINISH = """SELECT c.id, s.file_id, s.filename, c.text, c.chunk_index, c.page, c.sheet,
-        c.line_start, c.line_end, c.heading, c.token_count, top.score AS score
-    FROM top JOIN chunks c ON c.id = top.id JOIN scope s ON s.set_id = c.chunk_set_id
-    ORDER BY top.score DESC, c.id, s.file_id"""
+_CHUNKS = text(
+    """SELECT id, chunk_set_id, text, chunk_index, page, sheet, line_start, line_end,
+        heading, token_count FROM chunks WHERE id IN :ids"""
+).bindparams(bindparam("ids", expanding=True))
 
-_RANKED = f"""SELECT rowid AS id, -bm25(chunks_fts, 1.0, {HEADING_WEIGHT}) AS score
-    FROM chunks_fts WHERE chunks_fts MATCH :{{param}}
-    AND (rowid >> {CHUNK_INDEX_BITS}) IN (SELECT set_id FROM scope)"""
-
-_SQLITE = text(
-    f"""{_SCOPE.format(plus="+")},
-    top AS ({_RANKED.format(param="match")} ORDER BY score DESC, id LIMIT :limit)
-    {_FINISH}"""
-)
-
-_SQLITE_SPLIT = text(
-    f"""{_SCOPE.format(plus="+")},
-    ranked AS ({_RANKED.format(param="with_common")}
-        UNION ALL {_RANKED.format(param="without_common")}),
-    top AS (SELECT id, score FROM ranked ORDER BY score DESC, id LIMIT :limit)
-    {_FINISH}"""
-)
-
-_INDEXED = text("SELECT count(*) FROM chunks_fts_docsize")  # one tiny row per chunk: fast
-
-# lexemes in more than DISTINCTIVE_SHARE of the chunks, from ANALYZE's statistics
-_COMMON_LEXEMES = f"""SELECT array_agg(e) FROM pg_stats,
-    unnest(most_common_elems::text::text[], most_common_elem_freqs) AS m(e, freq)
-    WHERE schemaname = current_schema() AND tablename = 'chunks' AND attname = 'tsv'
-    AND freq > {DISTINCTIVE_SHARE}"""
-
-_POSTGRES = text(
-    f"""{_SCOPE.format(plus="")},
-    top AS (
-        SELECT c.id AS id, ts_rank(c.tsv, q.rank, 1) AS score
-        FROM (SELECT to_tsquery('english'::regconfig, :match) AS match,
-                     to_tsquery('english'::regconfig, :rank) AS rank) q, chunks c
-        WHERE c.tsv @@ q.match AND c.chunk_set_id IN (SELECT set_id FROM scope)
-        ORDER BY score DESC, c.id LIMIT :limit)
-    {_FINISH}"""
-)
+_VECTORS = text(
+    """SELECT c.id, c.chunk_set_id, c.embedding FROM chunks c
+    JOIN chunk_sets s ON s.id = c.chunk_set_id
+    WHERE c.chunk_set_id IN :sets AND s.embedder = :embedder
+    AND c.embedding IS NOT NULL AND length(c.embedding) > 0
+    ORDER BY c.id"""
+).bindparams(bindparam("sets", expanding=True))

@@ -18,6 +18,7 @@ from api.schemas.projects import (
     ProjectPublic,
     ProjectUpdate,
     SearchHit,
+    SearchMode,
     SearchResults,
 )
 from service import projects
@@ -85,9 +86,21 @@ async def search_project(
     owner_id: OwnerDep,
     q: Annotated[str, Query(max_length=MAX_QUERY_CHARS, description="any text")] = "",
     limit: Annotated[int, Query(ge=1, le=projects.MAX_SEARCH_LIMIT)] = 10,
+    mode: Annotated[
+        SearchMode,
+        Query(
+            description="hybrid (default): bm25 and dense rankings fused; bm25: the "
+            "database's full-text engine alone; dense: static embeddings alone"
+        ),
+    ] = "hybrid",
 ) -> SearchResults:
     """The project's chunks that best match `q`, best first (ready files only)."""
     hits = await read(
-        projects.search_project, owner_id=owner_id, project_id=project_id, query=q, limit=limit
+        projects.search_project,
+        owner_id=owner_id,
+        project_id=project_id,
+        query=q,
+        limit=limit,
+        mode=mode,
     )
     return SearchResults(data=[SearchHit.of(h) for h in hits])

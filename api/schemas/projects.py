@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from api.schemas.files import UtcDatetime
@@ -68,12 +70,18 @@ class ChunkLocation(BaseModel):
     line_end: int | None = Field(description="last line or data row, inclusive")
 
 
+SearchMode = Literal["hybrid", "bm25", "dense"]
+
+
 class SearchHit(BaseModel):
     chunk_id: int
     file_id: str
     title: str = Field(description="the file's name")
     text: str
-    score: float = Field(description="higher is better; comparable within one search")
+    score: float = Field(
+        description="higher is better; comparable within one search (hybrid: the fused "
+        "reciprocal-rank score; bm25: the engine's bm25; dense: the cosine)"
+    )
     chunk: ChunkLocation
 
     @classmethod

@@ -287,4 +287,5 @@ def _result(converted: Converted, hit: bool, info: StreamInfo) -> FileExtraction
         metadata=metadata,
         cache_hit=hit,
         full_text_tokens=full_tokens,
+        full_text=converted,
     )

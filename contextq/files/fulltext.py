@@ -5,9 +5,10 @@
 tokens were indexed and where it stopped. It covers the WHOLE text, not the artefact
 cut to MAX_TOKENS_PER_FILE, and redoes no expensive work:
 
-- documents come from the conversion cache (the markdown `process_file` stored, with
-  its page and slide boundaries), so a PDF is not converted again: one section per
-  heading block of each page, `page` set;
+- documents come from the conversion processing just made (`converted`, handed on by the
+  worker in the same process: the file is not read again), else from the conversion
+  cache (the markdown `process_file` stored, with its page and slide boundaries), so a
+  PDF is not converted again: one section per heading block of each page, `page` set;
 - text, code and structured files are streamed in bounded memory: sections of up to
   SECTION_MAX_LINES lines (`line_start`/`line_end`), a markdown heading starting a new
   one (`heading`);
@@ -31,6 +32,7 @@ from pathlib import Path
 from contextq import tokens
 from contextq.files import fulltext_readers as readers
 from contextq.files.clean import clean_text
+from contextq.files.documents import Converted
 from contextq.files.registry import ConversionCache
 from contextq.files.sections import Section
 from contextq.settings import Settings
@@ -120,9 +122,16 @@ def iter_sections(
     cache: ConversionCache | None = None,
     max_tokens: int = DEFAULT_MAX_TOKENS,
     known_tokens: int | None = None,
+    converted: Converted | None = None,
 ) -> FullText:
     """The file's whole text as sections (see the module doc). Raises what processing
-    raises for a file it cannot read (ContextqError subclasses)."""
+    raises for a file it cannot read (ContextqError subclasses). `converted`: a
+    document's conversion that processing just made or read (`FileExtractionResult.
+    full_text`): its sections are cut from it, the file is neither read nor converted."""
+    if isinstance(converted, Converted):
+        pages = readers.markdown_pages(converted.markdown, converted.page_offsets)
+        known = converted.tokens if known_tokens is None else known_tokens
+        return FullText(pages, max_tokens=max_tokens, known_tokens=known)
     from contextq.files.detect import detect
 
     info = detect(path, filename)

@@ -47,10 +47,10 @@ def document_sections(
     from contextq.files.documents import cached_conversion
 
     converted, _hit = cached_conversion(path, info, settings, cache)
-    return converted, _markdown_pages(converted.markdown, converted.page_offsets)
+    return converted, markdown_pages(converted.markdown, converted.page_offsets)
 
 
-def _markdown_pages(markdown: str, offsets: list[int] | None) -> Iterator[Section]:
+def markdown_pages(markdown: str, offsets: list[int] | None) -> Iterator[Section]:
     if not offsets:
         yield from _MarkdownSplitter(None).sections(markdown.split("\n"), first_line=None)
         return

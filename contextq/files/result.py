@@ -122,6 +122,9 @@ class FileExtractionResult:
     cache_hit: bool = False
     # set by processors that already know the untruncated text's token count
     full_text_tokens: int | None = None
+    # the whole extracted text as the processor holds it (documents: their conversion),
+    # handed to indexing in the same process so the file is not read twice; never stored
+    full_text: Any = field(default=None, repr=False, compare=False)
 
     @classmethod
     def failure(

@@ -26,9 +26,11 @@ import dataclasses
 import logging
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-from contextq.files.fulltext import StopPoint, iter_sections
+from contextq.files.fulltext import FullText, StopPoint, iter_sections
+from contextq.retrieval import embedding
 from contextq.retrieval.chunking import (
     ChunkedText,
     ChunkerOptions,
@@ -57,6 +59,9 @@ class IndexTarget:
     filename: str
     category: str
     known_tokens: int | None  # exact tokens of the whole text, when processing counted them
+    # what processing extracted, in this process (a document's conversion): chunked as it
+    # is, the file is not read or converted again
+    full_text: Any = None
 
 
 @dataclass(frozen=True)
@@ -102,14 +107,21 @@ def _index(settings: Settings, target: IndexTarget) -> dict[str, Any]:
     key = chunk_set_key(target.sha256, options)
     with session_scope(write=False) as s:
         stored = find_chunk_set(s, key=key)
-    chunked = None
+    chunked = vectors = None
     if stored is None:
         chunked = _chunk(settings, target, options)
         if chunked is None:
             return {"status": SKIPPED, "reason": f"{target.category} files have no text to index"}
+        vectors = embedding.chunk_vectors(chunked.chunks)
     with session_scope() as s:
         chunk_set = store_chunk_set(
-            s, key=key, content_sha256=target.sha256, chunker=options.fingerprint(), chunked=chunked
+            s,
+            key=key,
+            content_sha256=target.sha256,
+            chunker=options.fingerprint(),
+            chunked=chunked,
+            vectors=vectors,
+            embedder=embedding.EMBEDDER,
         )
         assert chunk_set.id is not None
         link_file(s, file_id=target.file_id, chunk_set_id=chunk_set.id)
@@ -121,6 +133,16 @@ def _chunk(settings: Settings, target: IndexTarget, options: ChunkerOptions) -> 
     from service.files.processing import conversion_cache
 
     blobs = get_blob_store(settings)
+    if target.full_text is not None:  # processing's own conversion: no second read
+        full = iter_sections(
+            Path(target.filename),
+            target.filename,
+            settings=settings,
+            max_tokens=options.max_tokens,
+            known_tokens=target.known_tokens,
+            converted=target.full_text,
+        )
+        return _chunked(full, options)
     with blobs.local_copy(target.sha256) as blob_path:  # the sections are read lazily
         full = iter_sections(
             blob_path,
@@ -130,9 +152,13 @@ def _chunk(settings: Settings, target: IndexTarget, options: ChunkerOptions) -> 
             max_tokens=options.max_tokens,
             known_tokens=target.known_tokens,
         )
-        if not full.indexable:
-            return None
-        chunked = chunk_sections(full, options=options)
+        return _chunked(full, options)
+
+
+def _chunked(full: FullText, options: ChunkerOptions) -> ChunkedText | None:
+    if not full.indexable:
+        return None
+    chunked = chunk_sections(full, options=options)
     if chunked.complete and full.stopped_at is not None:  # the reader stopped first
         chunked = dataclasses.replace(chunked, complete=False, stopped_at=_where(full.stopped_at))
     return chunked

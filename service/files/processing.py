@@ -87,8 +87,10 @@ def process_file(
             publish_file_status(settings.REDIS_URL, file_id, FileStatus.FAILED)
             events.file_finished(None, file_id=file_id, settings=settings)
         return Outcome(claim.outcome)
-    values, text = _values_for(claim, settings=settings, time_limit_errors=time_limit_errors)
-    indexed = _index_if_in_project(claim, values, settings=settings)
+    values, text, full_text = _values_for(
+        claim, settings=settings, time_limit_errors=time_limit_errors
+    )
+    indexed = _index_if_in_project(claim, values, full_text, settings=settings)
 
     def write_it() -> tuple[bool, Any]:
         with get_engine().begin() as conn:
@@ -117,10 +119,11 @@ def process_file(
 
 
 def _index_if_in_project(
-    claim: Claim, values: dict[str, Any], *, settings: Settings
+    claim: Claim, values: dict[str, Any], full_text: Any, *, settings: Settings
 ) -> indexing.Indexed | None:
     """Index a processed file of a project before its result is written; the result's
-    metadata records it (`metadata.index`)."""
+    metadata records it (`metadata.index`). `full_text`: what the processor extracted
+    (a document's conversion), chunked as it is instead of being read again."""
     if values["status"] != FileStatus.READY or indexing.file_project(file_id=claim.file_id) is None:
         return None
     meta = values.get("meta") or {}
@@ -130,6 +133,7 @@ def _index_if_in_project(
         filename=claim.filename,
         category=values.get("category", "unsupported"),
         known_tokens=values.get("token_count") if meta.get("token_count_exact", True) else None,
+        full_text=full_text,
     )
     done = indexing.index_content(settings=settings, target=target)
     values["meta"] = {**meta, "index": done.meta}
@@ -145,8 +149,9 @@ def _index_if_moved_in(file_id: str, *, settings: Settings) -> indexing.Indexed 
 
 def _values_for(
     claim: Claim, *, settings: Settings, time_limit_errors: tuple[type[BaseException], ...]
-) -> tuple[dict[str, Any], str | None]:
-    """(row values, processed text) of a claimed file; a time limit ends it `failed`."""
+) -> tuple[dict[str, Any], str | None, Any]:
+    """(row values, processed text, the processor's whole extracted text or None) of a
+    claimed file; a time limit ends it `failed`."""
     blobs = get_blob_store(settings)
     try:
         with blobs.local_copy(claim.sha256) as blob_path:  # S3: a bounded local cache
@@ -160,15 +165,19 @@ def _values_for(
                 reraise=time_limit_errors,
             )
     except BlobMissing:
-        return {"status": FileStatus.FAILED, "error": MISSING_BLOB}, None
+        return {"status": FileStatus.FAILED, "error": MISSING_BLOB}, None, None
     except time_limit_errors:
-        return {
-            "status": FileStatus.FAILED,
-            "error": (
-                f"processing took longer than the time limit ({settings.TASK_SOFT_TIME_LIMIT_S}"
-                " s, TASK_SOFT_TIME_LIMIT_S); the file is too large or too complex: split it"
-            ),
-        }, None
+        return (
+            {
+                "status": FileStatus.FAILED,
+                "error": (
+                    f"processing took longer than the time limit ({settings.TASK_SOFT_TIME_LIMIT_S}"
+                    " s, TASK_SOFT_TIME_LIMIT_S); the file is too large or too complex: split it"
+                ),
+            },
+            None,
+            None,
+        )
 
 
 def _test_hooks(settings: Settings, blob_path: Path) -> None:
@@ -205,10 +214,11 @@ def _run_engine(
     settings: Settings,
     blobs: BlobStore,
     reraise: tuple[type[BaseException], ...],
-) -> tuple[dict[str, Any], str | None]:
-    """(row values, processed text). The text goes to `file_contents` (small: already
-    cut, and cleaned of NUL by the engine's `finalize`); only a binary artefact is
-    written as a blob."""
+) -> tuple[dict[str, Any], str | None, Any]:
+    """(row values, processed text, whole extracted text). The text goes to
+    `file_contents` (small: already cut, and cleaned of NUL by the engine's `finalize`);
+    only a binary artefact is written as a blob. The whole text (`result.full_text`) is
+    only handed to indexing, in this process."""
     from contextq.files.pipeline import process_file as run_pipeline
 
     try:
@@ -216,7 +226,7 @@ def _run_engine(
     except FileNotFoundError:
         stored_size = -1
     if stored_size != expected_size:
-        return {"status": FileStatus.FAILED, "error": MISSING_BLOB}, None
+        return {"status": FileStatus.FAILED, "error": MISSING_BLOB}, None, None
     result = run_pipeline(
         blob_path,
         filename,
@@ -235,7 +245,7 @@ def _run_engine(
         values.update(
             status=FileStatus.FAILED, error=result.error or "the file could not be processed"
         )
-        return values, None
+        return values, None, None
     content_sha, content_type = None, TEXT_MEDIA_TYPE
     if result.binary is not None:
         content_sha = blobs.put_bytes(result.binary)
@@ -249,4 +259,4 @@ def _run_engine(
         content_sha256=content_sha,
         content_media_type=content_type,
     )
-    return values, result.content or ""
+    return values, result.content or "", result.full_text

@@ -4,7 +4,7 @@
 `service.projects.project_documents` chooses the documents: every ready file whole when
 they all fit the room given, else the chunks that best match the query (one full-text
 search), best first. The room given first is an upper bound of P's share (`project_share`
-of the hard room); the engine then fits P to the share of what is really left once the
+of the budget); the engine then fits P to the share of what is really left once the
 fixed parts are taken, and when whole files did not fit that room it reports the room
 (`Assembled.project_room`), and the read asks again for chunks within it
 (`chunks_only`). A conversation whose project was deleted since gets no P.
@@ -38,9 +38,12 @@ def project_query(request_query: str | None, messages: Sequence[Message], u_seq:
 
 
 def upper_room(plan: ContextPlan) -> int:
-    """An upper bound of P's room: its share of the hard room."""
+    """An upper bound of P's room: its share of the budget (SPEC §6: the project's
+    documents up to `project_share` of what is left of it). Not of the hard room: the
+    search fills whatever room it is given (hybrid search ranks every chunk), and when
+    the whole context fits the hard room no filtering trims P back to its share."""
     f = plan.read.filter
-    return int(f.project_share * max(0, f.budget.hard_limit_tokens))
+    return int(f.project_share * max(0, min(f.budget.budget_tokens, f.budget.hard_limit_tokens)))
 
 
 def load_project(

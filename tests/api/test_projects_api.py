@@ -19,7 +19,15 @@ from store.tables import File
 from tests.support.api import in_process_client
 from tests.support.db import all_rows, get_row
 from tests.support.files import upload
-from tests.support.project_files import FACT, FACT_PAGE, FACT_QUESTION, pdf_bytes
+from tests.support.project_files import (
+    FACT,
+    FACT_PAGE,
+    FACT_QUESTION,
+    HANDBOOK_ANSWER_PAGE,
+    HANDBOOK_QUESTION,
+    handbook_pdf_bytes,
+    pdf_bytes,
+)
 
 PROJECT_ROUTES = [
     ("GET", "/v1/projects/{id}", None),
@@ -278,8 +286,28 @@ def test_search_parameters_are_checked(stack, app_client) -> None:
     project = _create(app_client)
     url = f"/v1/projects/{project['id']}/search"
     assert app_client.get(url).json() == {"data": [], "next_cursor": None}  # no q: nothing
-    for params in ({"q": "x", "limit": 0}, {"q": "x", "limit": 101}, {"q": "x" * 20_001}):
+    for params in (
+        {"q": "x", "limit": 0},
+        {"q": "x", "limit": 101},
+        {"q": "x" * 20_001},
+        {"q": "x", "mode": "fuzzy"},
+    ):
         assert app_client.get(url, params=params).status_code == 422, params
+
+
+def test_the_modes_a_paraphrased_question_is_found_by_hybrid_not_by_bm25(stack, app_client) -> None:
+    project = _create(app_client)
+    _ready(app_client, project["id"], "handbook.pdf", handbook_pdf_bytes())
+    url = f"/v1/projects/{project['id']}/search"
+    pages = {}
+    for mode in ("hybrid", "dense", "bm25", None):
+        params = {"q": HANDBOOK_QUESTION, "limit": 3} | ({"mode": mode} if mode else {})
+        resp = app_client.get(url, params=params)
+        assert resp.status_code == 200, resp.text
+        pages[mode] = [h["chunk"]["page"] for h in resp.json()["data"]]
+    assert pages["hybrid"][0] == pages["dense"][0] == HANDBOOK_ANSWER_PAGE
+    assert pages[None] == pages["hybrid"]  # hybrid is the default
+    assert HANDBOOK_ANSWER_PAGE not in pages["bm25"]
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))

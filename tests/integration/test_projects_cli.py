@@ -60,6 +60,20 @@ def test_projects_create_ls_search(stack, worker, api_server, owner, tmp_path: P
         ).stdout
     )
     assert hits[0]["chunk"]["page"] == FACT_PAGE and FACT in hits[0]["text"]
+    for mode in ("bm25", "dense"):  # each ranking alone, for comparison
+        alone = _cli(stack, api_server, owner, "projects", "search", project_id, FACT_QUESTION,
+                     "--json", "--mode", mode)  # fmt: skip
+        assert alone.returncode == 0, alone.stderr
+        assert json.loads(alone.stdout)[0]["chunk"]["page"] == FACT_PAGE, mode
+    scores = {}
+    for mode in ("bm25", "hybrid"):
+        out = _cli(stack, api_server, owner, "projects", "search", project_id, FACT_QUESTION,
+                   "--json", "--mode", mode).stdout  # fmt: skip
+        scores[mode] = json.loads(out)[0]["score"]
+    # a fused rank score (at most 2 / (RRF_K + 1): first in both rankings), not bm25's
+    assert scores["hybrid"] <= 2 / 11 + 1e-9 < scores["bm25"]
+    wrong = _cli(stack, api_server, owner, "projects", "search", project_id, "x", "--mode", "x")
+    assert wrong.returncode == 2 and "hybrid" in wrong.stderr
 
     missing = _cli(stack, api_server, owner, "projects", "search", "0" * 32, "torque")
     assert (

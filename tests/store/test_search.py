@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from sqlalchemy import func, select, text
 
 from contextq.files.sections import Section
+from contextq.retrieval import embedding
 from contextq.retrieval.chunking import ChunkerOptions, chunk_sections, chunk_set_key
 from store.chunks_queries import (
     count_project_chunks,
@@ -75,6 +76,7 @@ def index_file(
     with read_session() as s:
         reusable = find_chunk_set(s, key=key)
     chunked = None if reusable else chunk_sections(sections, options=OPTIONS)
+    vectors = None if chunked is None else embedding.chunk_vectors(chunked.chunks)
     with session_scope() as s:
         row = File(
             owner_id=owner.owner_id,
@@ -87,7 +89,13 @@ def index_file(
         s.add(row)
         s.flush()
         chunk_set = store_chunk_set(
-            s, key=key, content_sha256=sha, chunker=OPTIONS.fingerprint(), chunked=chunked
+            s,
+            key=key,
+            content_sha256=sha,
+            chunker=OPTIONS.fingerprint(),
+            chunked=chunked,
+            vectors=vectors,
+            embedder=embedding.EMBEDDER,
         )
         link_file(s, file_id=row.id, chunk_set_id=chunk_set.id)
         return Indexed(file_id=row.id, sha256=sha, chunk_set_id=chunk_set.id)
@@ -101,10 +109,12 @@ def new_project(owner: OwnerKey, name: str = "handbook") -> str:
         return project.id
 
 
-def search(owner: OwnerKey, project_id: str, query: str, limit: int = 5) -> list:
+def search(
+    owner: OwnerKey, project_id: str, query: str, limit: int = 5, mode: str = "hybrid"
+) -> list:
     with read_session() as s:
         return search_chunks(
-            s, owner_id=owner.owner_id, project_id=project_id, query=query, limit=limit
+            s, owner_id=owner.owner_id, project_id=project_id, query=query, limit=limit, mode=mode
         )
 
 
@@ -150,12 +160,15 @@ def test_search_is_scoped_to_the_owner_the_project_and_ready_files(
     index_file(alice, alice_other, other, content=b"other-project")
     index_file(alice, alice_project, other, content=b"still-processing", status="processing")
 
-    alice_hits = search(alice, alice_project, "zephyrine")
-    assert {h.file_id for h in alice_hits} == {a.file_id}
-    assert {h.file_id for h in search(bob, bob_project, "zephyrine")} == {b.file_id}
-    assert search(bob, alice_project, "zephyrine") == []  # another owner's project
-    assert search(alice, bob_project, "zephyrine") == []
-    assert {h.page for h in search(alice, alice_other, "zephyrine glaze")} == {2}
+    for mode in ("hybrid", "bm25", "dense"):  # dense ranks every chunk of the scope
+        alice_hits = search(alice, alice_project, "zephyrine", mode=mode)
+        assert {h.file_id for h in alice_hits} == {a.file_id}
+        assert {h.file_id for h in search(bob, bob_project, "zephyrine", mode=mode)} == {b.file_id}
+        assert search(bob, alice_project, "zephyrine", mode=mode) == []  # another owner's
+        assert search(alice, bob_project, "zephyrine", mode=mode) == []
+    assert search(alice, alice_project, "zephyrine")[0].page == 5
+    assert {h.page for h in search(alice, alice_other, "zephyrine glaze", mode="bm25")} == {2}
+    assert search(alice, alice_other, "zephyrine glaze")[0].page == 2
     with read_session() as s:
         assert count_project_chunks(s, owner_id=alice.owner_id, project_id=alice_project) > 0
         assert count_project_chunks(s, owner_id=bob.owner_id, project_id=alice_project) == 0
@@ -280,13 +293,17 @@ def test_deleting_files_removes_their_chunks_once_no_file_has_the_bytes(stack, o
         assert release_file_chunks(s, file_id=first.file_id, content_sha256=first.sha256) == 0
         s.execute(File.__table__.delete().where(File.id == first.file_id))  # type: ignore[attr-defined]
     assert chunk_rows() == before
-    assert {h.file_id for h in search(owner, project, "badge readers")} == {second.file_id}
+    assert {h.file_id for h in search(owner, project, "badge readers", mode="bm25")} == {
+        second.file_id
+    }
+    assert search(owner, project, "badge readers")[0].file_id == second.file_id
 
     with session_scope() as s:  # the last file with those bytes goes: so do the chunks
         deleted = release_file_chunks(s, file_id=second.file_id, content_sha256=second.sha256)
         s.execute(File.__table__.delete().where(File.id == second.file_id))  # type: ignore[attr-defined]
     assert deleted > 0 and chunk_rows() == before - deleted
-    assert search(owner, project, "badge readers building") == []
+    assert search(owner, project, "badge readers building", mode="bm25") == []
+    assert {h.file_id for h in search(owner, project, "badge readers building")} == {kept.file_id}
     assert search(owner, project, "revenue")[0].file_id == kept.file_id
     assert_fulltext_index_consistent()
 
@@ -355,10 +372,10 @@ def test_candidates_need_a_distinctive_term_and_are_ranked_by_all(stack, owner) 
         if s.get_bind().dialect.name == "postgresql":
             s.execute(text("ANALYZE chunks"))  # the statistics that say which terms are common
     query = "torque wrench calibration revenue board"  # distinctive + common (filler) terms
-    hits = search(owner, project, query, limit=5)
+    hits = search(owner, project, query, limit=5, mode="bm25")
     assert hits and hits[0].page == 40
     # only common words: ranked over all their matches
-    assert len(search(owner, project, "quarterly revenue board", limit=5)) == 5
+    assert len(search(owner, project, "quarterly revenue board", limit=5, mode="bm25")) == 5
     with read_session() as s:
         if s.get_bind().dialect.name != "sqlite":
             return

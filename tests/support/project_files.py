@@ -55,6 +55,36 @@ def pdf_bytes(pages: int = 45) -> bytes:
     return bytes(pdf.output())
 
 
+# a staff handbook, one rule per page; HANDBOOK_QUESTION shares no word with its answer
+HANDBOOK = [
+    "Annual leave accrues at two days for every month of service.",
+    "Passwords are rotated every ninety days and contain twelve characters.",
+    "The canteen serves subsidised lunches from noon until two.",
+    "Fire drills are held every quarter; the assembly point is the north car park.",
+    "Receipts must be submitted within thirty days of the purchase.",
+    "Equipment damage is covered by the employer when it happens during normal duties.",
+    "Parking permits are issued by reception for a monthly fee.",
+    "Performance appraisals take place twice a year with the line manager.",
+]
+HANDBOOK_ANSWER_PAGE = 6
+HANDBOOK_QUESTION = "who pays if my work laptop breaks"
+_HANDBOOK_FILLER = (
+    "This section belongs to the staff handbook, revised by the people team. Questions about "
+    "it go to the office manager, and the latest version is kept on the intranet."
+)
+
+
+def handbook_pdf_bytes() -> bytes:
+    from fpdf import FPDF
+
+    pdf = FPDF()
+    pdf.set_font("Helvetica", size=11)
+    for number, rule in enumerate(HANDBOOK, 1):
+        pdf.add_page()
+        pdf.multi_cell(0, 6, f"Handbook, section {number}. {_HANDBOOK_FILLER} {rule}")
+    return bytes(pdf.output())
+
+
 def docx_bytes() -> bytes:
     import docx
 

@@ -51,10 +51,11 @@ def _processed(owner, data: bytes, filename: str, project_id: str | None = None)
     return stored
 
 
-def _search(owner, project_id: str, query: str) -> list:
+def _search(owner, project_id: str, query: str, mode: str = "bm25") -> list:
+    """Full-text matches only by default: these tests ask what is indexed, not what is near."""
     with read_session() as s:
         return search_chunks(
-            s, owner_id=owner.owner_id, project_id=project_id, query=query, limit=5
+            s, owner_id=owner.owner_id, project_id=project_id, query=query, limit=5, mode=mode
         )
 
 

@@ -48,6 +48,23 @@ def test_pdf_sections_come_from_the_cache_with_their_pages(write: Write) -> None
     assert full.complete and full.total_tokens_indexed > 0
 
 
+def test_pdf_sections_from_the_processors_conversion_read_nothing_again(write: Write) -> None:
+    """Processing hands its conversion on (`full_text`): the sections are the same as from
+    the cache, and the file is neither read nor converted again (it is gone here)."""
+    settings = Settings()
+    path = write("handed.pdf", real_world.text_pdf(5, lines_per_page=20))
+    cache = CountingCache()
+    processed = process_file(path, "handed.pdf", settings=settings, cache=cache)
+    assert processed.success and processed.full_text is not None
+    from_cache = list(iter_sections(path, "handed.pdf", settings=settings, cache=cache))
+    path.unlink()
+    handed = iter_sections(
+        path, "handed.pdf", settings=settings, cache=None, converted=processed.full_text
+    )
+    assert list(handed) == from_cache and {s.page for s in from_cache} == set(range(1, 6))
+    assert cache.puts == 1 and handed.complete
+
+
 def test_pdf_sections_beyond_the_artefact_cut(write: Write) -> None:
     """The processed artefact is cut to MAX_TOKENS_PER_FILE; the sections are not."""
     settings = Settings(MAX_TOKENS_PER_FILE=200)

@@ -1,0 +1,131 @@
+"""Dense ranking of a project's chunks, and the fusion of two rankings (SPEC §8, hybrid).
+
+Dense: brute force, exact; a chunk scores its best passage's cosine. Each chunk set's
+passage vectors (float32, unit rows) are loaded once per process and kept in
+`SetVectors`, an LRU bounded by bytes (`DEFAULT_CACHE_BYTES`, 256 MB per process); a set's
+vectors never change (a set is keyed by its bytes, chunker and embedder), so the cache
+needs no invalidation. A query is one matrix-vector product
+per set of the project (≈ 3 ms for the 60 000 passages of 4 000 chunks), a maximum per
+chunk and a partial sort.
+
+Fusion: reciprocal rank fusion (Cormack et al., 2009): a chunk's score is the sum over the
+rankings of `weight / (k + rank)`. It needs no calibration between a bm25 score and a
+cosine, and a chunk found by both rankings rises above one found by either alone.
+`RRF_K` 10 and equal weights were chosen on bench/retrieval.py's grid (`--fusion-grid`):
+on its 4 000-chunk corpus k 10 gave lexical recall@5 0.880 and paraphrase 0.430, the
+customary k 60 0.830 and 0.400; a heavier dense weight gains paraphrases and loses
+lexical queries, a lighter one the reverse (the grid is measured on the benchmark's own
+queries: a choice, not an independent validation).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from contextq.retrieval.embedding import Matrix
+
+RRF_K = 10
+BM25_WEIGHT = 1.0
+DENSE_WEIGHT = 1.0
+DEFAULT_CACHE_BYTES = 256 * 1024 * 1024
+
+Ranked = list[tuple[int, float]]  # (chunk id, score), best first
+
+
+@dataclass(frozen=True, slots=True)
+class SetMatrix:
+    """One chunk set's passage vectors: the chunk `ids[i]` owns the rows from `starts[i]`
+    to the next start (every chunk at least one)."""
+
+    ids: npt.NDArray[np.int64]
+    starts: npt.NDArray[np.intp]
+    vectors: Matrix
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.ids.nbytes + self.starts.nbytes + self.vectors.nbytes)
+
+    def chunk_scores(self, query: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+        """Each chunk's best passage's cosine with `query`."""
+        return np.maximum.reduceat(self.vectors @ query, self.starts)
+
+
+# a set is cached under (its id, its key): an id alone can be reused (SQLite gives a
+# deleted set's id to the next one), its key (bytes + chunker) says what it holds
+SetKey = tuple[int, str]
+Loader = Callable[[list[SetKey]], dict[SetKey, SetMatrix]]
+
+
+class SetVectors:
+    """Per-process cache of chunk sets' vectors, least recently used out first."""
+
+    def __init__(self, max_bytes: int = DEFAULT_CACHE_BYTES) -> None:
+        self.max_bytes = max_bytes
+        self._sets: OrderedDict[SetKey, SetMatrix] = OrderedDict()
+        self._bytes = 0
+        self._lock = threading.Lock()
+
+    def get(self, sets: Iterable[SetKey], load: Loader) -> list[SetMatrix]:
+        """The vectors of `sets` (a set `load` does not return has none: left out)."""
+        wanted = list(dict.fromkeys(sets))
+        with self._lock:
+            found = {i: self._touch(i) for i in wanted if i in self._sets}
+        missing = [i for i in wanted if i not in found]
+        if missing:
+            loaded = load(missing)
+            with self._lock:
+                for set_id, matrix in loaded.items():
+                    self._put(set_id, matrix)
+            found.update(loaded)
+        return [found[i] for i in wanted if i in found]
+
+    def clear(self) -> None:
+        with self._lock:
+            self._sets.clear()
+            self._bytes = 0
+
+    def _touch(self, set_id: SetKey) -> SetMatrix:
+        self._sets.move_to_end(set_id)
+        return self._sets[set_id]
+
+    def _put(self, set_id: SetKey, matrix: SetMatrix) -> None:
+        if set_id in self._sets:
+            return
+        self._sets[set_id] = matrix
+        self._bytes += matrix.nbytes
+        while self._bytes > self.max_bytes and len(self._sets) > 1:
+            _, dropped = self._sets.popitem(last=False)
+            self._bytes -= dropped.nbytes
+
+
+def dense_top(matrices: Sequence[SetMatrix], query: npt.NDArray[np.float32], n: int) -> Ranked:
+    """The `n` chunks most similar to `query` (cosine: rows and query are unit length)."""
+    if n < 1 or not matrices or not query.any():
+        return []
+    scores = np.concatenate([m.chunk_scores(query) for m in matrices])
+    ids = np.concatenate([m.ids for m in matrices])
+    best = np.argpartition(-scores, n - 1)[:n] if len(scores) > n else np.arange(len(scores))
+    order = best[np.lexsort((ids[best], -scores[best]))]
+    return [(int(ids[i]), float(scores[i])) for i in order]
+
+
+def fuse(
+    bm25: Ranked,
+    dense: Ranked,
+    *,
+    k: int = RRF_K,
+    bm25_weight: float = BM25_WEIGHT,
+    dense_weight: float = DENSE_WEIGHT,
+) -> Ranked:
+    """Reciprocal rank fusion of two rankings, best first (ties: the lower id)."""
+    fused: dict[int, float] = {}
+    for ranking, weight in ((bm25, bm25_weight), (dense, dense_weight)):
+        for rank, (chunk_id, _score) in enumerate(ranking, 1):
+            fused[chunk_id] = fused.get(chunk_id, 0.0) + weight / (k + rank)
+    return sorted(fused.items(), key=lambda item: (-item[1], item[0]))
