@@ -5,7 +5,6 @@ from __future__ import annotations
 import sys
 from enum import StrEnum
 from typing import Annotated, Any
-from urllib.parse import quote
 
 import typer
 from rich.console import Console
@@ -107,15 +106,9 @@ def projects_search(  # noqa: PLR0917  (typer maps parameters to options)
 
 
 def _search(client: Any, project_id: str, query: str, limit: int, mode: str) -> list[Any]:
-    """The hits as JSON. The SDK's `projects.search` has no `mode` yet (the SDK is moving
-    to its own package): the default goes through it, another mode through its transport
-    with the same error handling."""
-    if mode == SearchMode.hybrid.value:
-        results = client.projects.search(project_id, query, limit=limit)
-        return [h.model_dump(mode="json") for h in results.data]
-    path = f"/v1/projects/{quote(project_id, safe='')}/search"
-    body = client._t.request_json("GET", path, params={"q": query, "limit": limit, "mode": mode})
-    return list(body["data"])
+    """The hits as JSON."""
+    results = client.projects.search(project_id, query, limit=limit, mode=mode)
+    return [h.model_dump(mode="json") for h in results.data]
 
 
 # -- tables ----------------------------------------------------------------------------

@@ -104,6 +104,10 @@ def test_projects_workspace_settings_webhooks(sdk: Client, make_stack: Any) -> N
     assert sdk.projects.update(project.id, name="manuals").name == "manuals"
     assert project.id in [p.id for p in sdk.projects.iter(page_size=1)]
     assert sdk.projects.search(project.id, "anything").data == []
+    assert sdk.projects.search(project.id, "anything", mode="dense").data == []
+    with pytest.raises(ValidationError) as refused:
+        sdk.projects.search(project.id, "anything", mode="fuzzy")  # type: ignore[arg-type]
+    assert "mode" in str(refused.value.detail)
     uploaded = sdk.files.upload(b"a,b\n1,2\n", filename="t.csv")
     assert uploaded.status == "uploaded" and not uploaded.done
     assert sdk.files.update(uploaded.id, project_id=project.id).project_id == project.id

@@ -189,9 +189,18 @@ class AsyncProjects(Resource):
         await self._t.request("DELETE", f"/v1/projects/{seg(project_id)}")
 
     @route("GET", "/v1/projects/{project_id}/search")
-    async def search(self, project_id: str, q: str, *, limit: int | None = None) -> m.SearchResults:
+    async def search(
+        self,
+        project_id: str,
+        q: str,
+        *,
+        limit: int | None = None,
+        mode: Literal["hybrid", "bm25", "dense"] | None = None,
+    ) -> m.SearchResults:
+        """The best chunks, best first: `hybrid` (the default: bm25 and dense fused),
+        `bm25` (words only) or `dense` (meaning only)."""
         path = f"/v1/projects/{seg(project_id)}/search"
-        response = await self._t.request("GET", path, params=params(q=q, limit=limit))
+        response = await self._t.request("GET", path, params=params(q=q, limit=limit, mode=mode))
         return m.SearchResults.model_validate(response.json())
 
 
