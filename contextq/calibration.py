@@ -25,10 +25,11 @@ Content kinds (`kinds(text)`), decided from cheap counts on the text's UTF-8 byt
 - `cjk`: characters U+3000-U+D7FF (CJK punctuation, kana, ideographs, Hangul) make at
   least 10 % of the characters;
 - otherwise, or when Latin letters also make at least 10 % of the characters, the text
-  is `prose`, and also `code` when code punctuation (``{}()[];=<>|&``) makes at least
-  4 % of its characters or lines start indented (a newline, raw or JSON-escaped, then
-  two spaces or a tab) at least once per 200 characters, and also `json` when it holds
-  at least 4 object keys (``":``) and at least one per 100 characters.
+  is `prose`; also `json` when it holds at least 4 object keys (``":``) and at least one
+  per 100 characters; also `code` when code punctuation (``{}()[];=<>|&``, or only
+  ``();=<>|&`` in JSON, whose braces are its own) makes at least 4 % of its characters,
+  or (not JSON) lines start indented (a newline, raw or JSON-escaped, then two spaces
+  or a tab) at least once per 200 characters.
 
 The factor used is the largest of the kinds found: a text that is both prose and code
 counts as code when code's factor is larger, as prose when prose's is (the new Claude
@@ -77,6 +78,7 @@ Method = Literal["exact", "calibrated"]
 _CJK_LEADS = bytes(range(0xE3, 0xEE))
 _LATIN = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 _CODE_MARKS = b"{}()[];=<>|&"
+_JSON_CODE_MARKS = b"();=<>|&"
 _INDENTS = ("\n  ", "\n\t", "\\n  ", "\\n\\t")
 
 
@@ -165,19 +167,22 @@ def claude_version(name: str) -> tuple[int, int] | None:
 
 
 def family_for(provider: str, model: str | None) -> Family | None:
-    """The tokenizer family of a model, or None when it is counted exactly (OpenAI)."""
-    if provider == "openai":
-        return None
-    if provider == "anthropic":
-        name = (model or "").lower()
+    """The tokenizer family of a model, or None when it is counted exactly (OpenAI). A
+    Claude or Gemini model is known by its name too, whoever hosts it (a Bedrock id
+    such as `anthropic.claude-sonnet-4-5-…` has the catalogue's host as provider)."""
+    name = (model or "").lower()
+    bare = name.rsplit("/", 1)[-1]
+    if provider == "anthropic" or "claude" in name:
         if any(tier in name for tier in _CLAUDE_2026_TIERS):
             return CLAUDE_2026
         version = claude_version(name)
         if version is None or version >= _CLAUDE_2026_FROM:
             return CLAUDE_2026  # an unrecognised Claude: the larger factors
         return CLAUDE
-    if provider == "google":
+    if provider == "google" or bare.startswith(("gemini", "gemma")):
         return GEMINI
+    if provider == "openai":
+        return None
     return OTHER
 
 
@@ -199,14 +204,18 @@ def kinds(text: str) -> tuple[Kind, ...]:
     if not latin_too:
         return tuple(found)
     found.append("prose")
-    ascii_bytes = text.encode("utf-8") if not text.isascii() else text.encode("ascii")
-    marks = len(ascii_bytes) - len(ascii_bytes.translate(None, _CODE_MARKS))
+    raw = text.encode("utf-8")
+    keys = text.count('":')
+    if keys >= 4 and keys * 100 >= n:  # JSON: its braces and indentation are its own
+        marks = len(raw) - len(raw.translate(None, _JSON_CODE_MARKS))
+        if marks * 100 >= 4 * n:
+            found.append("code")
+        found.append("json")
+        return tuple(found)
+    marks = len(raw) - len(raw.translate(None, _CODE_MARKS))
     indents = sum(text.count(i) for i in _INDENTS)
     if marks * 100 >= 4 * n or indents * 200 >= n:
         found.append("code")
-    keys = text.count('":')
-    if keys >= 4 and keys * 100 >= n:
-        found.append("json")
     return tuple(found)
 
 

@@ -87,7 +87,5 @@ def node(value: dict[str, Any], count: Callable[[dict[str, Any]], int]) -> int:
     """A message or block whose content is a list: itself with `content: []`, plus each
     element (README's definition for list contents); anything else: its JSON."""
     if isinstance(value.get("content"), list):
-        return count({**value, "content": []}) + sum(
-            node(part, count) for part in value["content"]
-        )
+        return count({**value, "content": []}) + sum(node(part, count) for part in value["content"])
     return count(value)
