@@ -194,8 +194,8 @@ def kinds(text: str) -> tuple[Kind, ...]:
         return ("prose",)
     found: list[Kind] = []
     latin_too = True
-    if not text.isascii():
-        raw = text.encode("utf-8")
+    raw = text.encode("utf-8")
+    if len(raw) != n:  # not ASCII
         cjk = len(raw) - len(raw.translate(None, _CJK_LEADS))
         if cjk * 10 >= n:
             found.append("cjk")
@@ -204,7 +204,6 @@ def kinds(text: str) -> tuple[Kind, ...]:
     if not latin_too:
         return tuple(found)
     found.append("prose")
-    raw = text.encode("utf-8")
     keys = text.count('":')
     if keys >= 4 and keys * 100 >= n:  # JSON: its braces and indentation are its own
         marks = len(raw) - len(raw.translate(None, _JSON_CODE_MARKS))
