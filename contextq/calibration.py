@@ -45,7 +45,7 @@ Sources (the figures each family takes; docs/token-counting.md has the derivatio
     system-prompts/data-token-counting-reference.md).
 [B] sammcj/ingest PR #65 (github.com/sammcj/ingest/pull/65): o200k x 1.18 for Claude
     before Opus 4.7, x 1.53 for Opus 4.7 and later.
-[C] grantcarthew/chonkometer, docs/token-validation-report.md: Claude 3 Haiku's
+[C] grantcarthew/chonkometer, docs/validate-claude-tokens.md: Claude 3 Haiku's
     count_tokens over cl100k on 106 JSON tool definitions, 1.18-1.26 by server.
 [D] claudeguide.io/claude-token-counting-accurate: Claude tokens per 500 characters :
     English 118, Python 161, JSON 198, Korean 312.
@@ -84,10 +84,9 @@ _INDENTS = ("\n  ", "\n\t", "\\n  ", "\\n\\t")
 
 @dataclass(frozen=True, slots=True)
 class Family:
-    """A tokenizer family: its factors (hundredths, by kind) and what it covers."""
+    """A tokenizer family: its factors (hundredths, by kind)."""
 
     name: str
-    label: str
     hundredths: Mapping[Kind, int]
 
     @property
@@ -100,42 +99,38 @@ class Family:
         return max(self.hundredths.values())
 
 
-def _family(name: str, label: str, *, prose: int, code: int, json: int, cjk: int) -> Family:
+def _family(name: str, *, prose: int, code: int, json: int, cjk: int) -> Family:
     hundredths: dict[Kind, int] = {"prose": prose, "code": code, "json": json, "cjk": cjk}
     assert all(h >= 100 for h in hundredths.values()), "a calibration never counts less"
-    return Family(name, label, MappingProxyType(hundredths))
+    return Family(name, MappingProxyType(hundredths))
 
 
 # Over cl100k_base (the open encoding these models are counted with), rounded up to 0.05;
 # docs/token-counting.md derives each from the sources above.
-CLAUDE = _family(
+CLAUDE = _family(  # Claude 3 - Claude 4.6
     "claude",
-    "Claude 3 - Claude 4.6 tokenizer (not published)",
-    prose=120,  # [A] 15-20 %; [B] 1.18; [D] 1.16; [E] 10-20 %
+    prose=120,  # [A] 15-20 %; [B] 1.18; [D] 1.17; [E] 10-20 %
     code=135,  # [D] 161 per 500 characters ÷ this corpus' cl100k ≈ 1.32; [A] "much more"
-    json=130,  # [C] up to 1.26; [D] 1.21
+    json=130,  # [C] up to 1.26; [D] 1.14
     cjk=120,  # [A] "much more" than typical text, taken as 1.20 over cl100k, which counts
     # CJK 1.4-1.6 x o200k; [D] Korean 0.72 over cl100k
 )
-CLAUDE_2026 = _family(
+CLAUDE_2026 = _family(  # Claude Opus 4.7 and later
     "claude-2026",
-    "Claude Opus 4.7 and later tokenizer (not published)",
     prose=195,  # 1.20 x [F] 1.59 (English prose; [G] 1.45, [H] technical docs 1.47)
     code=190,  # 1.35 x [H] 1.39 (code up to; [G] 1.33, [F] Python 1.156)
     json=175,  # 1.30 x [F] 1.34 (minified JSON; [G] 1.31)
     cjk=130,  # 1.20 x [H] 1.07 (CJK; [F] ~0 %, [G] 1.00)
 )
-GEMINI = _family(
+GEMINI = _family(  # Gemini and Gemma (SentencePiece, not shipped here)
     "gemini",
-    "Gemini / Gemma SentencePiece tokenizer (not shipped here)",
     prose=110,  # [I] 5-10 % over o200k (o200k = cl100k on this prose); [J] 1.08
     code=135,  # no published Gemini figure: the Claude factor stands in
     json=130,  # likewise
     cjk=100,  # [I] fewer tokens than o200k, which counts CJK below cl100k
 )
-OTHER = _family(
+OTHER = _family(  # any other tokenizer not shipped here: the larger of Claude's and Gemini's
     "other",
-    "tokenizer not shipped here (the larger of the Claude and Gemini factors)",
     prose=120,
     code=135,
     json=130,

@@ -19,7 +19,10 @@ from contextq.assembly import build_history_context
 from contextq.catalog import resolve_model
 from contextq.history import Message, count_message_tokens
 from contextq.history.plan import Format
+from contextq.history.retention import fit_summary
+from contextq.history.summary_format import parse_summary
 from contextq.settings import Settings
+from tests.engine.history.test_structured_summaries import _structured
 from tests.support.recount import recount
 
 PROSE = (
@@ -239,3 +242,16 @@ def test_stored_open_counts_calibrate_to_the_fresh_count(fmt: Format) -> None:
     answer = {**answers[0].report, "messages": answers[0].messages, "system": answers[0].system}
     assert recount(answer) == reused
     assert answer["token_count_method"] == "calibrated"
+
+
+def test_a_summary_cut_for_a_calibrated_model_keeps_its_sections_in_order() -> None:
+    """fit_summary with a model's counter chooses lines in the encoding within the room
+    the summary's factor leaves: the goal first, within the calibrated room, not far
+    under it."""
+    summary = _structured()
+    counter = "cl100k_base+claude"
+    small = fit_summary(summary, 900, counter)
+    assert 0.85 * 900 <= tokens.count_tokens(small, counter) <= 900
+    parsed = parse_summary(small)
+    assert parsed.sections["goal"][0] == "Goal: Port the importer to asyncio"
+    assert any(line.startswith("[cut to fit") for line in parsed.header)
