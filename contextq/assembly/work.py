@@ -76,13 +76,17 @@ class Work:
     cleared: list[str] = field(default_factory=list)  # ids of the tool results cleared
     named: set[int] = field(default_factory=set)  # tool results shown by their path
     shown_files: dict[int, tuple[Any, ...]] = field(default_factory=dict)  # attached now
+    known: dict[int, int] = field(default_factory=dict)  # known_cost of unrendered messages
 
     def cost(self, i: int) -> int:
         """What message i costs as sent, its documents included (from its stored or a
         remembered count when that is exact, without rendering it)."""
         if i not in self.attached and not self.pieces.rendered(i):
-            known = known_cost(self.history[i], self.target)
+            known = self.known.get(i)
+            if known is None:
+                known = known_cost(self.history[i], self.target)
             if known is not None:
+                self.known[i] = known
                 return known
         docs = self.docs.get(i)
         return self.pieces[i].cost + (docs.cost if docs is not None else 0)
