@@ -15,6 +15,10 @@ CJK (bench/token_calibration_corpus.py: texts that ship with Python, or made her
    would be a bug: the script says MET or MISSED.
 3. The cost of finding the kinds against the cost of counting (per 100 KB), since a
    context read finds them for every text it counts that it has not seen.
+4. The engine's context of a 10 000-message agent history (forced filter) for
+   claude-sonnet-4-5, calibrated against the same model counted exactly (its family
+   switched off for the baseline, in this process only), runs interleaved: what the
+   calibration costs a warm read. bench/context.py measures the same over HTTP.
 """
 
 from __future__ import annotations
@@ -186,6 +190,58 @@ def _print_speed(samples: list[Sample], repeats: int) -> None:
           f"ratio {kinds_us / count_us:.3f}x")  # fmt: skip
 
 
+def _assembly_cost(repeats: int) -> None:
+    import contextq.catalog as catalog
+    from contextq.assembly import build_history_context
+    from contextq.history import Message, count_message_tokens
+    from contextq.settings import Settings
+    from tests.api.history_data import agent_history
+
+    model = "claude-sonnet-4-5"
+    history = agent_history(10_000, pinned=5)
+    settings = Settings()
+
+    def stored(tag: str) -> list[Message]:
+        out = []
+        for seq, data in enumerate(history, start=1):
+            wire = {k: v for k, v in data.items() if k not in ("pinned", "kind")}
+            message = Message.from_openai(
+                wire, id=f"{tag}-{seq}", seq=seq, pinned=bool(data.get("pinned"))
+            )
+            message.token_count = count_message_tokens(message, model)
+            out.append(message)
+        return out
+
+    real = catalog.family_for
+    runs: dict[str, list[float]] = {"exact": [], "calibrated": []}
+    messages = {tag: stored(tag) for tag in runs}
+    total = sum(m.token_count or 0 for m in messages["exact"])
+    kept = {}
+    try:
+        for _ in range(repeats):
+            for tag, times in runs.items():
+                catalog.family_for = real if tag == "calibrated" else (lambda _p, _m: None)
+                started = time.perf_counter()
+                answer = build_history_context(
+                    messages[tag], settings=settings, model=model, history_tokens=total,
+                    force_filter=True,
+                )  # fmt: skip
+                times.append((time.perf_counter() - started) * 1000)
+                kept[tag] = answer.report["kept_message_count"]
+    finally:
+        catalog.family_for = real
+    print(f"\n4. The context of a 10 000-message history for {model}, forced filter, warm")
+    for tag, times in runs.items():
+        warm = times[2:]
+        print(
+            f"{tag:<10} min {min(warm):6.1f} ms  p50 {statistics.median(warm):6.1f} ms  "
+            f"kept {kept[tag]} messages"
+        )
+    ratio = min(runs["calibrated"][2:]) / min(runs["exact"][2:])
+    median = statistics.median(runs["calibrated"][2:]) / statistics.median(runs["exact"][2:])
+    print(f"calibrated / exact: {ratio:.2f}x (min), {median:.2f}x (p50)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true")
@@ -195,6 +251,7 @@ def main() -> None:
     _print_counts(rows)
     _print_derivation(rows)
     _print_speed(samples, 5 if args.quick else 30)
+    _assembly_cost(8 if args.quick else 40)
 
 
 if __name__ == "__main__":
