@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
+from contextq.calibration import Counting, family_for
 from contextq.providers import CANONICAL_DEFAULTS, PROVIDER_DEFAULTS, ProviderDefault
 from contextq.settings import Settings
 from contextq.tokens import EncodingName, encoding_name_for_model
@@ -44,7 +45,7 @@ class ModelLimits:
     provider: str  # canonical provider: openai, anthropic, google, mistral, meta, qwen, …
     context_window: int  # tokens, after the MAX_CONTEXT_TOKENS cap
     max_output_tokens: int  # the model's own output limit (≤ context_window)
-    encoding: EncodingName  # tokenizer used for counting
+    encoding: EncodingName  # the open encoding counted with (stored counts are in it)
     source: Source = "models.dev"  # where the figures came from
     catalog_id: str | None = None  # the id matched in the catalogue
     max_input_tokens: int | None = None  # a separate input limit, where the model has one
@@ -54,6 +55,12 @@ class ModelLimits:
     def takes(self, modality: str) -> bool:
         """Whether the model takes `modality` (`image`, `audio`, …) as input."""
         return modality in self.input_modalities
+
+    @property
+    def counting(self) -> Counting:
+        """How the model's tokens are counted: exactly in `encoding` (OpenAI), else in
+        `encoding` calibrated for its tokenizer family (`contextq.calibration`)."""
+        return Counting(self.encoding, family_for(self.provider, self.catalog_id or self.model))
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,6 +5,12 @@
 (both checked against OpenAI's published SHA-256). We parse the files
 ourselves and build `tiktoken.Encoding` directly, so nothing is fetched and
 nothing is written to `TIKTOKEN_CACHE_DIR`.
+
+Every function that takes an `encoding` also takes a *counter*: an encoding calibrated
+for a model whose tokenizer is not published (`cl100k_base+claude`,
+`contextq.calibration`). A counter counts each text in its encoding, then multiplies by
+the factor of the text's content kind, rounded up; `get_encoding` gives its encoding
+(for cutting text on token boundaries).
 """
 
 from __future__ import annotations
@@ -21,6 +27,8 @@ from pathlib import Path
 from typing import Literal, Protocol
 
 import tiktoken
+
+from contextq import calibration
 
 EncodingName = Literal["cl100k_base", "o200k_base"]
 DEFAULT_ENCODING: EncodingName = "cl100k_base"
@@ -115,7 +123,9 @@ def _build(name: str) -> tiktoken.Encoding:
 
 
 def get_encoding(name: str = DEFAULT_ENCODING) -> tiktoken.Encoding:
-    """The named encoding, built once per process from bundled data. Unknown names → cl100k."""
+    """The named encoding (a counter's own), built once per process from bundled data.
+    Unknown names → cl100k."""
+    name = name.partition("+")[0]
     if name not in _SOURCES:
         name = DEFAULT_ENCODING
     with _lock:
@@ -149,7 +159,8 @@ def encoding_for_model(model: str | None) -> tiktoken.Encoding:
 
 
 def count_tokens(text: str, encoding: str = DEFAULT_ENCODING) -> int:
-    """Exact token count of `text` (special-token strings counted as plain text).
+    """Exact token count of `text` (special-token strings counted as plain text), or a
+    counter's calibrated count (module docstring).
 
     Long texts go to the fast exact counter (`bpe-openai`, same ids as
     tiktoken); short ones to tiktoken, which is quicker to call.
@@ -158,7 +169,9 @@ def count_tokens(text: str, encoding: str = DEFAULT_ENCODING) -> int:
         return 0
     if len(text) >= FAST_COUNT_MIN_CHARS:
         return count_tokens_fast(text, encoding)
-    return len(get_encoding(encoding).encode_ordinary(text))
+    name, family = calibration.split_counter(encoding)
+    count = len(get_encoding(name).encode_ordinary(text))
+    return count if family is None else calibration.calibrate(count, text, family)
 
 
 # Below this many characters tiktoken's call overhead is lower than the fast counter's.
@@ -187,14 +200,18 @@ def _fast_counter(name: str) -> _Counter | None:
 
 
 def count_tokens_fast(text: str, encoding: str = DEFAULT_ENCODING) -> int:
-    """Exact count through bpe-openai (2.5-4 times tiktoken's speed); tiktoken fallback."""
+    """Exact count through bpe-openai (2.5-4 times tiktoken's speed); tiktoken fallback.
+    A counter's count is calibrated (module docstring)."""
     if not text:
         return 0
-    name = encoding if encoding in _SOURCES else DEFAULT_ENCODING
+    name, family = calibration.split_counter(encoding)
+    name = name if name in _SOURCES else DEFAULT_ENCODING
     counter = _fast_counter(name)
     if counter is None:
-        return len(get_encoding(name).encode_ordinary(text))
-    return counter.count(text)
+        count = len(get_encoding(name).encode_ordinary(text))
+    else:
+        count = counter.count(text)
+    return count if family is None else calibration.calibrate(count, text, family)
 
 
 # Where a text can be cut so that the pieces' token counts add up to the whole's:
@@ -283,8 +300,12 @@ def truncate_to_tokens(
 ) -> tuple[str, int, int]:
     """Cut `text` to at most `max_tokens` tokens on a token boundary, never mid-character.
 
-    Returns (kept_text, total_tokens, kept_tokens).
+    Returns (kept_text, total_tokens, kept_tokens). With a counter, the counts are
+    calibrated and the kept text's calibrated count is at most `max_tokens`.
     """
+    name, family = calibration.split_counter(encoding)
+    if family is not None:
+        return _truncate_calibrated(text, max_tokens, name, family)
     enc = get_encoding(encoding)
     tokens = enc.encode_ordinary(text) if text else []
     total = len(tokens)
@@ -296,6 +317,26 @@ def truncate_to_tokens(
     while kept and not text.startswith(kept):  # defensive: never return text that is not a prefix
         kept = kept[:-1]
     return kept, total, len(enc.encode_ordinary(kept))
+
+
+def _truncate_calibrated(
+    text: str, max_tokens: int, name: str, family: calibration.Family
+) -> tuple[str, int, int]:
+    """`truncate_to_tokens` for a counter: cut in the encoding to the room the text's own
+    factor gives, then, should the kept part's kinds count more, to the largest factor's."""
+    total = calibration.calibrate(count_tokens(text, name), text, family)
+    if total <= max_tokens:
+        return text, total, total
+    kept = text
+    for room in (
+        calibration.open_room(max_tokens, text, family),
+        max_tokens * 100 // family.largest,
+    ):
+        kept = truncate_to_tokens(text, room, name)[0]
+        kept_tokens = calibration.calibrate(count_tokens(kept, name), kept, family)
+        if kept_tokens <= max_tokens:
+            return kept, total, kept_tokens
+    return "", total, 0
 
 
 def estimate_tokens(text: str, kind: Literal["prose", "code", "json"] = "prose") -> int:

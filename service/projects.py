@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 from sqlmodel import Session
 
-from contextq import tokens
+from contextq.catalog import resolve_model
 from contextq.errors import NotFound, ValidationFailed
 from contextq.retrieval import documents as docs
 from contextq.retrieval.chunking import ChunkerOptions, chunk_set_key
@@ -256,7 +256,7 @@ def project_documents(
     `chunks_only`: the best chunks even when the whole files would fit `budget_tokens`
     (the context found they did not fit the room it had in the end)."""
     project = require_project(session, owner_id=owner_id, project_id=project_id)
-    encoding = tokens.encoding_name_for_model(model)
+    encoding = resolve_model(model, settings).counting.counter  # calibrated if closed
     files = pq.project_files(session, owner_id=owner_id, project_id=project.id)
     ready = [f for f in files if f.status == FileStatus.READY]
     frame = docs.frame_tokens(project.instructions, encoding)

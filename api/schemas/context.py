@@ -55,6 +55,24 @@ class ContextAnswer(_Strict):
         description="the room kept for the answer (the `max_tokens` to send with this context)"
     )
     token_count: int
+    token_count_method: Literal["exact", "calibrated"] = Field(
+        description="exact: counted with the model's own tokenizer; calibrated: the model's "
+        "tokenizer is not published, so each message part is counted in "
+        "`token_count_encoding` and multiplied by the factor of its content kind "
+        "(`token_count_factors`), rounded up, never below what the provider bills "
+        "(docs/token-counting.md)"
+    )
+    token_count_encoding: Literal["cl100k_base", "o200k_base"] = Field(
+        description="the open encoding counted with"
+    )
+    token_count_family: str | None = Field(
+        description="calibrated: the tokenizer family whose factors apply (claude, "
+        "claude-2026, gemini, other); null when exact"
+    )
+    token_count_factors: dict[Literal["prose", "code", "json", "cjk"], float] | None = Field(
+        description="calibrated: the factor by content kind, {prose, code, json, cjk} (a "
+        "part of several kinds takes the largest); null when exact"
+    )
     token_breakdown: TokenBreakdown
     strategy: str
     filtered: bool

@@ -21,9 +21,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import replace
 
-from contextq.assembly.pieces import message_piece
+from contextq.assembly.pieces import Target, message_piece
 from contextq.assembly.tool_results import keep_line, result_path, result_size, stub, to_clear
 from contextq.assembly.work import Work
+from contextq.calibration import split_counter
 from contextq.history.types import Message
 from contextq.lru import LRU
 
@@ -78,6 +79,16 @@ def _stub_for(work: Work, i: int) -> Message:
         size = view.size_bytes if view is not None else result_size(original)
         path = view.path if view is not None else result_path(original)
         made = stub(original, tokens=original.token_count, size_bytes=size, path=path)
-        found = replace(made, token_count=message_piece(made, target).cost)
+        found = replace(made, token_count=message_piece(made, _stored_meaning(target)).cost)
         STUBS.put(key, found)
     return found
+
+
+def _stored_meaning(target: Target) -> Target:
+    """The target whose count a stub's `token_count` holds: a stored count's meaning (the
+    open encoding's count of its OpenAI JSON) where the pieces calibrate stored counts
+    themselves (OpenAI format, a calibrated counter), else the target's own cost."""
+    encoding, family = split_counter(target.encoding)
+    if family is None or target.format != "openai":
+        return target
+    return replace(target, encoding=encoding)

@@ -362,6 +362,7 @@ def _answer(
         "budget_tokens": f.budget.budget_tokens,
         "max_output_tokens": f.budget.max_output_tokens,
         "token_count": rendered.token_count,
+        **limits.counting.report(),  # how it counted: exact, or calibrated (SPEC §3)
         "token_breakdown": rendered.breakdown,
         "strategy": f.strategy,
         "filtered": filtered,

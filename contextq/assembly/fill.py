@@ -67,10 +67,11 @@ def total_before(work: Work, parts: Parts, plan: ContextPlan) -> int:
     files included; a window read counts the unread history by its stored total."""
     stored = plan.read.filter.history_tokens
     if plan.read.window is not None and stored is not None:
-        # only the window was read: the stored total, and what the files add to it
-        history = stored + sum(
-            work.cost(i) - (work.history[i].token_count or 0) for i in work.attached
-        )
+        # only the window was read: the stored total (the open encoding's: at the largest
+        # factor for a closed tokenizer), the messages with files at what they cost
+        unread = stored - sum(work.history[i].token_count or 0 for i in work.attached)
+        history = plan.read.filter.limits.counting.upper(unread)
+        history += sum(work.cost(i) for i in work.attached)
     else:
         history = work.total()
     summary = parts.summary.cost if parts.summary else 0

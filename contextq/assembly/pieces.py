@@ -20,7 +20,9 @@ from typing import Any, Literal
 from contextq.assembly.attachments import Attached, Document, documents_text
 from contextq.assembly.counting import frame_tokens, json_tokens, node_tokens
 from contextq.assembly.inputs import Category
+from contextq.calibration import calibrate, split_counter
 from contextq.history.formats import anthropic_blocks
+from contextq.history.message_tokens import serialise
 from contextq.history.types import Message
 from contextq.lru import LRU
 
@@ -52,8 +54,9 @@ class Piece:
 
 @dataclass(frozen=True, slots=True)
 class Target:
-    """Where the pieces go: format, the model's encoding and provider, and the encoding
-    stored message counts were made with (reused when equal)."""
+    """Where the pieces go: format, the model's counter (its encoding, calibrated for a
+    model whose tokenizer is not published: `contextq.calibration`) and provider, and
+    the encoding stored message counts were made with (reused when it is the counter's)."""
 
     format: Format
     encoding: str
@@ -109,16 +112,36 @@ def _frame(role: str, target: Target) -> int:
     return frame_tokens("user" if role == "tool" else role, target.encoding)
 
 
-def known_cost(message: Message, target: Target) -> int | None:
-    """What `message_piece(message, target).cost` will be, when it is known without
-    rendering the message (no attachments): its stored count, or a remembered one."""
-    if (
+def _stored_applies(message: Message, target: Target) -> bool:
+    """Whether the message's stored count is what its OpenAI JSON counts in the target's
+    encoding (before any calibration: `contextq.calibration`)."""
+    return (
         target.format == "openai"
         and message.token_count is not None
-        and target.stored_encoding == target.encoding
+        and target.stored_encoding == target.encoding.partition("+")[0]
         and not isinstance(message.content, list)
-    ):
+    )
+
+
+def _from_stored(message: Message, rendered: Any, target: Target) -> int:
+    """The stored count as the target counts it: as is, or calibrated by the kinds of
+    the message's JSON (what a recount of the sent message does)."""
+    assert message.token_count is not None
+    _, family = split_counter(target.encoding)
+    if family is None:
         return message.token_count
+    sent = rendered if rendered is not None else message.to_openai()
+    return calibrate(message.token_count, serialise(sent), family)
+
+
+def known_cost(message: Message, target: Target) -> int | None:
+    """What `message_piece(message, target).cost` will be, when it is known without
+    rendering the message (no attachments): its stored count (calibrated for a model
+    counted by calibration), or a remembered one."""
+    if _stored_applies(message, target):
+        if target.stored_encoding == target.encoding:
+            return message.token_count
+        return _base_tokens(message, None, target)
     if message.id is None:
         return None
     found = MESSAGE_COUNTS.get(_key(message, target))
@@ -143,6 +166,8 @@ def _base_tokens(message: Message, rendered: Any, target: Target) -> int:
             return found
     if target.format == "anthropic":
         tokens = sum(_node(b, target) for b in rendered)
+    elif _stored_applies(message, target):
+        tokens = _from_stored(message, rendered, target)  # counted at insert this way
     else:
         tokens = _node(rendered, target)
     if message.id is not None:

@@ -71,7 +71,7 @@ def plan_context(
     tools_out = tools_for(parsed, fmt)
     limits = resolve_model(model, settings)
     target = Target(
-        fmt, limits.encoding, limits.provider, encoding_name_for_model(stored_model or None)
+        fmt, limits.counting.counter, limits.provider, encoding_name_for_model(stored_model or None)
     )
     read = plan_read(
         settings=settings,

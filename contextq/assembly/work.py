@@ -76,13 +76,21 @@ class Work:
     cleared: list[str] = field(default_factory=list)  # ids of the tool results cleared
     named: set[int] = field(default_factory=set)  # tool results shown by their path
     shown_files: dict[int, tuple[Any, ...]] = field(default_factory=dict)  # attached now
+    # known_cost of unrendered messages, with the message it was taken of (a message
+    # replaced by its stub or preview is costed again)
+    known: dict[int, tuple[Message, int]] = field(default_factory=dict)
 
     def cost(self, i: int) -> int:
         """What message i costs as sent, its documents included (from its stored or a
         remembered count when that is exact, without rendering it)."""
         if i not in self.attached and not self.pieces.rendered(i):
-            known = known_cost(self.history[i], self.target)
+            message = self.history[i]
+            cached = self.known.get(i)
+            if cached is not None and cached[0] is message:
+                return cached[1]
+            known = known_cost(message, self.target)
             if known is not None:
+                self.known[i] = (message, known)
                 return known
         docs = self.docs.get(i)
         return self.pieces[i].cost + (docs.cost if docs is not None else 0)

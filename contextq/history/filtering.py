@@ -69,12 +69,15 @@ class FilterPlan:
     keep_tool_results: int = DEFAULT_KEEP_TOOL_RESULTS  # tool pairs never cleared (SPEC §9)
 
     def usage(self, history_tokens: int) -> float:
-        """(fixed + history tokens) ÷ context_limit."""
-        return (self.fixed_tokens + history_tokens) / max(1, self.limits.context_window)
+        """(fixed + history tokens) ÷ context_limit; `history_tokens` is a stored (open
+        encoding) total, counted at the largest factor for a closed tokenizer."""
+        history = self.limits.counting.upper(history_tokens)
+        return (self.fixed_tokens + history) / max(1, self.limits.context_window)
 
     def runs_at(self, history_tokens: int) -> bool:
-        """Whether the strategy runs over a history of `history_tokens` tokens."""
-        return self.runs_for_total(self.fixed_tokens + history_tokens)
+        """Whether the strategy runs over a history of `history_tokens` stored tokens (the
+        open encoding's: at the largest factor for a closed tokenizer, SPEC §3)."""
+        return self.runs_for_total(self.fixed_tokens + self.limits.counting.upper(history_tokens))
 
     def runs_for_total(self, context_tokens: int) -> bool:
         """Whether the strategy runs for an assembled context of `context_tokens` tokens

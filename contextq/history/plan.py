@@ -28,7 +28,7 @@ from typing import Any, Literal
 from contextq.catalog import resolve_model
 from contextq.errors import ValidationFailed
 from contextq.history.filtering import FilterPlan, plan_filter
-from contextq.history.message_tokens import token_count
+from contextq.history.message_tokens import serialise
 from contextq.history.types import Message
 from contextq.settings import Settings
 from contextq.tokens import count_tokens
@@ -145,6 +145,7 @@ def plan_read(
     if options is None and strategy is None:
         options = default_options
     limits = resolve_model(model, settings)
+    counter = limits.counting.counter  # calibrated for a closed tokenizer (SPEC §3)
     head = (Message(role="system", content=system_prompt),) if system_prompt else ()
     summary = (summary_message(compaction),) if compaction is not None else ()
     plan = plan_filter(
@@ -155,9 +156,9 @@ def plan_read(
         context_threshold=context_threshold,
         force_filter=force_filter,
         skip_filter=skip_filter,
-        fixed_tokens=extra_fixed_tokens + sum(token_count(m, limits.model) for m in head + summary),
+        fixed_tokens=extra_fixed_tokens + sum(_cost(m, counter) for m in head + summary),
         history_tokens=history_tokens if compaction is None else None,
-        tool_definition_tokens=tools_tokens(tools, limits.encoding),
+        tool_definition_tokens=tools_tokens(tools, counter),
         memory_options=memory_options,
         conversation_id=conversation_id,
     )
@@ -171,8 +172,14 @@ def plan_read(
     )
 
 
+def _cost(message: Message, counter: str) -> int:
+    """A generated message (the system prompt, the summary) as the model counts it."""
+    return count_tokens(serialise(message.to_openai()), counter)
+
+
 def tools_tokens(tools: Sequence[Mapping[str, Any]] | None, encoding: str) -> int:
-    """Tokens of tool definitions as sent (compact JSON of the list)."""
+    """Tokens of tool definitions as sent (compact JSON of the list), in `encoding` (or a
+    counter: `contextq.tokens`)."""
     if not tools:
         return 0
     serialised = json.dumps(list(tools), ensure_ascii=False, separators=(",", ":"))

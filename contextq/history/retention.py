@@ -10,6 +10,7 @@ import re
 import string
 from dataclasses import dataclass
 
+from contextq import calibration
 from contextq.history.memory_actions import ERROR_ALERT_AFTER
 from contextq.history.provenance import cite
 from contextq.history.summary_format import (
@@ -113,6 +114,11 @@ def fit_summary(summary: str, max_tokens: int, encoding: str = DEFAULT_ENCODING)
         return ""
     if count_tokens(summary, encoding) <= max_tokens:
         return summary
+    name, family = calibration.split_counter(encoding)
+    if family is not None:  # a model's counter: choose in its encoding, within the room
+        # the summary's factor leaves, then make sure of the calibrated count
+        cut = fit_summary(summary, calibration.open_room(max_tokens, summary, family), name)
+        return truncate_to_tokens(cut, max_tokens, encoding)[0]
     parsed = parse_summary(summary)
     if not parsed.structured:
         return _cut_plain(summary, max_tokens, encoding)

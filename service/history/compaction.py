@@ -54,10 +54,12 @@ MAX_PAGE = 1000
 def compaction_threshold(conversation: Conversation, settings: Settings) -> int:
     """Uncompacted tokens at which the sweep finds a conversation due:
     HISTORY_COMPACTION_MAX_TOKENS, or less when its model's window times its context
-    threshold is smaller."""
+    threshold is smaller (in stored counts: for a model whose tokenizer is not
+    published, what stays within that share at the largest calibration factor)."""
     limits = resolve_model(conversation.model, settings)
     share = conversation.context_threshold or DEFAULT_CONTEXT_THRESHOLD
-    return max(1, min(settings.HISTORY_COMPACTION_MAX_TOKENS, int(limits.context_window * share)))
+    window_share = limits.counting.open_within(int(limits.context_window * share))
+    return max(1, min(settings.HISTORY_COMPACTION_MAX_TOKENS, window_share))
 
 
 def compaction_target(conversation: Conversation, settings: Settings) -> int:

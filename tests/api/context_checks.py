@@ -28,7 +28,7 @@ def hard_room(answer: dict[str, Any]) -> int:
         from contextq.tokens import count_tokens
 
         text = json.dumps(answer["tools"], ensure_ascii=False, separators=(",", ":"))
-        tools = count_tokens(text, limits.encoding)
+        tools = count_tokens(text, limits.counting.counter)  # calibrated if closed
     return window - output - tools
 
 

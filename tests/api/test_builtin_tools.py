@@ -282,5 +282,7 @@ def test_project_search_finds_the_projects_passages(app_client: Any) -> None:
     found = _result(app_client, cid, "project_search", {"query": "bolt torque", "limit": 3})
     assert found.startswith("[1] maintenance.md (chunk 0")
     assert "120 Nm" in found
-    none = _result(app_client, cid, "project_search", {"query": "zeppelin"})
+    empty = app_client.post("/v1/projects", json={"name": "empty"}).json()
+    bare = new_conversation(app_client, project_id=empty["id"])
+    none = _result(app_client, bare, "project_search", {"query": "zeppelin"})
     assert none == "No passage of the project matches 'zeppelin'."

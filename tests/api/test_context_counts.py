@@ -6,10 +6,13 @@ Counted here with tiktoken alone, not with the engine's counter."""
 from __future__ import annotations
 
 import json
+import math
+from collections.abc import Callable
 from typing import Any
 
 import tiktoken
 
+from contextq.calibration import kinds
 from contextq.tokens import encoding_for_model
 from tests.api.test_context_assembly import context, conversation, post
 
@@ -57,20 +60,32 @@ def test_token_count_is_the_sum_of_each_message_json_as_sent(app_client: Any) ->
 
 
 def test_anthropic_count_is_the_json_of_system_blocks_and_messages(app_client: Any) -> None:
+    """Claude's tokenizer is not published: each block's and message's JSON is counted in
+    cl100k and calibrated by its content kind (docs/token-counting.md), nothing added."""
     cid = conversation(app_client, model="claude-sonnet-4-5", system_prompt="You fix code.")
     post(app_client, cid, *SHORT)
     enc = encoding_for_model("claude-sonnet-4-5")
     answer = context(app_client, cid, format="anthropic")
-    blocks = sum(json_tokens(b, enc) for b in answer["system"])
-    messages = sum(node(m, enc) for m in answer["messages"])
+    assert answer["token_count_method"] == "calibrated"
+    assert answer["token_count_encoding"] == enc.name == "cl100k_base"
+    factors = {k: round(f * 100) for k, f in answer["token_count_factors"].items()}
+
+    def calibrated(value: dict[str, Any]) -> int:
+        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+        factor = max(factors[k] for k in kinds(text))
+        return math.ceil(json_tokens(value, enc) * factor / 100)
+
+    blocks = sum(node(b, calibrated) for b in answer["system"])
+    messages = sum(node(m, calibrated) for m in answer["messages"])
     assert answer["token_count"] == blocks + messages  # nothing added per message or list
+    exact = sum(node(b, lambda v: json_tokens(v, enc)) for b in answer["system"])
+    exact += sum(node(m, lambda v: json_tokens(v, enc)) for m in answer["messages"])
+    assert answer["token_count"] >= exact * 1.15  # the lowest published factor (Anthropic)
 
 
-def node(value: dict[str, Any], enc: tiktoken.Encoding) -> int:
+def node(value: dict[str, Any], count: Callable[[dict[str, Any]], int]) -> int:
     """A message or block whose content is a list: itself with `content: []`, plus each
     element (README's definition for list contents); anything else: its JSON."""
     if isinstance(value.get("content"), list):
-        return json_tokens({**value, "content": []}, enc) + sum(
-            node(part, enc) for part in value["content"]
-        )
-    return json_tokens(value, enc)
+        return count({**value, "content": []}) + sum(node(part, count) for part in value["content"])
+    return count(value)

@@ -7,6 +7,12 @@ image counts by the model provider's formula for its decoded pixel size; an
 `input_audio` part by its duration; anything else is its compact JSON in the model's
 encoding. Anthropic's `system` blocks count as nodes. Nothing here imports the
 assembly: it reads the answer as a client would.
+
+A calibrated answer (`token_count_method: "calibrated"`, a model whose tokenizer is not
+published) is recounted from its own fields, as docs/token-counting.md tells a user to:
+each node's JSON counted in `token_count_encoding`, times the largest of
+`token_count_factors` over the node's content kinds (`contextq.calibration.kinds`, the
+documented rule), rounded up; images and audio by their formulas, as for any model.
 """
 
 from __future__ import annotations
@@ -21,15 +27,31 @@ from typing import Any
 import tiktoken
 from PIL import Image
 
+from contextq.calibration import kinds
 from contextq.files.images import anthropic_tokens, openai_high_tokens
-from contextq.tokens import encoding_for_model
+from contextq.tokens import encoding_name_for_model, get_encoding
 
 AudioSeconds = Callable[[str], float]
 
 
-def _json_tokens(node: Any, enc: tiktoken.Encoding) -> int:
-    text = json.dumps(node, ensure_ascii=False, separators=(",", ":"))
-    return len(enc.encode_ordinary(text))
+class Counter:
+    """A JSON text's tokens as the answer says it counted: exact, or calibrated."""
+
+    def __init__(self, answer: dict[str, Any]) -> None:
+        self.enc: tiktoken.Encoding = get_encoding(answer["token_count_encoding"])
+        factors = answer["token_count_factors"]
+        self.hundredths = {k: round(f * 100) for k, f in (factors or {}).items()}
+
+    def __call__(self, text: str) -> int:
+        n = len(self.enc.encode_ordinary(text))
+        if not self.hundredths:
+            return n
+        factor = max(self.hundredths[k] for k in kinds(text))
+        return -(-n * factor // 100)
+
+
+def _json_tokens(node: Any, enc: Counter) -> int:
+    return enc(json.dumps(node, ensure_ascii=False, separators=(",", ":")))
 
 
 def _image_size(data: str) -> tuple[int, int]:
@@ -53,9 +75,7 @@ def _image(node: dict[str, Any], provider: str) -> int:
     return 85 if detail == "low" else openai_high_tokens(width, height)
 
 
-def _node(
-    node: dict[str, Any], enc: tiktoken.Encoding, provider: str, audio: AudioSeconds | None
-) -> int:
+def _node(node: dict[str, Any], enc: Counter, provider: str, audio: AudioSeconds | None) -> int:
     kind = node.get("type")
     if kind in ("image_url", "image"):
         return _image(node, provider)
@@ -72,8 +92,13 @@ def _node(
 
 
 def recount(answer: dict[str, Any], *, audio: AudioSeconds | None = None) -> int:
-    """`token_count` recomputed from the answer's `messages` (and `system`)."""
-    enc = encoding_for_model(answer["model"] or None)
+    """`token_count` recomputed from the answer's `messages` (and `system`): exactly in
+    the model's encoding, or calibrated as the answer says (module docstring)."""
+    assert answer["token_count_encoding"] == encoding_name_for_model(answer["model"] or None)
+    calibrated = answer["provider"] != "openai"
+    assert answer["token_count_method"] == ("calibrated" if calibrated else "exact")
+    assert (answer["token_count_factors"] is not None) == calibrated
+    enc = Counter(answer)
     provider = answer["provider"]
     total = 0
     for block in answer.get("system") or ():

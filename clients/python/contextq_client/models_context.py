@@ -46,6 +46,12 @@ class Context(Model):
     budget_tokens: int
     max_output_tokens: int
     token_count: int
+    # how it counted: "exact" (the model's own tokenizer) or "calibrated" (the open
+    # encoding times a factor by content kind: docs/token-counting.md)
+    token_count_method: str
+    token_count_encoding: str
+    token_count_family: str | None  # calibrated: claude, claude-2026, gemini, other
+    token_count_factors: dict[str, float] | None  # calibrated: {prose, code, json, cjk}
     token_breakdown: TokenBreakdown
     strategy: str
     filtered: bool
