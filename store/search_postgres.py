@@ -76,6 +76,7 @@ def postgres_ranked(session: Session, terms: list[str], set_ids: list[int], dept
     )
     params: dict[str, Any] = {"sets": set_ids, "limit": max(CANDIDATES, depth)}
     params.update({f"l{i}": "'" + lx.replace("'", "''") + "'" for i, lx in enumerate(uncounted)})
+    params["lexemes"] = query_lexemes
     params["rank"] = tsquery_text(ranked_terms or terms)
     params["match"] = tsquery_text(distinctive) if distinctive else params["rank"]
     stmt = text(_CANDIDATES.format(counts=counts)).bindparams(bindparam("sets", expanding=True))
@@ -173,9 +174,12 @@ _PLANNER = (
     "set_config('enable_seqscan', 'off', true)"
 )
 
-# the candidates, and (`{counts}`) the exact counts of the rare lexemes not counted yet,
-# each evaluated once (uncorrelated subqueries) and repeated on every row
-_CANDIDATES = """SELECT c.id AS id, c.token_count AS token_count, c.tsv::text AS tsv{counts}
+# the candidates, each with its tsvector cut to the query's lexemes (weight D marks them,
+# ts_filter keeps them: a few bytes to parse instead of the chunk's whole tsvector), and
+# (`{counts}`) the exact counts of the rare lexemes not counted yet, each evaluated once
+# (uncorrelated subqueries) and repeated on every row
+_CANDIDATES = """SELECT c.id AS id, c.token_count AS token_count,
+        ts_filter(setweight(c.tsv, 'D', CAST(:lexemes AS text[])), '{{d}}')::text AS tsv{counts}
     FROM (SELECT to_tsquery('english'::regconfig, :match) AS match,
                  to_tsquery('english'::regconfig, :rank) AS rank) q, chunks c
     WHERE c.tsv @@ q.match AND c.chunk_set_id IN :sets
