@@ -216,7 +216,7 @@ def test_chunk_sets_indexed_before_vectors_are_embedded_by_the_backfill(stack, o
     from store.search import VECTORS
 
     project_id = _project(owner)
-    row = _processed(owner, pdf_bytes(6), "manual.pdf", project_id)
+    row = _processed(owner, pdf_bytes(FACT_PAGE), "manual.pdf", project_id)
     with session_scope() as s:  # what a file indexed before hybrid search looks like
         s.execute(update(ChunkRow).values(embedding=None))
         s.execute(update(ChunkSet).values(embedder=None))
