@@ -109,7 +109,7 @@ def _insert_chunks(
     mark = "?" if connection.dialect.paramstyle == "qmark" else "%s"
     marks = ", ".join([mark] * len(_COLUMNS.split(", ")))
     statement = f"INSERT INTO chunks ({_COLUMNS}) VALUES ({marks})"  # noqa: S608 - constants
-    stored = [None] * len(chunks) if vectors is None else [embedding.to_bytes(v) for v in vectors]
+    stored = [None] * len(chunks) if vectors is None else embedding.to_bytes_each(vectors)
     rows = [_row(chunk_set_id, c, v) for c, v in zip(chunks, stored, strict=True)]
     for start in range(0, len(rows), INSERT_BATCH):
         connection.exec_driver_sql(statement, rows[start : start + INSERT_BATCH])

@@ -35,7 +35,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Sequence
-from itertools import chain
+from itertools import chain, pairwise
 from pathlib import Path
 from typing import Any
 
@@ -87,27 +87,35 @@ class Embedder:
         return normalise(out)
 
     def embed_passages(self, texts: Sequence[tuple[list[str], list[int]]]) -> list[Matrix]:
-        """Per text (its words and passage ends, `passage_words`), one unit row per passage:
-        one gather per text, not one per passage."""
-        out: list[Matrix] = []
+        """Per text (its words and passage ends, `passage_words`), one unit row per passage,
+        each text's rows a view of one matrix: one lookup of every word, one gather and one
+        small matrix product per text, one normalisation for all."""
+        width = self._table.shape[1]
+        sizes = [max(1, len(ends)) if words else 1 for words, ends in texts]
+        offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.intp)
+        out = np.zeros((int(offsets[-1]), width), np.float32)
         # many small products: one BLAS thread (threads only contend on a busy worker)
         with _LOCK, threadpool_limits(limits=1, user_api="blas"):
             known = self._ids
             self._learn(set(chain.from_iterable(w for w, _ in texts)).difference(known))
             table = self._words
-            for words, ends in texts:
+            every = chain.from_iterable(w for w, _ in texts)
+            rows = np.fromiter(map(known.__getitem__, every), np.intp)
+            start = 0
+            for (words, ends), first in zip(texts, offsets[:-1], strict=True):
                 if not words:
-                    out.append(np.zeros((1, table.shape[1]), np.float32))
                     continue
-                rows = np.fromiter(map(known.__getitem__, words), np.intp, len(words))
                 # passage sums as one small matrix product (an indicator of each word's
                 # passage times the words' vectors): numpy's cumsum and reduceat along
                 # rows cost ten times more
                 owner = np.repeat(np.arange(len(ends)), np.diff([0, *ends]))
                 indicator = np.zeros((len(ends), len(words)), np.float32)
                 indicator[owner, np.arange(len(words))] = 1.0
-                out.append(normalise(indicator @ table[rows]))
-        return out
+                gathered = table[rows[start : start + len(words)]]
+                np.matmul(indicator, gathered, out=out[first : first + len(ends)])
+                start += len(words)
+        normalise(out)
+        return [out[a:b] for a, b in pairwise(offsets)]
 
     def embed_one(self, text: str) -> npt.NDArray[np.float32]:
         vector: npt.NDArray[np.float32] = self.embed([text])[0]
@@ -187,6 +195,15 @@ def quantise(vectors: Matrix) -> Int8Matrix:
 def to_bytes(vectors: Matrix) -> bytes:
     """A chunk's passage vectors as stored: rows of DIM int8 values (`quantise`)."""
     return quantise(np.asarray(vectors, np.float32)).tobytes()
+
+
+def to_bytes_each(vectors: Sequence[Matrix]) -> list[bytes]:
+    """`to_bytes` of each chunk's vectors, quantised in one pass."""
+    if not vectors:
+        return []
+    stored = quantise(np.concatenate(vectors)).tobytes()
+    ends = np.cumsum([len(v) * DIM for v in vectors]).tolist()
+    return [stored[a:b] for a, b in zip([0, *ends[:-1]], ends, strict=True)]
 
 
 def from_bytes(blob: bytes, embedder: str = EMBEDDER) -> Int8Matrix:
