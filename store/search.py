@@ -145,7 +145,7 @@ def _hits(session: Session, ranked: Ranked, scope: list[ScopeFile]) -> list[Chun
     files: dict[int, list[ScopeFile]] = {}
     for f in sorted(scope, key=lambda f: f.file_id):
         files.setdefault(f.set_id, []).append(f)
-    hits = []
+    hits: list[ChunkHit] = []
     for chunk, score in ranked:
         row = rows.get(chunk)
         if row is not None:
@@ -171,13 +171,17 @@ def _hit(row: Any, file: ScopeFile, score: float) -> ChunkHit:
 
 
 def warm() -> None:
-    """Load the embedding model now (≈ 0.3 s), not in the first search, and keep numpy's
-    BLAS to one thread in this process: a request's matrix-vector product is small, and
-    threads of concurrent requests would only contend for the cores."""
+    """Load the embedding model now (≈ 0.5 s), not in the first search, keep numpy's BLAS
+    to one thread in this process (a request's products are small, and threads of
+    concurrent requests would only contend for the cores), and run one dense ranking over
+    a tiny matrix: the first query's word lookups and the SIMD kernels' dispatch (≈ 3 ms)
+    are paid here too."""
     from threadpoolctl import threadpool_limits
 
     threadpool_limits(limits=1, user_api="blas")
-    embedding.embedder()
+    vectors = embedding.quantise(embedding.embed_texts(["warm up", "the dense ranking"]))
+    tiny = SetMatrix.of(np.arange(2, dtype=np.int64), np.arange(2, dtype=np.intp), vectors)
+    dense_top([tiny], embedding.embed_query("warm up the search"), 1)
 
 
 # the owner's project's ready files and their chunk sets; on SQLite the `+` keeps the
