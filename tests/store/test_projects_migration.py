@@ -53,10 +53,18 @@ def test_down_and_up_again(stack) -> None:
     assert tables() >= PROJECT_TABLES
 
 
+_STORAGE_SQL = (
+    "SELECT attstorage FROM pg_attribute WHERE attrelid = 'chunks'::regclass "
+    "AND attname = 'embedding'"
+)
+
+
 @pytest.mark.postgres
 @pytest.mark.parametrize("stack", ["postgres"], indirect=True)
 def test_0015_bounds_the_gin_pending_list_and_stores_vectors_uncompressed(stack) -> None:
     from sqlalchemy import text
+
+    _STORAGE = text(_STORAGE_SQL)
 
     def settings() -> tuple[list[str] | None, str]:
         reset_engine()
@@ -64,10 +72,7 @@ def test_0015_bounds_the_gin_pending_list_and_stores_vectors_uncompressed(stack)
             options = c.execute(
                 text("SELECT reloptions FROM pg_class WHERE relname = 'ix_chunks_tsv'")
             ).scalar_one()
-            storage = c.execute(
-                text("SELECT attstorage FROM pg_attribute WHERE attrelid = 'chunks'::regclass "
-                     "AND attname = 'embedding'")  # fmt: skip
-            ).scalar_one()
+            storage = c.execute(_STORAGE).scalar_one()
         return options, storage
 
     assert settings() == (["gin_pending_list_limit=256"], "e")  # e: external
