@@ -318,6 +318,8 @@ def measure_worker_path(tmp: Path, pages: int, runs: int) -> dict[str, Any]:
     project: processing, then indexing (whole text → chunks → store) before the row is
     written ready, exactly as a worker runs it. A new PDF each round, so neither the
     conversion cache nor the chunk sets are reused. Medians of the rounds' shares."""
+    from sqlalchemy import text
+
     from contextq.settings import get_settings
     from service.files import process_file
     from store.blobs import get_blob_store
@@ -357,8 +359,18 @@ def measure_worker_path(tmp: Path, pages: int, runs: int) -> dict[str, Any]:
                        "share": outcome.index_s / processing_s})  # fmt: skip
     with session_scope(write=False) as s:
         index = (s.get(File, file_id).meta or {})["index"]  # type: ignore[union-attr]
+        stored = s.execute(text(_STORED_SQL), {"file_id": file_id}).one()
     medians = {k: statistics.median(r[k] for r in rounds) for k in rounds[0]}
-    return {"pages": pages, "chunks": index["chunks"], "runs": runs, **medians}
+    return {"pages": pages, "chunks": index["chunks"], "runs": runs, **medians,
+            "text_bytes": stored.text_bytes, "vector_bytes": stored.vector_bytes,
+            "passages": stored.vector_bytes // embedding.DIM}  # fmt: skip
+
+
+# what one file's chunk set stores: its chunks' text and their passage vectors (int8 rows)
+_STORED_SQL = """SELECT coalesce(sum(length(c.text)), 0) AS text_bytes,
+    coalesce(sum(length(c.embedding)), 0) AS vector_bytes
+    FROM chunks c JOIN file_chunk_sets l ON l.chunk_set_id = c.chunk_set_id
+    WHERE l.file_id = :file_id"""
 
 
 def print_worker_path(name: str, r: dict[str, Any]) -> None:
@@ -368,6 +380,9 @@ def print_worker_path(name: str, r: dict[str, Any]) -> None:
     print(f"    processing {r['processing_s'] * 1000:7.1f} ms, indexing "
           f"{r['index_s'] * 1000:7.1f} ms = {r['share']:.1%} of processing "
           f"(target <= 25%: {verdict})")  # fmt: skip
+    print(f"    stored: text {r['text_bytes'] / 1e6:.2f} MB (characters), passage vectors "
+          f"{r['vector_bytes'] / 1e6:.2f} MB ({r['passages']:,} passages x {embedding.DIM} "
+          f"bytes)")  # fmt: skip
 
 
 def timed(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> tuple[float, Any]:
@@ -435,35 +450,62 @@ def main() -> None:
     parser.add_argument("--chunks", type=int, default=4_000, help="generated chunks (4 000)")
     parser.add_argument("--no-postgres", action="store_true")
     parser.add_argument("--fusion-grid", action="store_true", help="RRF k and weights (SQLite)")
+    parser.add_argument("--part", choices=["all", "search", "indexing"], default="all",
+                        help="search only, indexing only, or both (default)")  # fmt: skip
     args = parser.parse_args()
     n_chunks, repeats, runs = (2_000, 2, 3) if args.quick else (args.chunks, 5, 5)
+    print_load("at start")
     docs, noise, query_sets, dropped = corpus(n_chunks)
     sizes = ", ".join(f"{len(q)} {name}" for name, q in query_sets.items())
     print(f"corpus: {len(docs)} chunks (+{len(noise)} of another owner); queries: {sizes} "
           f"({dropped} paraphrase pairs dropped: they share a content word)")  # fmt: skip
+    search, indexing = args.part in ("all", "search"), args.part in ("all", "indexing")
     rows: dict[str, dict[str, Any]] = {}
-    for name, queries in query_sets.items():
+    for name, queries in query_sets.items() if search else ():
         plain = measure_bm25s(docs, queries, repeats, stem=False)
         stemmed = measure_bm25s(docs, queries, repeats, stem=True)
         rows[f"bm25s/{name}"] = max(plain, stemmed, key=lambda r: r["recall@5"])
+    results: dict[str, tuple[dict[str, Any], dict[str, Any], dict[str, Any]]] = {}
     with database(None) as tmp:
-        rows.update({f"SQLite {k}": v for k, v in measure_store(
-            docs, noise, query_sets, repeats, grid=args.fusion_grid).items()})  # fmt: skip
-        indexing = measure_indexing(tmp, 30 if args.quick else 300, runs)
-        worker_path = measure_worker_path(tmp, 30 if args.quick else 300, runs)
+        results["SQLite"] = measure_database(docs, noise, query_sets, repeats, runs, args, tmp)
     pg = None if args.no_postgres else postgres_run(docs, noise, query_sets, repeats, runs, args)
     if pg is not None:
-        rows.update({f"PostgreSQL {k}": v for k, v in pg[0].items()})
-    print_table(rows, list(query_sets))
-    print_verdicts(rows, pg is not None)
-    print("\nindexing cost, by part")
-    print_indexing("SQLite", indexing)
-    if pg is not None:
-        print_indexing("PostgreSQL", pg[1])
-    print("\nindexing cost through the worker path")
-    print_worker_path("SQLite", worker_path)
-    if pg is not None:
-        print_worker_path("PostgreSQL", pg[2])
+        results["PostgreSQL"] = pg
+    for db, (searched, _, _) in results.items():
+        rows.update({f"{db} {k}": v for k, v in searched.items()})
+    if search:
+        print_table(rows, list(query_sets))
+        print_verdicts(rows, pg is not None)
+    if indexing:
+        print("\nindexing cost, by part")
+        for db, (_, by_part, _) in results.items():
+            print_indexing(db, by_part)
+        print("\nindexing cost through the worker path")
+        for db, (_, _, worker_path) in results.items():
+            print_worker_path(db, worker_path)
+    print_load("at the end")
+
+
+def print_load(when: str) -> None:
+    one, five, fifteen = os.getloadavg()
+    print(f"load average {when}: {one:.2f}, {five:.2f}, {fifteen:.2f} ({os.cpu_count()} cores; "
+          f"niceness {os.nice(0)})")  # fmt: skip
+
+
+def measure_database(
+    docs: Sequence[Doc], noise: Sequence[Doc], query_sets: dict[str, Sequence[Query]],
+    repeats: int, runs: int, args: argparse.Namespace, tmp: Path,
+) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:  # fmt: skip
+    """(search figures, indexing by part, indexing through the worker path) on the active
+    database, each empty when `--part` leaves it out."""
+    searched: dict[str, Any] = {}
+    if args.part in ("all", "search"):
+        grid = args.fusion_grid and "DATABASE_URL" not in os.environ  # the grid: SQLite only
+        searched = measure_store(docs, noise, query_sets, repeats, grid=grid)
+    if args.part not in ("all", "indexing"):
+        return searched, {}, {}
+    pages = 30 if args.quick else 300
+    return searched, measure_indexing(tmp, pages, runs), measure_worker_path(tmp, pages, runs)
 
 
 ENGINE_NAMES = {"bm25": "bm25 (FTS5)", "dense": "dense", "hybrid": "hybrid"}
@@ -519,9 +561,7 @@ def postgres_run(
         print("  (no PostgreSQL binaries: PostgreSQL skipped)")
         return None
     with PostgresServer() as server, database(server.create_database("bench_retrieval")) as tmp:
-        result = measure_store(docs, noise, query_sets, repeats)
-        pages = 30 if args.quick else 300
-        return result, measure_indexing(tmp, pages, runs), measure_worker_path(tmp, pages, runs)
+        return measure_database(docs, noise, query_sets, repeats, runs, args, tmp)
 
 
 if __name__ == "__main__":

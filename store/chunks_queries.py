@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import delete, exists, func, select, text
+from sqlalchemy import delete, exists, func, select, text, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.sql.elements import ColumnElement
 from sqlmodel import Session, col
@@ -109,7 +109,7 @@ def _insert_chunks(
     mark = "?" if connection.dialect.paramstyle == "qmark" else "%s"
     marks = ", ".join([mark] * len(_COLUMNS.split(", ")))
     statement = f"INSERT INTO chunks ({_COLUMNS}) VALUES ({marks})"  # noqa: S608 - constants
-    stored = [None] * len(chunks) if vectors is None else [embedding.to_bytes(v) for v in vectors]
+    stored = [None] * len(chunks) if vectors is None else embedding.to_bytes_each(vectors)
     rows = [_row(chunk_set_id, c, v) for c, v in zip(chunks, stored, strict=True)]
     for start in range(0, len(rows), INSERT_BATCH):
         connection.exec_driver_sql(statement, rows[start : start + INSERT_BATCH])
@@ -132,6 +132,67 @@ def _row(chunk_set_id: int, chunk: Chunk, vector: bytes | None) -> tuple[Any, ..
         chunk.line_end,
         vector,
     )
+
+
+def missing_vector_sets(session: Session, *, limit: int) -> list[int]:
+    """Ids of chunk sets that a file is linked to but that have no vectors, oldest first."""
+    linked = exists(
+        select(col(FileChunkSet.file_id)).where(col(FileChunkSet.chunk_set_id) == col(ChunkSet.id))
+    )
+    stmt = (
+        select(col(ChunkSet.id))
+        .where(col(ChunkSet.embedder).is_(None), col(ChunkSet.chunk_count) > 0, linked)
+        .order_by(col(ChunkSet.id))
+        .limit(limit)
+    )
+    return [int(i) for i in session.execute(stmt).scalars()]
+
+
+def set_chunks(session: Session, *, chunk_set_id: int) -> list[Chunk]:
+    """A set's chunks in order, with what embedding needs (text, heading)."""
+    first, after = chunk_id(chunk_set_id, 0), chunk_id(chunk_set_id + 1, 0)
+    stmt = (
+        select(
+            col(ChunkRow.chunk_index),
+            col(ChunkRow.text),
+            col(ChunkRow.heading),
+            col(ChunkRow.token_count),
+        )
+        .where(col(ChunkRow.id) >= first, col(ChunkRow.id) < after)
+        .order_by(col(ChunkRow.id))
+    )
+    return [
+        Chunk(index=r.chunk_index, text=r.text, token_count=r.token_count, heading=r.heading)
+        for r in session.execute(stmt)
+    ]
+
+
+def store_vectors(
+    session: Session,
+    *,
+    chunk_set_id: int,
+    chunks: Sequence[Chunk],
+    vectors: Sequence[Matrix],
+    embedder: str,
+) -> bool:
+    """Write the vectors of a stored set that has none (the backfill of sets indexed
+    before hybrid search). False when the set has vectors by now or is gone."""
+    claimed = session.execute(
+        update(ChunkSet)
+        .where(col(ChunkSet.id) == chunk_set_id, col(ChunkSet.embedder).is_(None))
+        .values(embedder=embedder)
+    )
+    if not claimed.rowcount:  # type: ignore[attr-defined]
+        return False
+    connection = session.connection()
+    mark = "?" if connection.dialect.paramstyle == "qmark" else "%s"
+    rows = [
+        (embedding.to_bytes(v), chunk_id(chunk_set_id, c.index))
+        for c, v in zip(chunks, vectors, strict=True)
+    ]
+    statement = f"UPDATE chunks SET embedding = {mark} WHERE id = {mark}"  # noqa: S608 - constants
+    connection.exec_driver_sql(statement, rows)
+    return True
 
 
 def link_file(session: Session, *, file_id: str, chunk_set_id: int) -> None:

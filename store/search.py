@@ -111,21 +111,22 @@ def dense_ranked(session: Session, query: str, sets: list[SetKey], depth: int) -
 
 
 def load_vectors(session: Session, sets: list[SetKey]) -> dict[SetKey, SetMatrix]:
-    """The stored passage vectors of the sets embedded by the current embedder."""
+    """The stored passage vectors of the sets embedded by the current embedder (or its
+    legacy storage)."""
     keys = dict(sets)
-    params = {"sets": list(keys), "embedder": embedding.EMBEDDER}
-    by_set: dict[int, list[tuple[int, bytes]]] = {}
+    params = {"sets": list(keys), "embedders": [embedding.EMBEDDER, *embedding.LEGACY_EMBEDDERS]}
+    by_set: dict[int, list[tuple[int, Any]]] = {}
     for row in session.execute(_VECTORS, params):
-        by_set.setdefault(int(row.chunk_set_id), []).append((int(row.id), bytes(row.embedding)))
+        vectors = embedding.from_bytes(bytes(row.embedding), row.embedder)
+        by_set.setdefault(int(row.chunk_set_id), []).append((int(row.id), vectors))
     return {(s, keys[s]): _matrix(chunks) for s, chunks in by_set.items()}
 
 
-def _matrix(chunks: list[tuple[int, bytes]]) -> SetMatrix:
-    parts = [embedding.from_bytes(blob) for _, blob in chunks]
-    sizes = np.fromiter((len(p) for p in parts), np.intp, len(parts))
+def _matrix(chunks: list[tuple[int, Any]]) -> SetMatrix:
+    sizes = np.fromiter((len(v) for _, v in chunks), np.intp, len(chunks))
     starts = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.intp)
     ids = np.fromiter((chunk for chunk, _ in chunks), np.int64, len(chunks))
-    return SetMatrix(ids, starts, embedding.normalise(np.concatenate(parts)))
+    return SetMatrix.of(ids, starts, np.concatenate([v for _, v in chunks]))
 
 
 def project_scope(session: Session, *, owner_id: str, project_id: str) -> list[ScopeFile]:
@@ -144,7 +145,7 @@ def _hits(session: Session, ranked: Ranked, scope: list[ScopeFile]) -> list[Chun
     files: dict[int, list[ScopeFile]] = {}
     for f in sorted(scope, key=lambda f: f.file_id):
         files.setdefault(f.set_id, []).append(f)
-    hits = []
+    hits: list[ChunkHit] = []
     for chunk, score in ranked:
         row = rows.get(chunk)
         if row is not None:
@@ -170,13 +171,17 @@ def _hit(row: Any, file: ScopeFile, score: float) -> ChunkHit:
 
 
 def warm() -> None:
-    """Load the embedding model now (≈ 0.3 s), not in the first search, and keep numpy's
-    BLAS to one thread in this process: a request's matrix-vector product is small, and
-    threads of concurrent requests would only contend for the cores."""
+    """Load the embedding model now (≈ 0.5 s), not in the first search, keep numpy's BLAS
+    to one thread in this process (a request's products are small, and threads of
+    concurrent requests would only contend for the cores), and run one dense ranking over
+    a tiny matrix: the first query's word lookups and the SIMD kernels' dispatch (≈ 3 ms)
+    are paid here too."""
     from threadpoolctl import threadpool_limits
 
     threadpool_limits(limits=1, user_api="blas")
-    embedding.embedder()
+    vectors = embedding.quantise(embedding.embed_texts(["warm up", "the dense ranking"]))
+    tiny = SetMatrix.of(np.arange(2, dtype=np.int64), np.arange(2, dtype=np.intp), vectors)
+    dense_top([tiny], embedding.embed_query("warm up the search"), 1)
 
 
 # the owner's project's ready files and their chunk sets; on SQLite the `+` keeps the
@@ -198,9 +203,9 @@ _CHUNKS = text(
 ).bindparams(bindparam("ids", expanding=True))
 
 _VECTORS = text(
-    """SELECT c.id, c.chunk_set_id, c.embedding FROM chunks c
+    """SELECT c.id, c.chunk_set_id, c.embedding, s.embedder FROM chunks c
     JOIN chunk_sets s ON s.id = c.chunk_set_id
-    WHERE c.chunk_set_id IN :sets AND s.embedder = :embedder
+    WHERE c.chunk_set_id IN :sets AND s.embedder IN :embedders
     AND c.embedding IS NOT NULL AND length(c.embedding) > 0
     ORDER BY c.id"""
-).bindparams(bindparam("sets", expanding=True))
+).bindparams(bindparam("sets", expanding=True), bindparam("embedders", expanding=True))

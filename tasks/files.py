@@ -39,6 +39,13 @@ def sweep_blobs() -> dict[str, int]:
     return run_blob_sweep(settings=get_settings()).as_dict()
 
 
+@shared_task(name=names.EMBED_MISSING, ignore_result=True)
+def embed_missing() -> dict[str, Any]:
+    """The vectors backfill (beat, every RECOVERY_SWEEP_INTERVAL_S): chunk sets indexed
+    before hybrid search get their passage vectors, a few per run."""
+    return files.embed_missing_vectors().as_dict()
+
+
 @shared_task(name=names.NOOP)
 def noop() -> None:
     """The framework's floor for bench/upload_queue.py."""

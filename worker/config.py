@@ -61,6 +61,7 @@ def celery_config(settings: Settings) -> dict[str, Any]:
             names.INDEX_FILE: {"queue": names.QUEUE_FILES},
             names.RECOVER_FILES: {"queue": names.QUEUE_FILES},
             names.SWEEP_BLOBS: {"queue": names.QUEUE_FILES},
+            names.EMBED_MISSING: {"queue": names.QUEUE_FILES},
             names.NOOP: {"queue": names.QUEUE_FILES},
             names.COMPACT_CONVERSATION: {"queue": names.QUEUE_HISTORY},
             names.SWEEP_COMPACTIONS: {"queue": names.QUEUE_HISTORY},

@@ -8,6 +8,7 @@ PROCESS_FILE = "contextq.process_file"
 INDEX_FILE = "contextq.index_file"  # a ready file moved into a project
 RECOVER_FILES = "contextq.recover_files"
 SWEEP_BLOBS = "contextq.sweep_blobs"
+EMBED_MISSING = "contextq.embed_missing"  # vectors for chunk sets indexed before them
 COMPACT_CONVERSATION = "contextq.compact_conversation"
 SWEEP_COMPACTIONS = "contextq.sweep_compactions"
 DELIVER_WEBHOOK = "contextq.deliver_webhook"

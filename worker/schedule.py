@@ -38,6 +38,11 @@ def beat_schedule(settings: Settings) -> dict[str, Any]:
                 "expires": max(1.0, settings.BLOB_SWEEP_INTERVAL_S * 0.9),
             },
         },
+        "embed-missing": {  # chunk sets indexed before hybrid search get their vectors
+            "task": names.EMBED_MISSING,
+            "schedule": recovery,
+            "options": {"queue": names.QUEUE_FILES, "expires": max(1.0, recovery * 0.9)},
+        },
         "sweep-events": {
             "task": names.SWEEP_EVENTS,
             "schedule": events,

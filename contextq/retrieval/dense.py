@@ -1,12 +1,15 @@
 """Dense ranking of a project's chunks, and the fusion of two rankings (SPEC §8, hybrid).
 
-Dense: brute force, exact; a chunk scores its best passage's cosine. Each chunk set's
-passage vectors (float32, unit rows) are loaded once per process and kept in
-`SetVectors`, an LRU bounded by bytes (`DEFAULT_CACHE_BYTES`, 256 MB per process); a set's
-vectors never change (a set is keyed by its bytes, chunker and embedder), so the cache
-needs no invalidation. A query is one matrix-vector product
-per set of the project (≈ 3 ms for the 60 000 passages of 4 000 chunks), a maximum per
-chunk and a partial sort.
+Dense: brute force, exact over the stored int8 rows; a chunk scores its best passage's
+cosine. Each chunk set's passage vectors (int8 rows as stored, and each row's inverse
+norm) are loaded once per process and kept in `SetVectors`, an LRU bounded by bytes
+(`DEFAULT_CACHE_BYTES`, 256 MB per process: about a million passages, 60 000 chunks); a
+set's vectors never change (a set is keyed by its bytes, chunker and embedder), so the
+cache needs no invalidation. A query is quantised like the rows, and scored against each
+set by simsimd's int8 dot products (SIMD, one thread: about 0.5 ms for the 64 000
+passages of 4 000 chunks, where numpy's float32 product over the same vectors reads four
+times the bytes and took 10 ms), each scaled by the two norms, a maximum per chunk and a
+partial sort.
 
 Fusion: reciprocal rank fusion (Cormack et al., 2009): a chunk's score is the sum over the
 rankings of `weight / (k + rank)`. It needs no calibration between a bm25 score and a
@@ -27,8 +30,9 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
+import simsimd
 
-from contextq.retrieval.embedding import Matrix
+from contextq.retrieval.embedding import Int8Matrix, Matrix, quantise
 
 RRF_K = 10
 BM25_WEIGHT = 1.0
@@ -41,19 +45,31 @@ Ranked = list[tuple[int, float]]  # (chunk id, score), best first
 @dataclass(frozen=True, slots=True)
 class SetMatrix:
     """One chunk set's passage vectors: the chunk `ids[i]` owns the rows from `starts[i]`
-    to the next start (every chunk at least one)."""
+    to the next start (every chunk at least one); `vectors` int8 rows as stored,
+    `inverse_norms` one over each row's norm (0 for a zero row)."""
 
     ids: npt.NDArray[np.int64]
     starts: npt.NDArray[np.intp]
-    vectors: Matrix
+    vectors: Int8Matrix
+    inverse_norms: Matrix
+
+    @classmethod
+    def of(
+        cls, ids: npt.NDArray[np.int64], starts: npt.NDArray[np.intp], vectors: Int8Matrix
+    ) -> SetMatrix:
+        norms = np.linalg.norm(vectors.astype(np.float32), axis=1)
+        inverse = np.divide(1.0, norms, out=np.zeros_like(norms), where=norms > 0)
+        return cls(ids, starts, np.ascontiguousarray(vectors), inverse.astype(np.float32))
 
     @property
     def nbytes(self) -> int:
-        return int(self.ids.nbytes + self.starts.nbytes + self.vectors.nbytes)
+        sizes = (self.ids, self.starts, self.vectors, self.inverse_norms)
+        return int(sum(a.nbytes for a in sizes))
 
-    def chunk_scores(self, query: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
-        """Each chunk's best passage's cosine with `query`."""
-        return np.maximum.reduceat(self.vectors @ query, self.starts)
+    def chunk_scores(self, query: Int8Matrix, query_norm: float) -> npt.NDArray[np.float64]:
+        """Each chunk's best passage's cosine with `query` (an int8 row, `quantise`)."""
+        dots = np.asarray(simsimd.cdist(query, self.vectors, metric="dot", threads=1))[0]
+        return np.maximum.reduceat(dots * self.inverse_norms / query_norm, self.starts)
 
 
 # a set is cached under (its id, its key): an id alone can be reused (SQLite gives a
@@ -105,10 +121,12 @@ class SetVectors:
 
 
 def dense_top(matrices: Sequence[SetMatrix], query: npt.NDArray[np.float32], n: int) -> Ranked:
-    """The `n` chunks most similar to `query` (cosine: rows and query are unit length)."""
+    """The `n` chunks most similar to `query` (cosine), best first (ties: the lower id)."""
     if n < 1 or not matrices or not query.any():
         return []
-    scores = np.concatenate([m.chunk_scores(query) for m in matrices])
+    query8 = quantise(query.reshape(1, -1).astype(np.float32))
+    norm = float(np.linalg.norm(query8.astype(np.float32)))
+    scores = np.concatenate([m.chunk_scores(query8, norm) for m in matrices])
     ids = np.concatenate([m.ids for m in matrices])
     best = np.argpartition(-scores, n - 1)[:n] if len(scores) > n else np.arange(len(scores))
     order = best[np.lexsort((ids[best], -scores[best]))]

@@ -9,7 +9,7 @@
 """
 
 from service.files.claims import Claim, claim_file, holder_is_dead, worker_identity
-from service.files.indexing import Indexed, index_file
+from service.files.indexing import Indexed, embed_missing_vectors, index_file
 from service.files.processing import Outcome, process_file
 from service.files.recovery import SweepReport, recover_backoff_s, recover_files
 from service.files.uploads import (
@@ -35,6 +35,7 @@ __all__ = [
     "claim_file",
     "delete_file",
     "delete_rows",
+    "embed_missing_vectors",
     "file_content",
     "get_file",
     "holder_is_dead",

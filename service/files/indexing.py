@@ -12,6 +12,10 @@ When it runs:
 - `index_file` (the `index_file` task) indexes a ready file moved into a project
   afterwards (`PATCH /v1/files/{id}`), and one moved in while it was processing.
 
+Files indexed before hybrid search (migration 0014) have chunks but no vectors: the beat's
+`embed_missing` sweep (`embed_missing_vectors`) embeds a few of those chunk sets per run,
+off the request path, until none is left.
+
 Indexing never fails the file: an error (or the task's soft time limit) is logged and
 recorded as `metadata.index = {"status": "failed", "error": …}`; the file stays `ready`.
 `metadata.index` is otherwise `{"status": "indexed", "chunks", "tokens", "complete"}`
@@ -40,7 +44,15 @@ from contextq.retrieval.chunking import (
 from contextq.settings import Settings
 from store import projects_queries as pq
 from store.blobs import get_blob_store
-from store.chunks_queries import file_chunk_set, find_chunk_set, link_file, store_chunk_set
+from store.chunks_queries import (
+    file_chunk_set,
+    find_chunk_set,
+    link_file,
+    missing_vector_sets,
+    set_chunks,
+    store_chunk_set,
+    store_vectors,
+)
 from store.db import session_scope
 from store.project_tables import ChunkSet
 from store.tables import File, FileStatus
@@ -48,6 +60,8 @@ from store.tables import File, FileStatus
 log = logging.getLogger("contextq.files")
 
 INDEXED, SKIPPED, FAILED, RUNNING = "indexed", "skipped", "failed", "running"
+BACKFILL_MAX_SETS = 20  # chunk sets embedded per sweep at most
+BACKFILL_MAX_CHUNKS = 20_000  # a sweep stops after the set that passes this (≈ 5 s)
 
 
 @dataclass(frozen=True)
@@ -244,3 +258,36 @@ def file_project(*, file_id: str) -> str | None:
     with session_scope(write=False) as s:
         row = s.get(File, file_id)
         return None if row is None else row.project_id
+
+
+@dataclass(frozen=True)
+class Backfill:
+    sets: int  # chunk sets embedded
+    chunks: int
+    left: bool  # more sets without vectors remain (the next sweep goes on)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"sets": self.sets, "chunks": self.chunks, "left": self.left}
+
+
+def embed_missing_vectors(*, max_chunks: int = BACKFILL_MAX_CHUNKS) -> Backfill:
+    """The `embed_missing` sweep: embed the chunk sets that files use but that have no
+    passage vectors (indexed before hybrid search), oldest first, up to about
+    `max_chunks` chunks per run; one transaction per set. Dense and hybrid search see a
+    set as soon as its transaction commits (bm25 saw it all along). Two sweeps at once
+    embed the same set to the same vectors: harmless."""
+    sets = chunks = 0
+    with session_scope(write=False) as s:
+        todo = missing_vector_sets(s, limit=BACKFILL_MAX_SETS + 1)
+    for set_id in todo[:BACKFILL_MAX_SETS]:
+        if chunks >= max_chunks:
+            break
+        with session_scope(write=False) as s:
+            rows = set_chunks(s, chunk_set_id=set_id)
+        vectors = embedding.chunk_vectors(rows)
+        with session_scope() as s:
+            store_vectors(s, chunk_set_id=set_id, chunks=rows, vectors=vectors,
+                          embedder=embedding.EMBEDDER)  # fmt: skip
+        sets, chunks = sets + 1, chunks + len(rows)
+        log.info("chunk set %s: %s chunks embedded (backfill)", set_id, len(rows))
+    return Backfill(sets, chunks, left=len(todo) > sets)

@@ -51,3 +51,33 @@ def test_down_and_up_again(stack) -> None:
     assert not (PROJECT_TABLES | {"chunks_fts"}) & tables()
     command.upgrade(cfg, "head")
     assert tables() >= PROJECT_TABLES
+
+
+_STORAGE_SQL = (
+    "SELECT attstorage FROM pg_attribute WHERE attrelid = 'chunks'::regclass "
+    "AND attname = 'embedding'"
+)
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("stack", ["postgres"], indirect=True)
+def test_0015_bounds_the_gin_pending_list_and_stores_vectors_uncompressed(stack) -> None:
+    from sqlalchemy import text
+
+    _STORAGE = text(_STORAGE_SQL)
+
+    def settings() -> tuple[list[str] | None, str]:
+        reset_engine()
+        with get_engine().connect() as c:
+            options = c.execute(
+                text("SELECT reloptions FROM pg_class WHERE relname = 'ix_chunks_tsv'")
+            ).scalar_one()
+            storage = c.execute(_STORAGE).scalar_one()
+        return options, storage
+
+    assert settings() == (["gin_pending_list_limit=256"], "e")  # e: external
+    cfg = alembic_config()
+    command.downgrade(cfg, "0014_chunk_embeddings")
+    assert settings() == (None, "x")  # x: extended (compressed when it pays)
+    command.upgrade(cfg, "head")
+    assert settings() == (["gin_pending_list_limit=256"], "e")

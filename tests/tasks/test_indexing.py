@@ -203,3 +203,29 @@ def test_index_file_gives_up_after_its_worker_died_max_attempts_times(stack, own
         stored = s.get(File, row.id)
         stored.meta = {**stored.meta, "index": {"status": "running", "attempts": 1}}
     assert fs.index_file(settings=settings, file_id=row.id).meta["status"] == "indexed"
+
+
+@BOTH_BACKENDS
+def test_chunk_sets_indexed_before_vectors_are_embedded_by_the_backfill(stack, owner) -> None:
+    """A set stored with no vectors (as before migration 0014) is found by bm25 only, until
+    the `embed_missing` sweep embeds it; then dense search finds it, and the next sweep
+    has nothing to do."""
+    from sqlalchemy import update
+
+    from store.project_tables import ChunkSet
+    from store.search import VECTORS
+
+    project_id = _project(owner)
+    row = _processed(owner, pdf_bytes(FACT_PAGE), "manual.pdf", project_id)
+    with session_scope() as s:  # what a file indexed before hybrid search looks like
+        s.execute(update(ChunkRow).values(embedding=None))
+        s.execute(update(ChunkSet).values(embedder=None))
+    VECTORS.clear()
+    assert _search(owner, project_id, FACT_QUESTION, "dense") == []
+    assert _search(owner, project_id, FACT_QUESTION)[0].page == FACT_PAGE
+
+    done = fs.embed_missing_vectors()
+    assert (done.sets, done.chunks, done.left) == (1, row.meta["index"]["chunks"], False)
+    hits = _search(owner, project_id, FACT_QUESTION, "dense")
+    assert hits and hits[0].page == FACT_PAGE
+    assert fs.embed_missing_vectors().as_dict() == {"sets": 0, "chunks": 0, "left": False}

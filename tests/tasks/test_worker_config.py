@@ -50,10 +50,22 @@ def test_beat_schedule_has_the_sweep_with_expires() -> None:
 
 def test_beat_schedule_has_the_compaction_sweep_with_expires() -> None:
     sched = beat_schedule(_settings(COMPACTION_SWEEP_INTERVAL_S=11))
-    assert set(sched) == {"recover-files", "sweep-blobs", "sweep-compactions", "sweep-events"}
+    assert set(sched) == {
+        "recover-files",
+        "embed-missing",
+        "sweep-blobs",
+        "sweep-compactions",
+        "sweep-events",
+    }
     entry = sched["sweep-compactions"]
     assert entry["task"] == names.SWEEP_COMPACTIONS and entry["schedule"] == 11
     assert entry["options"]["queue"] == "history" and 0 < entry["options"]["expires"] <= 11
+
+
+def test_beat_schedule_has_the_vectors_backfill() -> None:
+    entry = beat_schedule(_settings(RECOVERY_SWEEP_INTERVAL_S=7))["embed-missing"]
+    assert entry["task"] == names.EMBED_MISSING and entry["schedule"] == 7
+    assert entry["options"]["queue"] == "files" and 0 < entry["options"]["expires"] <= 7
 
 
 def test_beat_schedule_has_the_storage_sweep() -> None:

@@ -66,11 +66,26 @@ def test_word_pooling_matches_the_library_tokenizing_whole_texts() -> None:
     assert float(embedding.embed_query(text) @ reference) > 0.999
 
 
-def test_stored_bytes_round_trip_as_float16_rows() -> None:
-    vectors = embedding.embed_texts(["one sentence here", "another sentence there"])
+def test_stored_bytes_are_int8_rows_that_keep_the_direction() -> None:
+    vectors = embedding.embed_texts(["one sentence here", "another sentence there", ""])
     blob = embedding.to_bytes(vectors)
-    assert len(blob) == 2 * embedding.DIM * 2
-    assert np.allclose(embedding.from_bytes(blob), vectors, atol=1e-3)
+    assert len(blob) == 3 * embedding.DIM  # a byte per dimension
+    stored = embedding.from_bytes(blob)
+    assert stored.dtype == np.int8 and stored.shape == (3, embedding.DIM)
+    assert np.abs(stored[:2]).max(axis=1).tolist() == [embedding.QUANT, embedding.QUANT]
+    assert not stored[2].any()  # no words: zeros
+    cosines = (embedding.normalise(stored[:2].astype(np.float32)) * vectors[:2]).sum(axis=1)
+    assert cosines.min() > 0.999
+
+
+def test_float16_rows_of_the_legacy_embedder_are_read_as_int8() -> None:
+    vectors = embedding.embed_texts(["equipment damage is covered by the employer"])
+    legacy = np.asarray(vectors, "<f2").tobytes()  # revision 0014's storage
+    (name,) = embedding.LEGACY_EMBEDDERS
+    read = embedding.from_bytes(legacy, name)
+    assert read.dtype == np.int8 and read.shape == (1, embedding.DIM)
+    fresh = embedding.from_bytes(embedding.to_bytes(vectors)).astype(int)
+    assert np.abs(read.astype(int) - fresh).max() <= 1  # float16 rounding, then int8
 
 
 def test_passages_are_sentences_and_lines_with_short_fragments_joined() -> None:
@@ -89,21 +104,23 @@ def test_passages_are_sentences_and_lines_with_short_fragments_joined() -> None:
 def matrix(ids: list[int], sizes: list[int], rng: np.random.Generator) -> SetMatrix:
     starts = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.intp)
     vectors = embedding.normalise(rng.standard_normal((sum(sizes), 8)).astype(np.float32))
-    return SetMatrix(np.array(ids, np.int64), starts, vectors)
+    return SetMatrix.of(np.array(ids, np.int64), starts, embedding.quantise(vectors))
 
 
 def test_dense_top_scores_a_chunk_by_its_best_passage() -> None:
     rng = np.random.default_rng(3)
     a, b = matrix([10, 11, 12], [2, 3, 1], rng), matrix([20, 21], [4, 2], rng)
-    query = b.vectors[4]  # chunk 21's first passage
+    query = embedding.normalise(b.vectors[4:5].astype(np.float32))[0]  # chunk 21's first
     ranked = dense_top([a, b], query, 3)
     assert ranked[0] == (21, pytest.approx(1.0, abs=1e-5))
-    brute = {
-        int(cid): float((m.vectors[s:e] @ query).max())
+    rows = {m.ids[0]: embedding.normalise(m.vectors.astype(np.float32)) for m in (a, b)}
+    brute = {  # float32 cosines of the stored rows: the int8 products give the same order
+        int(cid): float((rows[m.ids[0]][s:e] @ query).max())
         for m in (a, b)
         for cid, s, e in zip(m.ids, m.starts, [*m.starts[1:], len(m.vectors)], strict=True)
     }
     assert [c for c, _ in ranked] == sorted(brute, key=lambda c: -brute[c])[:3]
+    assert [s for _, s in ranked] == pytest.approx([brute[c] for c, _ in ranked], abs=0.02)
     assert dense_top([a, b], np.zeros(8, np.float32), 3) == []
 
 
