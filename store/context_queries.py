@@ -7,9 +7,10 @@ processed texts a context shows. Persistence only: what they mean is
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
-from sqlalchemy import func, select
+import orjson
+from sqlalchemy import Text, cast, func, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Row
 from sqlmodel import Session
@@ -30,6 +31,28 @@ FILE_VIEW_COLUMNS = (
     File.content_sha256,
     File.content_media_type,
 )
+
+# the JSON columns read as text and parsed with orjson (much faster than the driver's json)
+_JSON_AT = (5, 6)
+_FILE_VIEW_SELECT = tuple(
+    cast(c, Text).label(c.key) if i in _JSON_AT else c for i, c in enumerate(FILE_VIEW_COLUMNS)
+)
+
+
+class FileRow(NamedTuple):
+    """A row of `FILE_VIEW_COLUMNS`, the JSON ones parsed."""
+
+    id: str
+    status: str
+    filename: str
+    category: str
+    file_type: str
+    truncation: dict[str, Any] | None
+    meta: dict[str, Any] | None
+    error: str | None
+    content_sha256: str | None
+    content_media_type: str | None
+
 
 # ---------------------------------------------------------------- owner settings
 
@@ -52,9 +75,13 @@ def put_owner_settings(
 
 
 def owner_system_prompt(session: Session, *, owner_id: str) -> str | None:
-    return session.execute(
-        select(OwnerSettings.system_prompt).where(OwnerSettings.owner_id == owner_id)
-    ).scalar_one_or_none()
+    return (
+        session.connection()
+        .execute(  # Core: no ORM round for a column read
+            select(OwnerSettings.system_prompt).where(OwnerSettings.owner_id == owner_id)
+        )
+        .scalar_one_or_none()
+    )
 
 
 # ---------------------------------------------------------------- citations
@@ -63,22 +90,30 @@ def owner_system_prompt(session: Session, *, owner_id: str) -> str | None:
 def citation_ids(
     session: Session, *, conversation_id: str, source_keys: Sequence[str]
 ) -> tuple[dict[str, int], int]:
-    """The stored ids of `source_keys`, and the highest id in use in the conversation."""
-    known: dict[str, int] = {}
-    if source_keys:
-        rows = session.execute(
-            select(ConversationCitation.source_key, ConversationCitation.citation_id).where(
+    """The stored ids of `source_keys`, and the highest id in use in the conversation
+    (one statement: the highest rides along as a scalar subquery)."""
+    highest = (
+        select(func.max(ConversationCitation.citation_id))
+        .where(ConversationCitation.conversation_id == conversation_id)
+        .scalar_subquery()
+    )
+    if not source_keys:
+        return {}, int(session.connection().execute(select(highest)).scalar_one() or 0)
+    rows = (
+        session.connection()
+        .execute(
+            select(highest, ConversationCitation.source_key, ConversationCitation.citation_id)
+            .select_from(ConversationCitation)
+            .where(
                 ConversationCitation.conversation_id == conversation_id,
                 ConversationCitation.source_key.in_(sorted(set(source_keys))),  # type: ignore[attr-defined]
             )
-        ).all()
-        known = {key: int(cid) for key, cid in rows}
-    highest = session.execute(
-        select(func.max(ConversationCitation.citation_id)).where(
-            ConversationCitation.conversation_id == conversation_id
         )
-    ).scalar_one()
-    return known, int(highest or 0)
+        .all()
+    )
+    if not rows:
+        return {}, int(session.connection().execute(select(highest)).scalar_one() or 0)
+    return {key: int(cid) for _, key, cid in rows}, int(rows[0][0] or 0)
 
 
 def _insert(session: Session) -> Any:
@@ -113,11 +148,15 @@ def get_carried(
     session: Session, *, conversation_id: str, model: str
 ) -> tuple[int | None, int | None]:
     """The cut point and clearing line stored for the conversation and model."""
-    row = session.execute(
-        select(ContextCutPoint.seq, ContextCutPoint.clear_seq).where(
-            ContextCutPoint.conversation_id == conversation_id, ContextCutPoint.model == model
+    row = (
+        session.connection()
+        .execute(
+            select(ContextCutPoint.seq, ContextCutPoint.clear_seq).where(
+                ContextCutPoint.conversation_id == conversation_id, ContextCutPoint.model == model
+            )
         )
-    ).first()
+        .first()
+    )
     return (row[0], row[1]) if row is not None else (None, None)
 
 
@@ -156,18 +195,24 @@ def put_cut_point(session: Session, *, conversation_id: str, model: str, seq: in
 # ---------------------------------------------------------------- files and messages
 
 
-def file_rows(session: Session, *, owner_id: str, file_ids: Sequence[str]) -> list[Row[Any]]:
-    """The owner's files among `file_ids` (`FILE_VIEW_COLUMNS`)."""
+def file_rows(session: Session, *, owner_id: str, file_ids: Sequence[str]) -> list[Any]:
+    """The owner's files among `file_ids` (`FILE_VIEW_COLUMNS`, by name)."""
     if not file_ids:
         return []
-    return list(
-        session.execute(
-            select(*FILE_VIEW_COLUMNS).where(
-                File.owner_id == owner_id,
-                File.id.in_(sorted(set(file_ids))),  # type: ignore[attr-defined]
-            )
-        ).all()
+    rows = session.connection().execute(
+        select(*_FILE_VIEW_SELECT).where(
+            File.owner_id == owner_id,
+            File.id.in_(sorted(set(file_ids))),  # type: ignore[attr-defined]
+        )
     )
+    return [_file_row(row) for row in rows]
+
+
+def _file_row(row: Row[Any]) -> FileRow:
+    values = list(row)
+    for i in _JSON_AT:
+        values[i] = None if values[i] is None else orjson.loads(values[i])
+    return FileRow(*values)
 
 
 def owned_file_ids(session: Session, *, owner_id: str, file_ids: Sequence[str]) -> set[str]:
@@ -196,12 +241,38 @@ def file_texts(session: Session, *, file_ids: Sequence[str]) -> dict[str, str]:
 
 def newest_user_seq(session: Session, *, conversation_id: str) -> int | None:
     """The seq of the conversation's newest user message (through an index)."""
-    seq = session.execute(
-        select(func.max(StoredMessage.seq)).where(
-            StoredMessage.conversation_id == conversation_id, StoredMessage.role == "user"
+    return window_seqs(session, conversation_id=conversation_id)[0]
+
+
+def window_seqs(
+    session: Session, *, conversation_id: str, past_tokens: int | None = None
+) -> tuple[int | None, int | None]:
+    """In one statement: the seq of the newest user message, and (with `past_tokens`)
+    the first seq whose running token total passes `past_tokens`. Running totals only
+    grow with seq, so that seq is the one with the smallest total past it: one seek in
+    the (conversation, cum_tokens) index, not a scan of every row after it."""
+    M = StoredMessage
+    user = (
+        select(func.max(M.seq))
+        .where(M.conversation_id == conversation_id, M.role == "user")
+        .scalar_subquery()
+    )
+    columns: list[Any] = [user]
+    if past_tokens is not None:
+        passing = (
+            select(func.min(M.cum_tokens))
+            .where(M.conversation_id == conversation_id, M.cum_tokens > past_tokens)
+            .scalar_subquery()
         )
-    ).scalar_one()
-    return None if seq is None else int(seq)
+        columns.append(
+            select(func.min(M.seq))
+            .where(M.conversation_id == conversation_id, M.cum_tokens == passing)
+            .scalar_subquery()
+        )
+    row = session.connection().execute(select(*columns)).one()
+    user_seq = None if row[0] is None else int(row[0])
+    past = None if past_tokens is None or row[1] is None else int(row[1])
+    return user_seq, past
 
 
 def owned_conversation_exists(session: Session, owner_id: str, conversation_id: str) -> bool:

@@ -151,15 +151,19 @@ class SeqIndex:
                     return cached[:last_seq]
                 cached = cached[:]
         have = len(cached) if cached is not None else 0
-        rows = session.execute(
-            select(StoredMessage.seq, StoredMessage.id)
-            .where(
-                StoredMessage.conversation_id == conversation_id,
-                StoredMessage.seq > have,
-                StoredMessage.seq <= last_seq,
+        rows = (
+            session.connection()
+            .execute(
+                select(StoredMessage.seq, StoredMessage.id)
+                .where(
+                    StoredMessage.conversation_id == conversation_id,
+                    StoredMessage.seq > have,
+                    StoredMessage.seq <= last_seq,
+                )
+                .order_by(StoredMessage.seq)  # type: ignore[arg-type]
             )
-            .order_by(StoredMessage.seq)  # type: ignore[arg-type]
-        ).all()
+            .all()
+        )
         if len(rows) != last_seq - have or (rows and rows[0][0] != have + 1):
             return None
         new = [r[1] for r in rows]
@@ -198,17 +202,20 @@ class _Reader:
         self.last_seq = conversation.last_seq
         self.ids = SEQ_INDEX.ids(session, conversation.id, conversation.last_seq)
         self.pinned = set(
-            session.execute(
+            session.connection()
+            .execute(
                 select(StoredMessage.seq).where(
                     StoredMessage.conversation_id == conversation.id,
                     StoredMessage.pinned.is_(True),  # type: ignore[attr-defined]
                 )
-            ).scalars()
+            )
+            .scalars()
         )
 
     def system_seqs(self, through_seq: int) -> list[int]:
         return list(
-            self.session.execute(
+            self.session.connection()
+            .execute(
                 select(StoredMessage.seq)
                 .where(
                     StoredMessage.conversation_id == self.conversation_id,
@@ -216,7 +223,8 @@ class _Reader:
                     StoredMessage.seq <= through_seq,
                 )
                 .order_by(StoredMessage.seq)  # type: ignore[arg-type]
-            ).scalars()
+            )
+            .scalars()
         )
 
     def read(self, lo: int, hi: int) -> list[Message]:
@@ -247,7 +255,7 @@ class _Reader:
     def _rows(self, lo: int, hi: int) -> list[tuple[Any, ...]]:
         return [
             tuple(r)
-            for r in self.session.execute(
+            for r in self.session.connection().execute(
                 select(*CONTEXT_COLUMNS)
                 .where(
                     StoredMessage.conversation_id == self.conversation_id,
@@ -274,7 +282,10 @@ class _Reader:
                 .order_by(StoredMessage.seq)  # type: ignore[arg-type]
             ).all()
             return [id_ for seq, id_ in rows if seq not in loaded]
-        return [id_ for seq, id_ in enumerate(ids[: start - 1], start=1) if seq not in loaded]
+        removed = ids[: start - 1]  # a copy; the few loaded ones taken out, newest first
+        for seq in sorted((s for s in loaded if 0 < s < start), reverse=True):
+            del removed[seq - 1]
+        return removed
 
 
 @dataclass(slots=True)
