@@ -250,7 +250,9 @@ def window_seqs(
     """In one statement: the seq of the newest user message, and (with `past_tokens`)
     the first seq whose running token total passes `past_tokens`. Running totals only
     grow with seq, so that seq is the one with the smallest total past it: one seek in
-    the (conversation, cum_tokens) index, not a scan of every row after it."""
+    the (conversation, cum_tokens) index (`min(seq)` over the rows past it scanned them
+    all, or the whole conversation when the planner chose the seq index: ~1 ms at
+    10 000 messages)."""
     M = StoredMessage
     user = (
         select(func.max(M.seq))
@@ -259,14 +261,11 @@ def window_seqs(
     )
     columns: list[Any] = [user]
     if past_tokens is not None:
-        passing = (
-            select(func.min(M.cum_tokens))
-            .where(M.conversation_id == conversation_id, M.cum_tokens > past_tokens)
-            .scalar_subquery()
-        )
         columns.append(
-            select(func.min(M.seq))
-            .where(M.conversation_id == conversation_id, M.cum_tokens == passing)
+            select(M.seq)
+            .where(M.conversation_id == conversation_id, M.cum_tokens > past_tokens)
+            .order_by(M.cum_tokens, M.seq)  # type: ignore[arg-type]
+            .limit(1)
             .scalar_subquery()
         )
     row = session.connection().execute(select(*columns)).one()
