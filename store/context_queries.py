@@ -12,7 +12,6 @@ from typing import Any, NamedTuple
 import orjson
 from sqlalchemy import Text, cast, func, select
 from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.engine import Row
 from sqlmodel import Session
 
 from store.context_tables import ContextCutPoint, ConversationCitation, OwnerSettings
@@ -199,16 +198,17 @@ def file_rows(session: Session, *, owner_id: str, file_ids: Sequence[str]) -> li
     """The owner's files among `file_ids` (`FILE_VIEW_COLUMNS`, by name)."""
     if not file_ids:
         return []
+    # by primary key alone, the owner checked here: with `owner_id = ?` in the WHERE,
+    # SQLite walks the owner's index, every file of the owner (workspace files too)
     rows = session.connection().execute(
-        select(*_FILE_VIEW_SELECT).where(
-            File.owner_id == owner_id,
-            File.id.in_(sorted(set(file_ids))),  # type: ignore[attr-defined]
+        select(File.owner_id, *_FILE_VIEW_SELECT).where(
+            File.id.in_(sorted(set(file_ids)))  # type: ignore[attr-defined]
         )
     )
-    return [_file_row(row) for row in rows]
+    return [_file_row(row[1:]) for row in rows if row[0] == owner_id]
 
 
-def _file_row(row: Row[Any]) -> FileRow:
+def _file_row(row: Sequence[Any]) -> FileRow:
     values = list(row)
     for i in _JSON_AT:
         values[i] = None if values[i] is None else orjson.loads(values[i])
@@ -218,14 +218,10 @@ def _file_row(row: Row[Any]) -> FileRow:
 def owned_file_ids(session: Session, *, owner_id: str, file_ids: Sequence[str]) -> set[str]:
     if not file_ids:
         return set()
-    return set(
-        session.execute(
-            select(File.id).where(
-                File.owner_id == owner_id,
-                File.id.in_(sorted(set(file_ids))),  # type: ignore[attr-defined]
-            )
-        ).scalars()
+    rows = session.connection().execute(  # by primary key alone (see `file_rows`)
+        select(File.id, File.owner_id).where(File.id.in_(sorted(set(file_ids))))  # type: ignore[attr-defined]
     )
+    return {file_id for file_id, owner in rows if owner == owner_id}
 
 
 def file_texts(session: Session, *, file_ids: Sequence[str]) -> dict[str, str]:
