@@ -133,7 +133,11 @@ def ensure_written(
         str(m.id): content_text(m.content) for m in unknown if paths[str(m.id)] not in present
     }
     failed = write_tool_results(
-        settings=settings, owner_id=owner_id, conversation_id=conversation_id, results=missing
+        settings=settings,
+        owner_id=owner_id,
+        conversation_id=conversation_id,
+        results=missing,
+        paths=paths,
     )
     for m in unknown:
         if str(m.id) not in failed:

@@ -86,14 +86,21 @@ def write_tool_result(
 
 
 def write_tool_results(
-    *, settings: Settings, owner_id: str, conversation_id: str, results: Mapping[str, str]
+    *,
+    settings: Settings,
+    owner_id: str,
+    conversation_id: str,
+    results: Mapping[str, str],
+    paths: Mapping[str, str] | None = None,
 ) -> dict[str, str]:
     """Write the tool results (message id → text) whose paths are not in the workspace
     yet, together (`bulk.put_new_files`); should that fail (a quota, a full disk), one by
-    one, so that as many as fit are written and each that is not is named. Returns
-    message id → a sentence saying why it could not be written (logged)."""
+    one, so that as many as fit are written and each that is not is named. `paths`: the
+    workspace paths already known (message id → path; else found from each text).
+    Returns message id → a sentence saying why it could not be written (logged)."""
+    known = paths or {}
     files = [
-        NewFile(tool_result_path(key, tool_result_extension(text)), _encode(text))
+        NewFile(known.get(key) or tool_result_path(key, tool_result_extension(text)), _encode(text))
         for key, text in results.items()
     ]
     try:
