@@ -25,6 +25,9 @@ def _files(n: int, prefix: str = "results") -> list[NewFile]:
     ]
 
 
+@pytest.mark.parametrize(
+    "stack", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)], indirect=True
+)
 def test_many_files_answer_at_once_and_are_processed_by_the_queue(
     stack: Any, worker: Any, owner: Any, app_client: Any
 ) -> None:
