@@ -80,7 +80,10 @@ def _prepare(data_dir: Path) -> str:
     return key
 
 
-def _start_api(data_dir: Path, port: int, log: Path) -> subprocess.Popen[bytes]:
+def _start_api(
+    data_dir: Path, port: int, log: Path, redis_url: str | None = None
+) -> subprocess.Popen[bytes]:
+    """The API under uvicorn; with `redis_url`, it publishes its tasks there."""
     import httpx
 
     uvicorn = [
@@ -99,7 +102,7 @@ def _start_api(data_dir: Path, port: int, log: Path) -> subprocess.Popen[bytes]:
     with log.open("wb") as out:
         proc = subprocess.Popen(
             uvicorn,
-            env=_env(data_dir),
+            env=_env(data_dir) | ({"REDIS_URL": redis_url} if redis_url else {}),
             cwd=ROOT,
             stdout=out,
             stderr=subprocess.STDOUT,

@@ -7,11 +7,11 @@ processed texts a context shows. Persistence only: what they mean is
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
-from sqlalchemy import func, select
+import orjson
+from sqlalchemy import Text, bindparam, cast, func, select
 from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.engine import Row
 from sqlmodel import Session
 
 from store.context_tables import ContextCutPoint, ConversationCitation, OwnerSettings
@@ -30,6 +30,28 @@ FILE_VIEW_COLUMNS = (
     File.content_sha256,
     File.content_media_type,
 )
+
+# the JSON columns read as text and parsed with orjson (much faster than the driver's json)
+_JSON_AT = (5, 6)
+_FILE_VIEW_SELECT = tuple(
+    cast(c, Text).label(c.key) if i in _JSON_AT else c for i, c in enumerate(FILE_VIEW_COLUMNS)
+)
+
+
+class FileRow(NamedTuple):
+    """A row of `FILE_VIEW_COLUMNS`, the JSON ones parsed."""
+
+    id: str
+    status: str
+    filename: str
+    category: str
+    file_type: str
+    truncation: dict[str, Any] | None
+    meta: dict[str, Any] | None
+    error: str | None
+    content_sha256: str | None
+    content_media_type: str | None
+
 
 # ---------------------------------------------------------------- owner settings
 
@@ -52,9 +74,7 @@ def put_owner_settings(
 
 
 def owner_system_prompt(session: Session, *, owner_id: str) -> str | None:
-    return session.execute(
-        select(OwnerSettings.system_prompt).where(OwnerSettings.owner_id == owner_id)
-    ).scalar_one_or_none()
+    return session.connection().execute(_OWNER_PROMPT, {"owner": owner_id}).scalar_one_or_none()
 
 
 # ---------------------------------------------------------------- citations
@@ -63,22 +83,16 @@ def owner_system_prompt(session: Session, *, owner_id: str) -> str | None:
 def citation_ids(
     session: Session, *, conversation_id: str, source_keys: Sequence[str]
 ) -> tuple[dict[str, int], int]:
-    """The stored ids of `source_keys`, and the highest id in use in the conversation."""
-    known: dict[str, int] = {}
+    """The stored ids of `source_keys`, and the highest id in use in the conversation
+    (one statement: the highest rides along as a scalar subquery)."""
+    conn = session.connection()
+    rows: list[Any] = []
     if source_keys:
-        rows = session.execute(
-            select(ConversationCitation.source_key, ConversationCitation.citation_id).where(
-                ConversationCitation.conversation_id == conversation_id,
-                ConversationCitation.source_key.in_(sorted(set(source_keys))),  # type: ignore[attr-defined]
-            )
-        ).all()
-        known = {key: int(cid) for key, cid in rows}
-    highest = session.execute(
-        select(func.max(ConversationCitation.citation_id)).where(
-            ConversationCitation.conversation_id == conversation_id
-        )
-    ).scalar_one()
-    return known, int(highest or 0)
+        keys = sorted(set(source_keys))
+        rows = conn.execute(_CITATIONS, {"cid": conversation_id, "keys": keys}).all()
+    if not rows:
+        return {}, int(conn.execute(_HIGHEST, {"cid": conversation_id}).scalar_one() or 0)
+    return {key: int(cid) for _, key, cid in rows}, int(rows[0][0] or 0)
 
 
 def _insert(session: Session) -> Any:
@@ -113,11 +127,8 @@ def get_carried(
     session: Session, *, conversation_id: str, model: str
 ) -> tuple[int | None, int | None]:
     """The cut point and clearing line stored for the conversation and model."""
-    row = session.execute(
-        select(ContextCutPoint.seq, ContextCutPoint.clear_seq).where(
-            ContextCutPoint.conversation_id == conversation_id, ContextCutPoint.model == model
-        )
-    ).first()
+    params = {"cid": conversation_id, "model": model}
+    row = session.connection().execute(_CARRIED, params).first()
     return (row[0], row[1]) if row is not None else (None, None)
 
 
@@ -156,31 +167,30 @@ def put_cut_point(session: Session, *, conversation_id: str, model: str, seq: in
 # ---------------------------------------------------------------- files and messages
 
 
-def file_rows(session: Session, *, owner_id: str, file_ids: Sequence[str]) -> list[Row[Any]]:
-    """The owner's files among `file_ids` (`FILE_VIEW_COLUMNS`)."""
+def file_rows(session: Session, *, owner_id: str, file_ids: Sequence[str]) -> list[Any]:
+    """The owner's files among `file_ids` (`FILE_VIEW_COLUMNS`, by name)."""
     if not file_ids:
         return []
-    return list(
-        session.execute(
-            select(*FILE_VIEW_COLUMNS).where(
-                File.owner_id == owner_id,
-                File.id.in_(sorted(set(file_ids))),  # type: ignore[attr-defined]
-            )
-        ).all()
-    )
+    # by primary key alone, the owner checked here: with `owner_id = ?` in the WHERE,
+    # SQLite walks the owner's index, every file of the owner (workspace files too)
+    rows = session.connection().execute(_FILE_ROWS, {"ids": sorted(set(file_ids))})
+    return [_file_row(row[1:]) for row in rows if row[0] == owner_id]
+
+
+def _file_row(row: Sequence[Any]) -> FileRow:
+    values = list(row)
+    for i in _JSON_AT:
+        values[i] = None if values[i] is None else orjson.loads(values[i])
+    return FileRow(*values)
 
 
 def owned_file_ids(session: Session, *, owner_id: str, file_ids: Sequence[str]) -> set[str]:
     if not file_ids:
         return set()
-    return set(
-        session.execute(
-            select(File.id).where(
-                File.owner_id == owner_id,
-                File.id.in_(sorted(set(file_ids))),  # type: ignore[attr-defined]
-            )
-        ).scalars()
+    rows = session.connection().execute(  # by primary key alone (see `file_rows`)
+        select(File.id, File.owner_id).where(File.id.in_(sorted(set(file_ids))))  # type: ignore[attr-defined]
     )
+    return {file_id for file_id, owner in rows if owner == owner_id}
 
 
 def file_texts(session: Session, *, file_ids: Sequence[str]) -> dict[str, str]:
@@ -196,12 +206,25 @@ def file_texts(session: Session, *, file_ids: Sequence[str]) -> dict[str, str]:
 
 def newest_user_seq(session: Session, *, conversation_id: str) -> int | None:
     """The seq of the conversation's newest user message (through an index)."""
-    seq = session.execute(
-        select(func.max(StoredMessage.seq)).where(
-            StoredMessage.conversation_id == conversation_id, StoredMessage.role == "user"
-        )
-    ).scalar_one()
-    return None if seq is None else int(seq)
+    return window_seqs(session, conversation_id=conversation_id)[0]
+
+
+def window_seqs(
+    session: Session, *, conversation_id: str, past_tokens: int | None = None
+) -> tuple[int | None, int | None]:
+    """In one statement: the seq of the newest user message, and (with `past_tokens`)
+    the first seq whose running token total passes `past_tokens`. Running totals only
+    grow with seq, so that seq is the one with the smallest total past it: one seek in
+    the (conversation, cum_tokens) index (`min(seq)` over the rows past it scanned them
+    all, or the whole conversation when the planner chose the seq index: ~1 ms at
+    10 000 messages)."""
+    conn = session.connection()
+    if past_tokens is None:
+        user = conn.execute(_NEWEST_USER, {"cid": conversation_id}).scalar_one()
+        return (None if user is None else int(user)), None
+    params = {"cid": conversation_id, "past": past_tokens}
+    user, start = conn.execute(_NEWEST_USER_AND_START, params).one()
+    return (None if user is None else int(user)), (None if start is None else int(start))
 
 
 def owned_conversation_exists(session: Session, owner_id: str, conversation_id: str) -> bool:
@@ -213,3 +236,43 @@ def owned_conversation_exists(session: Session, owner_id: str, conversation_id: 
         )
     ).first()
     return found is not None
+
+
+# ---------------------------------------------------------------- the read's statements
+# Built once (building one costs 30-50 µs, a context read runs about ten); values are
+# bound per call, lists through expanding parameters.
+
+_CC = ConversationCitation
+_M = StoredMessage
+_OWNER_PROMPT = select(OwnerSettings.system_prompt).where(
+    OwnerSettings.owner_id == bindparam("owner")
+)
+_HIGHEST = select(func.max(_CC.citation_id)).where(_CC.conversation_id == bindparam("cid"))
+_CITATIONS = (
+    select(_HIGHEST.scalar_subquery(), _CC.source_key, _CC.citation_id)
+    .select_from(_CC)
+    .where(
+        _CC.conversation_id == bindparam("cid"),
+        _CC.source_key.in_(bindparam("keys", expanding=True)),  # type: ignore[attr-defined]
+    )
+)
+_CARRIED = select(ContextCutPoint.seq, ContextCutPoint.clear_seq).where(
+    ContextCutPoint.conversation_id == bindparam("cid"), ContextCutPoint.model == bindparam("model")
+)
+_USER = (
+    select(func.max(_M.seq))
+    .where(_M.conversation_id == bindparam("cid"), _M.role == "user")
+    .scalar_subquery()
+)
+_START = (
+    select(_M.seq)
+    .where(_M.conversation_id == bindparam("cid"), _M.cum_tokens > bindparam("past"))
+    .order_by(_M.cum_tokens, _M.seq)  # type: ignore[arg-type]
+    .limit(1)
+    .scalar_subquery()
+)
+_NEWEST_USER = select(_USER)
+_NEWEST_USER_AND_START = select(_USER, _START)
+_FILE_ROWS = select(File.owner_id, *_FILE_VIEW_SELECT).where(
+    File.id.in_(bindparam("ids", expanding=True))  # type: ignore[attr-defined]
+)

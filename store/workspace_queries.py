@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from sqlalchemy import delete, func
+from typing import Any
+
+from sqlalchemy import delete, func, insert
 from sqlalchemy import select as sa_select
 from sqlmodel import Session, col, select
 
@@ -85,3 +87,14 @@ def entries_at(
         .where(col(E.conversation_id) == conversation_id, col(E.path).in_(sorted(set(paths))))
     )
     return {path: (int(size), fid, status) for path, size, fid, status in session.execute(stmt)}
+
+
+def insert_files_and_entries(
+    session: Session, *, files: list[dict[str, Any]], entries: list[dict[str, Any]]
+) -> None:
+    """INSERT many new File rows and workspace entries (column name → value; Core,
+    one statement each)."""
+    if files:
+        session.execute(insert(File.__table__), files)  # type: ignore[attr-defined]
+    if entries:
+        session.execute(insert(E.__table__), entries)  # type: ignore[attr-defined]

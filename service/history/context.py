@@ -362,7 +362,11 @@ def _load(
     window starts at the carried cut point `cut` (less the chain margin): what an answer
     keeps starts there, however cheap cleared tool results made it, and a new cut only
     ever moves forward."""
-    user_seq = cq.newest_user_seq(session, conversation_id=conversation.id)
+    window = plan.window
+    past_tokens = window.past_tokens if window is not None else None
+    user_seq, first_past = cq.window_seqs(
+        session, conversation_id=conversation.id, past_tokens=past_tokens
+    )
     also = [user_seq] if user_seq is not None else []
     if plan.compaction is not None:
         through = plan.compaction.through_seq
@@ -371,13 +375,7 @@ def _load(
         )
         return Loaded(after.messages)
     start = None
-    window = plan.window
     if window is not None:
-        first_past = None
-        if window.past_tokens is not None:
-            first_past = q.first_seq_past(
-                session, conversation_id=conversation.id, tokens=window.past_tokens
-            )
         start = window.start(last_seq=conversation.last_seq, first_seq_past=first_past)
         if start is not None and cut is not None:  # the kept history starts at the cut
             start = cut - window.margin

@@ -10,10 +10,11 @@ never changes, so a preview is kept per process by message id (bounded).
 A context that clears old tool results (or shows a result as a preview) names their
 workspace paths; a result that is not there yet (one under the offload threshold, or
 whose write at insert failed) is written before the answer is returned, all of an
-answer's in one transaction (`ensure_written`): every path an answer names answers 200
-when the client gets it. The writes happen when the clearing line moves (it stays put
-between moves, and what it cleared stays written), so their cost is paid once per
-move, not per read.
+answer's together (`ensure_written` → `service.workspaces.write_tool_results`: one bulk
+put, a transaction per 256 files, processing enqueued off the request path): every path
+an answer names answers 200 when the client gets it. The writes happen when the
+clearing line moves (it stays put between moves, and what it cleared stays written), so
+their cost is paid once per move, not per read.
 """
 
 from __future__ import annotations
@@ -33,14 +34,9 @@ from contextq.history.types import content_text
 from contextq.lru import LRU
 from contextq.settings import Settings
 from contextq.tokens import DEFAULT_ENCODING
-from contextq.workspace.tool_results import tool_result_extension, tool_result_path
-from service.workspaces.entries import put_entry
-from service.workspaces.locate import tree_for
-from service.workspaces.tool_results import write_tool_result
+from service.workspaces.tool_results import write_tool_results
 from store import context_queries as cq
 from store import workspace_queries as wq
-from store.blobs import get_blob_store
-from store.db import session_scope
 from store.tables import FileStatus
 
 log = logging.getLogger("contextq.history")
@@ -136,73 +132,21 @@ def ensure_written(
     missing = {
         str(m.id): content_text(m.content) for m in unknown if paths[str(m.id)] not in present
     }
-    failed: dict[str, str] = {}
-    if missing and not _write_all(settings, owner_id, conversation_id, missing):
-        for key, text in missing.items():  # one by one, to name the ones that fail
-            problem = _write(settings, owner_id, conversation_id, key, text)
-            if problem is not None:
-                failed[key] = problem
+    failed = write_tool_results(
+        settings=settings,
+        owner_id=owner_id,
+        conversation_id=conversation_id,
+        results=missing,
+        paths=paths,
+    )
     for m in unknown:
         if str(m.id) not in failed:
             _written(str(m.id))
-    return list(failed.values())
-
-
-def _write_all(
-    settings: Settings, owner_id: str, conversation_id: str, results: dict[str, str]
-) -> bool:
-    """Write the tool results (message id → text) to their workspace paths in one
-    transaction (a third of the cost of one each); False when it fails (nothing kept)."""
-    staged = []
-    try:
-        with session_scope() as session:
-            for message_id, text in results.items():
-                data = text.encode("utf-8", "surrogatepass")
-                relative = tool_result_path(message_id, tool_result_extension(text))
-                file = tree_for(settings, owner_id, conversation_id).stage(relative)
-                blob = get_blob_store(settings).writer()
-                staged.append((file, blob))
-                file.write(data)
-                blob.write(data)
-                put_entry(
-                    session=session,
-                    settings=settings,
-                    owner_id=owner_id,
-                    conversation_id=conversation_id,
-                    relative=relative,
-                    blob=blob,
-                    staged=file,
-                )
-    except Exception:
-        log.warning("tool results not written together; writing them one by one", exc_info=True)
-        return False
-    finally:
-        for file, blob in staged:
-            blob.abort()
-            file.abort()
-    return True
-
-
-def _write(
-    settings: Settings, owner_id: str, conversation_id: str, message_id: str, text: str
-) -> str | None:
-    """Write one tool result to its workspace path (its own transaction); a sentence
-    saying why when it cannot be."""
-    try:
-        write_tool_result(
-            settings=settings,
-            owner_id=owner_id,
-            conversation_id=conversation_id,
-            message_id=message_id,
-            text=text,
-        )
-    except Exception as exc:
-        log.exception("tool result of message %s not written to the workspace", message_id)
-        return (
-            f"the tool result of message {message_id} could not be written to the workspace "
-            f"({type(exc).__name__}: {exc}): the path its stub or preview names is missing"
-        )
-    return None
+    return [
+        f"the tool result of message {key} could not be written to the workspace ({problem}): "
+        "the path its stub or preview names is missing"
+        for key, problem in failed.items()
+    ]
 
 
 def _written(message_id: str) -> None:

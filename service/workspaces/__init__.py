@@ -3,7 +3,8 @@
 - `entries`       prepare_put / put_entry (PUT), list_entries, open_raw, delete_entry
 - `views`         processed_view: the processed text, or a portion from `offset`
 - `removal`       remove_workspace: with its conversation
-- `tool_results`  offload_after_commit: large tool results written as workspace files
+- `tool_results`  offload_after_commit, write_tool_results: tool results as workspace files
+- `bulk`          put_new_files: many new workspace files in few transactions
 - `locate`        where a workspace lives; the owner check
 """
 
