@@ -1,0 +1,548 @@
+"""The promises of SPEC §3, §4, §6 and §9, each a small named function.
+
+An invariant takes the `Facts` of one answer (and, for the prefix, the answer before it)
+and returns what it found broken: a list of sentences, empty when the promise held.
+`INVARIANTS` lists them in the order a report prints them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+from contextq.assembly import FileView
+from contextq.assembly.tool_results import result_path
+from contextq.catalog import resolve_model
+from contextq.history import Message
+from contextq.history.chains import unit_at
+from contextq.history.context import visible_history
+from tests.engine.assembly.harness.engine import Read
+from tests.engine.assembly.harness.oracle import (
+    Limits,
+    Sent,
+    json_tokens,
+    limits,
+    read_sent,
+    recount,
+    sdk_problems,
+)
+
+STUB_START = "[Old tool result cleared"
+STUB_MIN_CHARS = 200  # shorter results are not worth a stub (the stub is about as long)
+PATH = re.compile(r"/workspace/(tool-results/[A-Za-z0-9_-]+\.[a-z]+)")
+CITATIONS_TITLE = "## Citations"
+
+
+@dataclass
+class Facts:
+    """One answer, with what the invariants derive from it (each derived once)."""
+
+    read: Read
+    previous: Read | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def answer(self) -> dict[str, Any]:
+        return self.read.answer
+
+    @cached_property
+    def sent(self) -> Sent:
+        return read_sent(self.answer)
+
+    @cached_property
+    def recount(self) -> int:
+        return recount(self.answer)
+
+    @cached_property
+    def limits(self) -> Limits:
+        return limits(self.answer, self.read.case.options, self.read.settings)
+
+    @cached_property
+    def visible(self) -> list[Message]:
+        """The history the engine had to account for (what a compaction does not cover)."""
+        compaction = self.read.case.compaction
+        through = compaction.through_seq if compaction is not None else None
+        u = newest_user(self.read.history)
+        return visible_history(self.read.history, through, [u.seq] if u is not None else [])
+
+    @cached_property
+    def pinned(self) -> list[Message]:
+        """Pinned messages of the visible history with their chains, in seq order."""
+        keep: dict[int, Message] = {}
+        history = self.visible
+        for i, m in enumerate(history):
+            if m.pinned:
+                for j in unit_at(history, i).members or (i,):
+                    keep[history[j].seq] = history[j]
+        return [keep[s] for s in sorted(keep)]
+
+    @cached_property
+    def pinned_only(self) -> bool:
+        """The answer holds only S, the history's system messages and pinned messages
+        (with their chains): SPEC §4's pinned-alone case."""
+        allowed = {m.seq for m in self.pinned} | {m.seq for m in self.visible if m.role == "system"}
+        seqs = set(self.sent.texts)
+        calls = {c for m in self.pinned for c in m.call_ids}
+        extra_calls = set(self.sent.calls) - calls
+        return bool(self.pinned) and seqs <= allowed and not extra_calls
+
+    def present(self, m: Message) -> bool:
+        if m.role == "tool":
+            return str(m.tool_call_id) in self.sent.results
+        if m.tool_calls:
+            return any(c in self.sent.calls for c in m.call_ids)
+        return m.seq in self.sent.texts
+
+    def verbatim(self, m: Message) -> bool:
+        if m.role == "tool":
+            return self.sent.results.get(str(m.tool_call_id)) == m.text()
+        if m.tool_calls:
+            return all(c in self.sent.calls for c in m.call_ids) and (
+                not m.text().strip() or self.sent.text(m.seq) == m.text()
+            )
+        return self.sent.text(m.seq) == m.text()
+
+
+def newest_user(history: list[Message]) -> Message | None:
+    for m in reversed(history):
+        if m.role == "user":
+            return m
+    return None
+
+
+Invariant = Callable[[Facts], list[str]]
+
+# ---------------------------------------------------------------- shape
+
+
+def sdk_valid(f: Facts) -> list[str]:
+    """Every message validates against the installed SDK's parameter types; Anthropic's
+    list also keeps the Messages API's rules (user first, roles alternate, no empty text
+    block, tool results first in their message, at most 4 cache breakpoints)."""
+    problems = sdk_problems(f.answer)
+    if f.answer["format"] != "anthropic":
+        return problems
+    messages = f.answer["messages"]
+    if messages and messages[0]["role"] != "user":
+        problems.append("the first message is not the user's")
+    marks = sum(1 for b in f.answer.get("system") or () if "cache_control" in b)
+    for i, m in enumerate(messages):
+        if i and messages[i - 1]["role"] == m["role"]:
+            problems.append(f"messages[{i}] has the role of the message before it")
+        blocks = m["content"] if isinstance(m["content"], list) else []
+        marks += sum(1 for b in blocks if "cache_control" in b)
+        if any(b.get("type") == "text" and not b.get("text", "").strip() for b in blocks):
+            problems.append(f"messages[{i}] has an empty text block")
+        kinds = [b.get("type") for b in blocks]
+        first_other = next((j for j, k in enumerate(kinds) if k != "tool_result"), len(kinds))
+        if "tool_result" in kinds[first_other:]:
+            problems.append(f"messages[{i}] has a block before a tool_result")
+    if marks > 4:
+        problems.append(f"{marks} cache_control breakpoints (the API takes 4)")
+    return problems
+
+
+def tool_calls_paired(f: Facts) -> list[str]:
+    """No orphan: every tool call answered right after it, every result after its call."""
+    if f.answer["format"] == "anthropic":
+        return _paired_anthropic(f.answer["messages"])
+    problems: list[str] = []
+    waiting: set[str] = set()
+    for i, m in enumerate(f.answer["messages"]):
+        if m["role"] == "tool":
+            if m.get("tool_call_id") not in waiting:
+                problems.append(f"messages[{i}]: tool result {m.get('tool_call_id')} has no call")
+            waiting.discard(m.get("tool_call_id"))
+            continue
+        if waiting:
+            problems.append(f"messages[{i}]: calls {sorted(waiting)} left without results")
+        waiting = {c["id"] for c in m.get("tool_calls") or ()}
+    if waiting:
+        problems.append(f"the list ends with calls {sorted(waiting)} unanswered")
+    return problems
+
+
+def _paired_anthropic(messages: list[dict[str, Any]]) -> list[str]:
+    problems: list[str] = []
+    calls: set[str] = set()
+    for i, m in enumerate(messages):
+        blocks = m["content"] if isinstance(m["content"], list) else []
+        results = {b["tool_use_id"] for b in blocks if b.get("type") == "tool_result"}
+        if m["role"] == "user":
+            if results - calls:
+                problems.append(f"messages[{i}]: tool_result {sorted(results - calls)} has no call")
+            if calls - results:
+                problems.append(f"messages[{i}]: tool_use {sorted(calls - results)} unanswered")
+            calls = set()
+        else:
+            if calls:
+                problems.append(f"messages[{i}]: tool_use {sorted(calls)} unanswered")
+            calls = {b["id"] for b in blocks if b.get("type") == "tool_use"}
+    if calls:
+        problems.append(f"the list ends with tool_use {sorted(calls)} unanswered")
+    return problems
+
+
+# ---------------------------------------------------------------- counts
+
+
+def token_count_recount(f: Facts) -> list[str]:
+    """`token_count` is the JSON of the list as sent, nothing added (SPEC §3)."""
+    reported, counted = f.answer["token_count"], f.recount
+    if reported == counted:
+        return []
+    n = len(f.answer["messages"])
+    framing = " (+3 per message and +3 priming: the count before SPEC §3's clarification)"
+    why = framing if reported - counted == 3 * n + 3 else ""
+    return [f"token_count {reported} != recount {counted} ({reported - counted:+d}){why}"]
+
+
+def token_breakdown_sums(f: Facts) -> list[str]:
+    """`token_breakdown` has SPEC §6's seven parts, none negative, summing to token_count."""
+    breakdown = f.answer["token_breakdown"]
+    keys = {"system", "custom_agent", "summary", "project", "files", "history", "reminders"}
+    problems = []
+    if set(breakdown) != keys:
+        problems.append(f"token_breakdown keys {sorted(breakdown)}")
+    if any(v < 0 for v in breakdown.values()):
+        problems.append(f"a negative part: {breakdown}")
+    if sum(breakdown.values()) != f.answer["token_count"]:
+        problems.append(f"sums to {sum(breakdown.values())}, token_count {f.answer['token_count']}")
+    return problems
+
+
+def budget_as_specified(f: Facts) -> list[str]:
+    """`budget_tokens` is SPEC §4's formula for the model and options."""
+    if f.answer["budget_tokens"] != f.limits.budget:
+        return [f"budget_tokens {f.answer['budget_tokens']}, SPEC §4 gives {f.limits.budget}"]
+    return []
+
+
+def within_budget(f: Facts) -> list[str]:
+    """Once filtering ran, the list as sent fits budget_tokens, except when the pinned
+    messages alone exceed it (then only they and S are sent)."""
+    if not f.answer["filtered"] or f.recount <= f.limits.budget or f.pinned_only:
+        return []
+    return [f"filtered, {f.recount} tokens as sent > budget {f.limits.budget}"]
+
+
+def within_hard_room(f: Facts) -> list[str]:
+    """Never above the hard room (context − max output − tool definitions)."""
+    if f.recount <= f.limits.hard:
+        return []
+    return [f"{f.recount} tokens as sent > hard room {f.limits.hard}"]
+
+
+# ---------------------------------------------------------------- what must be there
+
+
+def system_verbatim(f: Facts) -> list[str]:
+    """S starts with the conversation's prompt; the history's system messages are there
+    as they were written."""
+    prompts = f.read.case.prompts
+    base = prompts.custom_agent_prompt if prompts.replace_system_prompt else None
+    base = base or prompts.system_prompt or prompts.owner_system_prompt
+    problems = []
+    if base and not (f.sent.system and f.sent.system[0].startswith(base.strip())):
+        problems.append("the system prompt is not the conversation's, verbatim")
+    for m in f.visible:
+        if m.role == "system" and f.sent.text(m.seq) != m.text():
+            problems.append(f"history system message {m.id} is not sent verbatim")
+    return problems
+
+
+def _upper_cost(f: Facts, m: Message) -> int:
+    """An upper bound of what message m costs as sent, its files included."""
+    cost = json_tokens(m.to_openai(), f.answer["model"]) + 40
+    for file_id in m.file_ids:
+        view = f.read.case.files.get(file_id)
+        if view is not None and view.text:
+            cost += json_tokens(view.text, f.answer["model"]) + 80
+        if view is not None and view.category in ("image", "audio"):
+            cost += 6_000
+    return cost
+
+
+def pinned_verbatim(f: Facts) -> list[str]:
+    """Pinned messages (with their chains) are sent verbatim while they fit the hard
+    room; those that do not are left out from the oldest, each named in a warning."""
+    pinned = f.pinned
+    if not pinned:
+        return []
+    model = f.answer["model"]
+    system = sum(json_tokens(s, model) for s in f.sent.system) + 50
+    problems = []
+    for m in pinned:
+        if f.present(m) and not f.verbatim(m) and json_tokens(m.text(), model) < f.limits.hard:
+            problems.append(f"pinned {m.role} {m.id} is sent altered (a preview or a cut)")
+    absent = [m for m in pinned if not f.present(m)]
+    if not absent:
+        return problems
+    if system + sum(_upper_cost(f, m) for m in pinned) <= f.limits.hard:
+        ids = [str(m.id) for m in absent]
+        problems.append(f"pinned {ids} left out although S and the pinned fit the hard room")
+        return problems
+    warnings = " ".join(f.answer.get("warnings") or ())
+    unnamed = [str(m.id) for m in absent if str(m.id) not in warnings]
+    if unnamed:
+        problems.append(f"pinned {unnamed} left out without a warning naming them")
+    newest_absent = max(m.seq for m in absent)
+    if any(f.present(m) and m.seq < newest_absent for m in pinned):
+        problems.append("pinned messages left out are not the oldest")
+    return problems
+
+
+def newest_present(f: Facts) -> list[str]:
+    """The newest user message and the newest message are in the answer (whole or as a
+    preview), except when only S and the pinned messages could be sent."""
+    history = f.read.history
+    wanted = [m for m in (newest_user(history), history[-1] if history else None) if m]
+    if f.pinned_only:
+        wanted = [m for m in wanted if m.pinned]
+    return [f"the newest {m.role} message {m.id} is missing" for m in wanted if not f.present(m)]
+
+
+def tool_results_name_their_path(f: Facts) -> list[str]:
+    """A tool result sent as a preview or a stub names where its whole result is."""
+    problems = []
+    for m in f.visible:
+        text = f.sent.results.get(str(m.tool_call_id)) if m.role == "tool" else None
+        if text is None or text == m.text():
+            continue
+        if f"/workspace/{result_path(m)}" not in text:
+            shown = text[:60] + ("…" if len(text) > 60 else "")
+            problems.append(f"tool result {m.id} sent altered without its path: {shown!r}")
+    return problems
+
+
+def stub_paths_exist(f: Facts) -> list[str]:
+    """Every workspace path the answer names exists when the answer is returned."""
+    texts = [*f.sent.results.values(), *(t for ts in f.sent.texts.values() for t in ts)]
+    named = {p for t in texts for p in PATH.findall(t)}
+    missing = sorted(named - f.read.workspace)
+    return [f"{len(missing)} named paths do not exist yet: {missing[:5]}"] if missing else []
+
+
+# ---------------------------------------------------------------- files
+
+
+def _sent_file_ids(f: Facts) -> set[str]:
+    by_name = {v.filename: fid for fid, v in f.read.case.files.items() if v.filename}
+    out = {by_name[d["title"]] for d in f.sent.documents if d.get("title") in by_name}
+    for label, after in f.sent.labels:
+        name = label.split(": ", 1)[1] if ": " in label else ""
+        if after in ("image_url", "image", "input_audio") and name in by_name:
+            out.add(by_name[name])
+    return out
+
+
+def includable(f: Facts, view: FileView) -> bool:
+    """Whether the model and format can take the file at all (else it is a note)."""
+    if view.status != "ready":
+        return False
+    if view.category == "image":
+        model = resolve_model(f.answer["model"] or None, f.read.settings)
+        media_ok = f.answer["format"] != "anthropic" or view.media_type in (
+            "image/png", "image/jpeg", "image/gif", "image/webp")  # fmt: skip
+        return model.takes("image") and bool(view.data_b64) and media_ok
+    if view.category == "audio":
+        model = resolve_model(f.answer["model"] or None, f.read.settings)
+        return f.answer["format"] == "openai" and model.takes("audio") and bool(view.data_b64)
+    return view.text is not None
+
+
+def files_accounted(f: Facts) -> list[str]:
+    """Every file attached to a message sent is sent, pending or failed, with a note."""
+    answer, files = f.answer, f.read.case.files
+    sent = _sent_file_ids(f)
+    pending, failed = set(answer["pending_file_ids"]), set(answer["failed_file_ids"])
+    noted = {n["file_id"] for n in answer["file_notes"] if n.get("reason")}
+    problems = []
+    for m in f.visible:
+        if m.role != "user" or not m.file_ids or m.seq not in f.sent.texts:
+            continue
+        for fid in m.file_ids:
+            status = files[fid].status
+            listed = pending if status in ("uploaded", "processing") else failed
+            if fid in sent and fid in pending | failed:
+                problems.append(f"{fid} is sent and listed as pending/failed")
+            elif fid not in sent and (fid not in listed or fid not in noted):
+                problems.append(f"{fid} ({status}, {files[fid].category}) of {m.id} dropped silently")
+    project = f.read.case.project
+    if project is not None:
+        for fid in project.pending:
+            problems += [] if fid in pending else [f"project file {fid} not listed pending"]
+        for fid in project.failed:
+            problems += [] if fid in failed else [f"project file {fid} not listed failed"]
+    return problems
+
+
+def newest_files_first(f: Facts) -> list[str]:
+    """The newest turn's files go in before any older turn's, as many as fit, never
+    all-or-nothing."""
+    u = newest_user(f.read.history)
+    if u is None or not u.file_ids or not f.present(u):
+        return []
+    files = f.read.case.files
+    sent = _sent_file_ids(f)
+    left = [fid for fid in u.file_ids if includable(f, files[fid]) and fid not in sent]
+    if not left:
+        return []
+    older = sorted(sent - set(u.file_ids))
+    problems = []
+    if older:
+        problems.append(f"older files {older[:4]} sent while the newest turn's {left} are not")
+    room = (f.limits.budget if f.answer["filtered"] else f.limits.hard) - f.recount
+    docs = [fid for fid in left if files[fid].category not in ("image", "audio")]
+    if len(left) == len([x for x in u.file_ids if includable(f, files[x])]) and docs:
+        smallest = min(json_tokens(files[x].text or "", f.answer["model"]) for x in docs) + 60
+        if smallest <= room:
+            problems.append(
+                f"all {len(left)} of the newest turn's files left out with {room} tokens of "
+                f"room left (the smallest needs about {smallest})"
+            )
+    return problems
+
+
+# ---------------------------------------------------------------- clearing and prefix
+
+
+def clearing_before_dropping(f: Facts) -> list[str]:
+    """When history is left out, the old tool results sent are stubs first (all but the
+    newest keep_tool_results, pinned chains and the newest unit)."""
+    history = f.visible
+    dropped = [m for m in history if not f.present(m)]
+    if not dropped or f.pinned_only:
+        return []
+    keep = int(f.read.case.options.get("keep_tool_results", 5))
+    results = [i for i, m in enumerate(history) if m.role == "tool"]
+    old = results[: max(0, len(results) - keep)]
+    newest = set(unit_at(history, len(history) - 1).members)
+    pinned = {m.seq for m in f.pinned}
+    whole = []
+    for i in old:
+        m = history[i]
+        text = f.sent.results.get(str(m.tool_call_id))
+        if i in newest or m.seq in pinned or text is None or len(m.text()) <= STUB_MIN_CHARS:
+            continue
+        if not text.startswith(STUB_START):
+            whole.append(str(m.id))
+    if whole:
+        return [f"{len(dropped)} messages left out while old tool results {whole[:5]} were "
+                f"sent uncleared ({len(whole)} in all)"]  # fmt: skip
+    return []
+
+
+def _strip(blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{k: v for k, v in b.items() if k != "cache_control"} for b in blocks]
+
+
+def stable_part(read: Read) -> list[Any] | None:
+    """What an answer holds before its newest turn (None when it cannot be told)."""
+    answer = read.answer
+    if answer["format"] == "anthropic":
+        out: list[Any] = [_strip(answer.get("system") or [])]
+        for m in answer["messages"]:
+            marked = [i for i, b in enumerate(m["content"]) if "cache_control" in b]
+            if marked:
+                out.append({"role": m["role"], "content": _strip(m["content"][: marked[0] + 1])})
+                return out
+            out.append({"role": m["role"], "content": _strip(m["content"])})
+        return out[:1]
+    u = newest_user(read.history)
+    messages = answer["messages"]
+    if u is None:
+        return None
+    found = [i for i, m in enumerate(messages) if _first_text(m).startswith(f"[#m{u.seq}]")]
+    if not found:
+        return None
+    start = found[0]
+    ca = read.case.prompts.custom_agent_prompt
+    while start > 0:
+        text = _first_text(messages[start - 1])
+        if messages[start - 1]["role"] != "user" or text.startswith("[#m"):
+            break
+        if not (text == ca or '{"documents": [' in text or text.startswith("Project")):
+            break
+        start -= 1
+    return messages[:start]
+
+
+def _first_text(m: dict[str, Any]) -> str:
+    content = m.get("content")
+    if isinstance(content, str):
+        return content
+    for part in content or ():
+        if part.get("type") == "text":
+            return str(part.get("text", ""))
+    return ""
+
+
+def _starts_with(read: Read, prefix: list[Any]) -> bool:
+    answer = read.answer
+    if answer["format"] != "anthropic":
+        return answer["messages"][: len(prefix)] == prefix
+    if _strip(answer.get("system") or []) != prefix[0]:
+        return False
+    body = prefix[1:]
+    current = answer["messages"][: len(body)]
+    if len(current) < len(body):
+        return False
+    for got, want in zip(current[:-1], body[:-1], strict=True):
+        if got["role"] != want["role"] or _strip(got["content"]) != want["content"]:
+            return False
+    if not body:
+        return True
+    last, want = current[-1], body[-1]
+    return last["role"] == want["role"] and _strip(last["content"])[: len(want["content"])] == (
+        want["content"]
+    )
+
+
+def prefix_between_cuts(f: Facts) -> list[str]:
+    """Between cuts (the stored cut point and clearing line unmoved), everything the
+    previous answer held before its newest turn starts this answer byte for byte."""
+    previous = f.previous
+    if previous is None or f.read.moved or previous.answer.get("error") or f.answer.get("error"):
+        return []
+    searched = [CITATIONS_TITLE in " ".join(_system_texts(r)) for r in (previous, f.read)]
+    if searched[0] != searched[1]:
+        return []  # S gains or loses its citations section with a search (SPEC §6)
+    prefix = stable_part(previous)
+    if prefix is None or _starts_with(f.read, prefix):
+        return []
+    cleared = (set(f.answer["cleared_tool_result_ids"])
+               - set(previous.answer["cleared_tool_result_ids"]))  # fmt: skip
+    why = f"; {len(cleared)} more tool results cleared" if cleared else ""
+    return [f"the previous answer's stable part ({len(prefix)} items) is not this answer's "
+            f"start, with the cut point unmoved{why}"]  # fmt: skip
+
+
+def _system_texts(read: Read) -> list[str]:
+    answer = read.answer
+    if answer["format"] == "anthropic":
+        return [b.get("text", "") for b in answer.get("system") or ()]
+    return [m["content"] for m in answer["messages"] if m["role"] == "system"]
+
+
+INVARIANTS: tuple[Invariant, ...] = (
+    sdk_valid,
+    tool_calls_paired,
+    token_count_recount,
+    token_breakdown_sums,
+    budget_as_specified,
+    within_budget,
+    within_hard_room,
+    system_verbatim,
+    pinned_verbatim,
+    newest_present,
+    tool_results_name_their_path,
+    stub_paths_exist,
+    files_accounted,
+    newest_files_first,
+    clearing_before_dropping,
+    prefix_between_cuts,
+)
