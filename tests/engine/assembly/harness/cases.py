@@ -15,11 +15,15 @@ import json
 import random
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from typing import Any
 
 from contextq.assembly import FileView, Prompts
+from contextq.catalog import resolve_model
 from contextq.history import Message
+from contextq.history.chains import unit_at
 from contextq.history.plan import CompactionView
+from contextq.settings import Settings
 from tests.engine.assembly.harness.files import make_file
 from tests.engine.assembly.harness.text import marker, sized_tokens, text_of
 
@@ -31,7 +35,8 @@ WINDOWS = ((4096, 5), (8192, 5), (16384, 3), (32768, 2), (65536, 1), (128000, 1)
            (200000, 0.5), (400000, 0.5), (1048576, 1))  # fmt: skip
 STRATEGIES = ((None, 8), ("token_budget", 4), ("sliding_window", 2), ("hierarchical", 1),
               ("noop", 1), ("no_such_strategy", 0.2))  # fmt: skip
-MAX_HISTORY_TOKENS = 20_000  # a case's history: pressure for small windows, speed for large
+LARGE_WINDOW_HISTORY_TOKENS = 4_000
+MAX_HISTORY_TOKENS = 9_000  # a case's history: pressure for small windows, speed for large
 MAX_PINNED = 10  # SPEC §3 MAX_PINNED_MESSAGES: the service refuses more
 SEARCH_TOOL = "search"
 
@@ -257,7 +262,8 @@ def _pin_some(rng: random.Random, messages: list[Message]) -> None:
 def next_turn(rng: random.Random, case: Case, after: list[Message]) -> list[Message]:
     """What an agent or a user appends before the next read: a tool round in the open
     turn, or an answer and a new user message (maybe pinned, maybe with files)."""
-    h = History(rng, case, size=max(64, min(case.window // 4, 3_000)), start_seq=after[-1].seq)
+    size = max(64, min(effective_window(case.model, case.window) // 4, 3_000))
+    h = History(rng, case, size=size, start_seq=after[-1].seq)
     last = after[-1]
     if rng.random() < 0.5 and last.role in ("user", "tool"):
         h.tool_round(rng.choice((1, 2)), search=rng.random() < 0.15)
@@ -271,7 +277,16 @@ def next_turn(rng: random.Random, case: Case, after: list[Message]) -> list[Mess
 # ---------------------------------------------------------------- the rest of a case
 
 
+@lru_cache(maxsize=64)
+def effective_window(model: str, cap: int) -> int:
+    """The model's window under a MAX_CONTEXT_TOKENS cap."""
+    return min(cap, resolve_model(model, Settings()).context_window)
+
+
 def _options(rng: random.Random, strategy: str | None, window: int) -> dict[str, Any]:
+    """Valid options for the strategy, each drawn with a probability of a quarter; the
+    budget figures stay within what leaves a usable room (a quarter of the window for
+    the answer and the tools at most, so the hard room holds a turn)."""
     name = strategy or "token_budget"
     if name not in ("token_budget", "sliding_window", "hierarchical", "noop"):
         return {}
@@ -284,14 +299,15 @@ def _options(rng: random.Random, strategy: str | None, window: int) -> dict[str,
     budget = {
         "budget_percentage": lambda: round(rng.uniform(0.5, 1.0), 2),
         "reserve_tokens": lambda: rng.choice((0, 200, 1000, window // 8)),
-        "max_output_tokens": lambda: rng.choice((None, 256, window // 3)),
+        "max_output_tokens": lambda: rng.choice((None, 256, window // 5)),
         "tool_definition_tokens": lambda: rng.choice((0, 100, window // 20)),
     }
     allowed: dict[str, Any] = {
         "token_budget": {**common, **budget, "trim_to": lambda: round(rng.uniform(0.3, 1.0), 2)},
         "sliding_window": {**common, "window_size": lambda: rng.randrange(1, 40)},
-        "hierarchical": {**common, **budget, "recent_actions": lambda: rng.randrange(0, 8),
-                         "compression_threshold": lambda: round(rng.uniform(0.3, 1.0), 2)},
+        # recent_actions stays below compression_threshold x max_working_memory (10)
+        "hierarchical": {**common, **budget, "recent_actions": lambda: rng.randrange(0, 5),
+                         "compression_threshold": lambda: round(rng.uniform(0.5, 1.0), 2)},
         "noop": {"project_share": common["project_share"]},
     }[name]  # fmt: skip
     for key, draw in allowed.items():
@@ -350,7 +366,11 @@ def _project(rng: random.Random, case: Case) -> ProjectSpec | None:
 def _compaction(rng: random.Random, history: list[Message], window: int) -> CompactionView | None:
     if rng.random() < 0.9 or len(history) < 6:
         return None
-    through = history[rng.randrange(1, len(history) - 2)].seq
+    # the compaction cuts between units: a tool call and its results are never split
+    end = unit_at(history, rng.randrange(1, len(history) - 2)).end
+    if end >= len(history) - 2:
+        return None
+    through = history[end].seq
     # made for another model: anything from a tenth to three times this window
     tokens = int(window * rng.uniform(0.1, 3.0))
     parts = ["## Goal", "Ship the fix.", "## Decisions", "- use the cache",
@@ -373,18 +393,23 @@ def generate_case(seed: int) -> Case:
     case = Case(
         seed=seed, model=model, window=window,
         format=rng.choice(("openai", "anthropic")), strategy=strategy,
-        options=_options(rng, strategy, window), prompts=_prompts(rng, window), reads=[],
+        options=_options(rng, strategy, effective_window(model, window)),
+        prompts=_prompts(rng, effective_window(model, window)), reads=[],
         tools=_tools(rng), threshold=rng.choice((None, None, round(rng.uniform(0.3, 0.95), 2))),
         force_filter=forced, skip_filter=not forced and rng.random() < 0.05,
         auto=rng.random() < 0.95,
     )  # fmt: skip
-    pressure = 2 ** rng.uniform(-4, 1.6)  # from a sixteenth of the window to three times it
-    target = max(200, min(MAX_HISTORY_TOKENS, int(window * pressure)))
+    # from a sixteenth of the window to three times it; windows past 32K are never filled
+    # (a case must cost milliseconds): they check the unfiltered path and the large limits
+    pressure = 2 ** rng.uniform(-4, 1.6)
+    usable = effective_window(model, window)
+    most = MAX_HISTORY_TOKENS if usable <= 32_768 else LARGE_WINDOW_HISTORY_TOKENS
+    target = max(200, min(most, int(usable * pressure)))
     history = build_history(rng, case, target)
     case.reads.append(history)
-    for _ in range(rng.choice((0, 1, 1, 2, 3))):
+    for _ in range(rng.choice((0, 1, 1, 2, 2))):
         case.reads.append(next_turn(rng, case, case.reads[-1]))
     _limit_pins(case.reads)
     case.project = _project(rng, case)
-    case.compaction = _compaction(rng, history, window)
+    case.compaction = _compaction(rng, history, effective_window(model, window))
     return case

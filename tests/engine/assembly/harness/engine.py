@@ -77,13 +77,11 @@ class Read:
 
 
 def store(messages: Sequence[Message], model: str) -> list[Message]:
-    """Copies of `messages` as the append stores them (token count for `model`)."""
-    out = []
+    """`messages` as the append stores them (their token count for `model`, set once)."""
     for m in messages:
         if m.token_count is None:  # counted once per case (the case's messages never change)
             m.token_count = count_message_tokens(m.to_openai(), model)
-        out.append(replace(m, file_ids=list(m.file_ids)))
-    return out
+    return list(messages)
 
 
 def large_results(history: Sequence[Message], settings: Settings) -> dict[str, ToolResultView]:

@@ -123,9 +123,11 @@ def sdk_valid(f: Facts) -> list[str]:
     list also keeps the Messages API's rules (user first, roles alternate, no empty text
     block, tool results first in their message, at most 4 cache breakpoints)."""
     problems = sdk_problems(f.answer)
+    messages = f.answer["messages"]
+    if not messages:
+        problems.append("no message at all (both APIs need at least one)")
     if f.answer["format"] != "anthropic":
         return problems
-    messages = f.answer["messages"]
     if messages and messages[0]["role"] != "user":
         problems.append("the first message is not the user's")
     marks = sum(1 for b in f.answer.get("system") or () if "cache_control" in b)
@@ -266,6 +268,14 @@ def _upper_cost(f: Facts, m: Message) -> int:
     return cost
 
 
+def _offloaded(f: Facts, m: Message) -> bool:
+    """A large tool result stands as its preview naming its path (SPEC §9), pinned or not
+    (whether a pinned one should be whole is a question for the SPEC: FINDINGS.md)."""
+    view = f.read.views.get(str(m.id))
+    text = f.sent.results.get(str(m.tool_call_id), "")
+    return view is not None and f"/workspace/{view.path}" in text
+
+
 def pinned_verbatim(f: Facts) -> list[str]:
     """Pinned messages (with their chains) are sent verbatim while they fit the hard
     room; those that do not are left out from the oldest, each named in a warning."""
@@ -276,7 +286,9 @@ def pinned_verbatim(f: Facts) -> list[str]:
     system = sum(json_tokens(s, model) for s in f.sent.system) + 50
     problems = []
     for m in pinned:
-        if f.present(m) and not f.verbatim(m) and json_tokens(m.text(), model) < f.limits.hard:
+        if f.present(m) and not f.verbatim(m) and not _offloaded(f, m) and (
+            json_tokens(m.text(), model) < f.limits.hard
+        ):
             problems.append(f"pinned {m.role} {m.id} is sent altered (a preview or a cut)")
     absent = [m for m in pinned if not f.present(m)]
     if not absent:
@@ -395,7 +407,10 @@ def newest_files_first(f: Facts) -> list[str]:
     problems = []
     if older:
         problems.append(f"older files {older[:4]} sent while the newest turn's {left} are not")
-    room = (f.limits.budget if f.answer["filtered"] else f.limits.hard) - f.recount
+    # the room the engine saw by its own count (higher than the recount while it adds
+    # framing: SPEC §3 before its clarification)
+    used = max(f.recount, f.answer["token_count"])
+    room = (f.limits.budget if f.answer["filtered"] else f.limits.hard) - used
     docs = [fid for fid in left if files[fid].category not in ("image", "audio")]
     if len(left) == len([x for x in u.file_ids if includable(f, files[x])]) and docs:
         smallest = min(json_tokens(files[x].text or "", f.answer["model"]) for x in docs) + 60
@@ -415,8 +430,10 @@ def clearing_before_dropping(f: Facts) -> list[str]:
     newest keep_tool_results, pinned chains and the newest unit)."""
     history = f.visible
     dropped = [m for m in history if not f.present(m)]
-    if not dropped or f.pinned_only:
-        return []
+    case = f.read.case
+    threshold = case.threshold if case.threshold is not None else 0.8
+    if not dropped or f.pinned_only or (case.force_filter and f.answer["usage_before"] < threshold):
+        return []  # a forced filter below the threshold drops without clearing (SPEC §9)
     keep = int(f.read.case.options.get("keep_tool_results", 5))
     results = [i for i, m in enumerate(history) if m.role == "tool"]
     old = results[: max(0, len(results) - keep)]
@@ -508,6 +525,8 @@ def prefix_between_cuts(f: Facts) -> list[str]:
     previous = f.previous
     if previous is None or f.read.moved or previous.answer.get("error") or f.answer.get("error"):
         return []
+    if not _promises_prefix(f) or f.pinned_only or Facts(previous).pinned_only:
+        return []  # SPEC §4's pinned-alone case sends only S and the pinned messages
     searched = [CITATIONS_TITLE in " ".join(_system_texts(r)) for r in (previous, f.read)]
     if searched[0] != searched[1]:
         return []  # S gains or loses its citations section with a search (SPEC §6)
@@ -519,6 +538,18 @@ def prefix_between_cuts(f: Facts) -> list[str]:
     why = f"; {len(cleared)} more tool results cleared" if cleared else ""
     return [f"the previous answer's stable part ({len(prefix)} items) is not this answer's "
             f"start, with the cut point unmoved{why}"]  # fmt: skip
+
+
+def _promises_prefix(f: Facts) -> bool:
+    """The cut point with hysteresis is token_budget's (and the hard room's, which every
+    strategy shares); a sliding window slides, and the hierarchical memory block, first
+    in the history, changes with every action: they keep the prefix only while nothing
+    is filtered out."""
+    if f.answer["strategy"] == "hierarchical":
+        return not f.answer["filtered"]
+    if f.answer["strategy"] == "sliding_window":
+        return not f.answer["removed_message_ids"]
+    return True
 
 
 def _system_texts(read: Read) -> list[str]:
