@@ -91,14 +91,14 @@ class Facts:
 
     def present(self, m: Message) -> bool:
         if m.role == "tool":
-            return str(m.tool_call_id) in self.sent.results
+            return self.sent.result(m) is not None
         if m.tool_calls:
             return any(c in self.sent.calls for c in m.call_ids)
         return m.seq in self.sent.texts
 
     def verbatim(self, m: Message) -> bool:
         if m.role == "tool":
-            return self.sent.results.get(str(m.tool_call_id)) == m.text()
+            return self.sent.result(m) == m.text()
         if m.tool_calls:
             return all(c in self.sent.calls for c in m.call_ids) and (
                 not m.text().strip() or self.sent.text(m.seq) == m.text()
@@ -272,7 +272,7 @@ def _offloaded(f: Facts, m: Message) -> bool:
     """A large tool result stands as its preview naming its path (SPEC §9), pinned or not
     (whether a pinned one should be whole is a question for the SPEC: FINDINGS.md)."""
     view = f.read.views.get(str(m.id))
-    text = f.sent.results.get(str(m.tool_call_id), "")
+    text = f.sent.result(m) or ""
     return view is not None and f"/workspace/{view.path}" in text
 
 
@@ -321,7 +321,7 @@ def tool_results_name_their_path(f: Facts) -> list[str]:
     """A tool result sent as a preview or a stub names where its whole result is."""
     problems = []
     for m in f.visible:
-        text = f.sent.results.get(str(m.tool_call_id)) if m.role == "tool" else None
+        text = f.sent.result(m) if m.role == "tool" else None
         if text is None or text == m.text():
             continue
         if f"/workspace/{result_path(m)}" not in text:
@@ -332,7 +332,7 @@ def tool_results_name_their_path(f: Facts) -> list[str]:
 
 def stub_paths_exist(f: Facts) -> list[str]:
     """Every workspace path the answer names exists when the answer is returned."""
-    texts = [*f.sent.results.values(), *(t for ts in f.sent.texts.values() for t in ts)]
+    texts = [t for ts in (*f.sent.results.values(), *f.sent.texts.values()) for t in ts]
     named = {p for t in texts for p in PATH.findall(t)}
     missing = sorted(named - f.read.workspace)
     return [f"{len(missing)} named paths do not exist yet: {missing[:5]}"] if missing else []
@@ -442,7 +442,7 @@ def clearing_before_dropping(f: Facts) -> list[str]:
     whole = []
     for i in old:
         m = history[i]
-        text = f.sent.results.get(str(m.tool_call_id))
+        text = f.sent.result(m)
         if i in newest or m.seq in pinned or text is None or len(m.text()) <= STUB_MIN_CHARS:
             continue
         if not text.startswith(STUB_START):

@@ -26,6 +26,7 @@ import pydantic
 from PIL import Image
 
 from contextq.catalog import resolve_model
+from contextq.history import Message
 from contextq.files.images import anthropic_tokens, openai_high_tokens
 from contextq.settings import Settings
 from contextq.tokens import encoding_for_model
@@ -183,7 +184,7 @@ class Sent:
 
     texts: dict[int, list[str]] = field(default_factory=dict)  # seq → text(s) sent for it
     calls: dict[str, str] = field(default_factory=dict)  # call id → tool name
-    results: dict[str, str] = field(default_factory=dict)  # call id → result text
+    results: dict[str, list[str]] = field(default_factory=dict)  # call id → result texts
     documents: list[dict[str, Any]] = field(default_factory=list)  # documents JSON entries
     labels: list[tuple[str, str]] = field(default_factory=list)  # (label text, next part type)
     system: list[str] = field(default_factory=list)  # system texts, in order
@@ -191,6 +192,16 @@ class Sent:
     def text(self, seq: int) -> str | None:
         found = self.texts.get(seq)
         return found[0] if found else None
+
+    def result(self, m: Message) -> str | None:
+        """The text sent for tool result `m` (recorded sessions reuse call ids: then the
+        one that starts with its marker, or the stub naming its id)."""
+        found = self.results.get(str(m.tool_call_id)) or []
+        if len(found) <= 1:
+            return found[0] if found else None
+        mine = [t for t in found if t.startswith(f"[#m{m.seq}]")]
+        mine = mine or [t for t in found if not MARKER.match(t) and f"/{m.id}." in t]
+        return mine[0] if mine else None
 
 
 def _text_of(content: Any) -> str:
@@ -238,7 +249,7 @@ def read_sent(answer: dict[str, Any], tool_id: Callable[[str], str] = lambda s: 
                     sent.calls[b["id"]] = b["name"]
                 elif b.get("type") == "tool_result":
                     text = _text_of(b.get("content", ""))
-                    sent.results[b["tool_use_id"]] = text
+                    sent.results.setdefault(b["tool_use_id"], []).append(text)
                     _add_text(sent, text)
         return sent
     for m in answer["messages"]:
@@ -247,7 +258,7 @@ def read_sent(answer: dict[str, Any], tool_id: Callable[[str], str] = lambda s: 
             sent.system.append(_text_of(content))
         if m["role"] == "tool":
             text = _text_of(content)
-            sent.results[m["tool_call_id"]] = text
+            sent.results.setdefault(m["tool_call_id"], []).append(text)
             _add_text(sent, text)
             continue
         for call in m.get("tool_calls") or ():
