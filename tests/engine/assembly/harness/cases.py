@@ -28,13 +28,36 @@ from tests.engine.assembly.harness.files import make_file
 from tests.engine.assembly.harness.text import marker, sized_tokens, text_of
 
 # (model, weight): native windows from 8K to 1M, all three providers' image formulas
-MODELS = (("gpt-4o", 5), ("gpt-4", 3), ("gpt-4o-mini", 2), ("claude-sonnet-4-5", 4),
-          ("gemini-2.5-flash", 2), ("gpt-4.1", 1), ("gpt-5", 1), ("gpt-4o-audio-preview", 1),
-          ("mistral-large-latest", 1))  # fmt: skip
-WINDOWS = ((4096, 5), (8192, 5), (16384, 3), (32768, 2), (65536, 1), (128000, 1),
-           (200000, 0.5), (400000, 0.5), (1048576, 1))  # fmt: skip
-STRATEGIES = ((None, 8), ("token_budget", 4), ("sliding_window", 2), ("hierarchical", 1),
-              ("noop", 1), ("no_such_strategy", 0.2))  # fmt: skip
+MODELS = (
+    ("gpt-4o", 5),
+    ("gpt-4", 3),
+    ("gpt-4o-mini", 2),
+    ("claude-sonnet-4-5", 4),
+    ("gemini-2.5-flash", 2),
+    ("gpt-4.1", 1),
+    ("gpt-5", 1),
+    ("gpt-4o-audio-preview", 1),
+    ("mistral-large-latest", 1),
+)
+WINDOWS = (
+    (4096, 5),
+    (8192, 5),
+    (16384, 3),
+    (32768, 2),
+    (65536, 1),
+    (128000, 1),
+    (200000, 0.5),
+    (400000, 0.5),
+    (1048576, 1),
+)
+STRATEGIES = (
+    (None, 8),
+    ("token_budget", 4),
+    ("sliding_window", 2),
+    ("hierarchical", 1),
+    ("noop", 1),
+    ("no_such_strategy", 0.2),
+)
 LARGE_WINDOW_HISTORY_TOKENS = 4_000
 MAX_HISTORY_TOKENS = 9_000  # a case's history: pressure for small windows, speed for large
 MAX_PINNED = 10  # SPEC §3 MAX_PINNED_MESSAGES: the service refuses more
@@ -82,21 +105,35 @@ class Case:
     def describe(self) -> str:
         """The case as text: settings first, then every message in one line each."""
         head = {
-            "seed": self.seed, "model": self.model, "MAX_CONTEXT_TOKENS": self.window,
-            "format": self.format, "strategy": self.strategy, "options": self.options,
-            "threshold": self.threshold, "force_filter": self.force_filter,
-            "skip_filter": self.skip_filter, "auto": self.auto,
+            "seed": self.seed,
+            "model": self.model,
+            "MAX_CONTEXT_TOKENS": self.window,
+            "format": self.format,
+            "strategy": self.strategy,
+            "options": self.options,
+            "threshold": self.threshold,
+            "force_filter": self.force_filter,
+            "skip_filter": self.skip_filter,
+            "auto": self.auto,
             "system_prompt": _short(self.prompts.system_prompt),
             "custom_agent_prompt": _short(self.prompts.custom_agent_prompt),
             "replace_system_prompt": self.prompts.replace_system_prompt,
-            "reminders": len(self.prompts.reminders), "tools": len(self.tools or []),
-            "project": None if self.project is None else
-            {"files": len(self.project.files), "pending": self.project.pending,
-             "failed": self.project.failed},
-            "compaction": None if self.compaction is None else
-            {"through_seq": self.compaction.through_seq,
-             "summary_chars": len(self.compaction.summary)},
-        }  # fmt: skip
+            "reminders": len(self.prompts.reminders),
+            "tools": len(self.tools or []),
+            "project": None
+            if self.project is None
+            else {
+                "files": len(self.project.files),
+                "pending": self.project.pending,
+                "failed": self.project.failed,
+            },
+            "compaction": None
+            if self.compaction is None
+            else {
+                "through_seq": self.compaction.through_seq,
+                "summary_chars": len(self.compaction.summary),
+            },
+        }
         lines = [json.dumps(head, ensure_ascii=False, default=str)]
         for r, batch in enumerate(self.reads):
             lines.append(f"-- read {r} appends {len(batch)} messages:")
@@ -181,19 +218,28 @@ class History:
 
     def tool_round(self, calls: int, *, pinned: bool = False, search: bool = False) -> None:
         """An assistant message calling `calls` tools, and their results."""
-        names = [SEARCH_TOOL if search and j == 0 else self.rng.choice(("bash", "read_file"))
-                 for j in range(calls)]  # fmt: skip
+        names = [
+            SEARCH_TOOL if search and j == 0 else self.rng.choice(("bash", "read_file"))
+            for j in range(calls)
+        ]
         ids = [f"call_{self.seq + 1}_{j}" for j in range(calls)]
         tool_calls = [
-            {"id": i, "type": "function",
-             "function": {"name": n, "arguments": json.dumps({"cmd": self.text(12)})}}
+            {
+                "id": i,
+                "type": "function",
+                "function": {"name": n, "arguments": json.dumps({"cmd": self.text(12)})},
+            }
             for i, n in zip(ids, names, strict=True)
-        ]  # fmt: skip
+        ]
         content = self.text(60) if self.rng.random() < 0.4 else None
         self._add("assistant", content, tool_calls=tool_calls, kind="tool_call", pinned=pinned)
         for call_id in ids:
-            self._add("tool", self._result_text(), tool_call_id=call_id,
-                      kind="error" if self.rng.random() < 0.08 else "observation")  # fmt: skip
+            self._add(
+                "tool",
+                self._result_text(),
+                tool_call_id=call_id,
+                kind="error" if self.rng.random() < 0.08 else "observation",
+            )
 
     def _result_text(self) -> str:
         """Prose, code or JSON; multi-line results are kept smaller: the engine sniffs a
@@ -306,10 +352,14 @@ def _options(rng: random.Random, strategy: str | None, window: int) -> dict[str,
         "token_budget": {**common, **budget, "trim_to": lambda: round(rng.uniform(0.3, 1.0), 2)},
         "sliding_window": {**common, "window_size": lambda: rng.randrange(1, 40)},
         # recent_actions stays below compression_threshold x max_working_memory (10)
-        "hierarchical": {**common, **budget, "recent_actions": lambda: rng.randrange(0, 5),
-                         "compression_threshold": lambda: round(rng.uniform(0.5, 1.0), 2)},
+        "hierarchical": {
+            **common,
+            **budget,
+            "recent_actions": lambda: rng.randrange(0, 5),
+            "compression_threshold": lambda: round(rng.uniform(0.5, 1.0), 2),
+        },
         "noop": {"project_share": common["project_share"]},
-    }[name]  # fmt: skip
+    }[name]
     for key, draw in allowed.items():
         if rng.random() < 0.25:
             drawn[key] = draw()
@@ -318,12 +368,15 @@ def _options(rng: random.Random, strategy: str | None, window: int) -> dict[str,
 
 def _prompts(rng: random.Random, window: int) -> Prompts:
     room = max(40, window // 40)  # prompt parts stay a small share of the window
-    system = None if rng.random() < 0.4 else "You are a careful agent. " + text_of(
-        rng, sized_tokens(rng, room)
+    system = (
+        None
+        if rng.random() < 0.4
+        else "You are a careful agent. " + text_of(rng, sized_tokens(rng, room))
     )
     agent = None if rng.random() < 0.7 else "Custom agent: " + text_of(rng, sized_tokens(rng, room))
     reminders = tuple(
-        "Remember: " + text_of(rng, sized_tokens(rng, 40)) for _ in range(rng.choice((0, 0, 0, 1, 2)))
+        "Remember: " + text_of(rng, sized_tokens(rng, 40))
+        for _ in range(rng.choice((0, 0, 0, 1, 2)))
     )
     return Prompts(
         system_prompt=system,
@@ -339,13 +392,20 @@ def _prompts(rng: random.Random, window: int) -> Prompts:
 def _tools(rng: random.Random) -> list[dict[str, Any]] | None:
     if rng.random() < 0.7:
         return None
-    names = rng.sample(["search", "bash", "read_file", "web_search", "write_file"], rng.randrange(1, 4))
+    names = rng.sample(
+        ["search", "bash", "read_file", "web_search", "write_file"], rng.randrange(1, 4)
+    )
     return [
-        {"type": "function", "function": {
-            "name": n, "description": f"{n}: " + text_of(rng, 20),
-            "parameters": {"type": "object", "properties": {"q": {"type": "string"}}}}}
+        {
+            "type": "function",
+            "function": {
+                "name": n,
+                "description": f"{n}: " + text_of(rng, 20),
+                "parameters": {"type": "object", "properties": {"q": {"type": "string"}}},
+            },
+        }
         for n in names
-    ]  # fmt: skip
+    ]
 
 
 def _project(rng: random.Random, case: Case) -> ProjectSpec | None:
@@ -373,8 +433,14 @@ def _compaction(rng: random.Random, history: list[Message], window: int) -> Comp
     through = history[end].seq
     # made for another model: anything from a tenth to three times this window
     tokens = int(window * rng.uniform(0.1, 3.0))
-    parts = ["## Goal", "Ship the fix.", "## Decisions", "- use the cache",
-             "## Narrative", text_of(rng, min(tokens, 40_000))]  # fmt: skip
+    parts = [
+        "## Goal",
+        "Ship the fix.",
+        "## Decisions",
+        "- use the cache",
+        "## Narrative",
+        text_of(rng, min(tokens, 40_000)),
+    ]
     return CompactionView(summary="\n".join(parts), through_seq=through, id="c1")
 
 
@@ -391,14 +457,20 @@ def generate_case(seed: int) -> Case:
     strategy = _pick(rng, STRATEGIES)
     forced = rng.random() < 0.15
     case = Case(
-        seed=seed, model=model, window=window,
-        format=rng.choice(("openai", "anthropic")), strategy=strategy,
+        seed=seed,
+        model=model,
+        window=window,
+        format=rng.choice(("openai", "anthropic")),
+        strategy=strategy,
         options=_options(rng, strategy, effective_window(model, window)),
-        prompts=_prompts(rng, effective_window(model, window)), reads=[],
-        tools=_tools(rng), threshold=rng.choice((None, None, round(rng.uniform(0.3, 0.95), 2))),
-        force_filter=forced, skip_filter=not forced and rng.random() < 0.05,
+        prompts=_prompts(rng, effective_window(model, window)),
+        reads=[],
+        tools=_tools(rng),
+        threshold=rng.choice((None, None, round(rng.uniform(0.3, 0.95), 2))),
+        force_filter=forced,
+        skip_filter=not forced and rng.random() < 0.05,
         auto=rng.random() < 0.95,
-    )  # fmt: skip
+    )
     # from a sixteenth of the window to three times it; windows past 32K are never filled
     # (a case must cost milliseconds): they check the unfiltered path and the large limits
     pressure = 2 ** rng.uniform(-4, 1.6)

@@ -152,11 +152,14 @@ def project_context(
     `room`, else chunks best first (here: in file order)."""
     if spec is None:
         return ProjectContext()
-    notes = tuple(ProjectNote(f, f"{f} is still processing; it joins once ready", True)
-                  for f in spec.pending)  # fmt: skip
+    notes = tuple(
+        ProjectNote(f, f"{f} is still processing; it joins once ready", True) for f in spec.pending
+    )
     notes += tuple(ProjectNote(f, f"{f} failed to process: unreadable") for f in spec.failed)
-    whole = [ProjectDocument(f"file:{i}", i, t, c, "document; nothing left out")
-             for i, t, c in spec.files]  # fmt: skip
+    whole = [
+        ProjectDocument(f"file:{i}", i, t, c, "document; nothing left out")
+        for i, t, c in spec.files
+    ]
     cost = sum(count_tokens(d.contents, encoding) + 30 for d in whole)
     if not chunks_only and cost <= room:
         return ProjectContext(spec.instructions, tuple(whole), "whole", notes)
@@ -164,9 +167,16 @@ def project_context(
     for file_id, title, contents in spec.files:
         size = spec.chunk_tokens * 4
         for n, start in enumerate(range(0, len(contents), size)):
-            chunks.append(ProjectDocument(
-                f"chunk:{file_id}-{n}", file_id, title, contents[start : start + size],
-                f"{title}, chunk {n}", {"index": n, "page": None}))  # fmt: skip
+            chunks.append(
+                ProjectDocument(
+                    f"chunk:{file_id}-{n}",
+                    file_id,
+                    title,
+                    contents[start : start + size],
+                    f"{title}, chunk {n}",
+                    {"index": n, "page": None},
+                )
+            )
     return ProjectContext(spec.instructions, tuple(chunks), "chunks", notes)
 
 
@@ -187,8 +197,9 @@ def read(case: Case, index: int, stored: Stored) -> Read:
     answer["removed_message_ids"] = removed_before + answer["removed_message_ids"]
     workspace = frozenset(stored.workspace)
     moved = _carry(assembled, stored, loaded)
-    return Read(case, index, answer, history, loaded, views, workspace, settings,
-                context_plan, moved)  # fmt: skip
+    return Read(
+        case, index, answer, history, loaded, views, workspace, settings, context_plan, moved
+    )
 
 
 def _assemble(
@@ -212,15 +223,22 @@ def _assemble(
         citations = CitationMap(known, max(stored.citations.values(), default=0))
         with_project = replace(context_plan, project=project)
         return assemble_context(
-            [replace(m) for m in loaded], with_project, files=files, citations=citations,
-            cut_seq=cut_seq, conversation_id=CONVERSATION_ID, tool_results=views,
-        )  # fmt: skip
+            [replace(m) for m in loaded],
+            with_project,
+            files=files,
+            citations=citations,
+            cut_seq=cut_seq,
+            conversation_id=CONVERSATION_ID,
+            tool_results=views,
+        )
 
-    assembled = run(project_context(case.project, room=upper, encoding=encoding,
-                                    chunks_only=False))  # fmt: skip
+    assembled = run(project_context(case.project, room=upper, encoding=encoding, chunks_only=False))
     if assembled.project_room is not None:
-        assembled = run(project_context(case.project, room=assembled.project_room,
-                                        encoding=encoding, chunks_only=True))  # fmt: skip
+        assembled = run(
+            project_context(
+                case.project, room=assembled.project_room, encoding=encoding, chunks_only=True
+            )
+        )
     return assembled
 
 

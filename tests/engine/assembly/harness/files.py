@@ -19,8 +19,12 @@ from tests.engine.assembly.harness.text import sized_tokens, text_of
 IMAGE_SIZES = ((48, 48), (300, 200), (800, 600), (1024, 1024), (2048, 1536))
 AUDIO_SECONDS = (0.5, 2.0, 4.0)
 AUDIO_RATE = 8000
-DOCUMENT_KINDS = (("text", "markdown", ".md"), ("pdf", "pdf", ".pdf"),
-                  ("spreadsheet", "csv", ".csv"), ("code", "python", ".py"))  # fmt: skip
+DOCUMENT_KINDS = (
+    ("text", "markdown", ".md"),
+    ("pdf", "pdf", ".pdf"),
+    ("spreadsheet", "csv", ".csv"),
+    ("code", "python", ".py"),
+)
 
 
 @lru_cache(maxsize=32)
@@ -70,26 +74,43 @@ def _document(rng: random.Random, file_id: str, name: str, max_tokens: int) -> F
     tokens = sized_tokens(rng, max(8, max_tokens))
     cut = rng.random() < 0.3
     return FileView(
-        file_id, "ready", filename=name + ext, category=category, file_type=file_type,
-        text=text_of(rng, tokens, kind), truncation_summary="lines 200 of 365" if cut else None,
+        file_id,
+        "ready",
+        filename=name + ext,
+        category=category,
+        file_type=file_type,
+        text=text_of(rng, tokens, kind),
+        truncation_summary="lines 200 of 365" if cut else None,
         metadata={"pages": rng.randrange(1, 40)} if category == "pdf" else {},
-    )  # fmt: skip
+    )
 
 
 def _image(rng: random.Random, file_id: str, name: str) -> FileView:
     size = rng.choice(IMAGE_SIZES)
     fmt, media = rng.choice((("PNG", "image/png"), ("PNG", "image/png"), ("JPEG", "image/jpeg")))
     return FileView(
-        file_id, "ready", filename=name + "." + fmt.lower(), category="image", file_type=fmt.lower(),
-        text=f"Image: {fmt}, {size[0]}x{size[1]}.", metadata={"width": size[0], "height": size[1]},
-        data_b64=image_b64(size, fmt), media_type=media,
-    )  # fmt: skip
+        file_id,
+        "ready",
+        filename=name + "." + fmt.lower(),
+        category="image",
+        file_type=fmt.lower(),
+        text=f"Image: {fmt}, {size[0]}x{size[1]}.",
+        metadata={"width": size[0], "height": size[1]},
+        data_b64=image_b64(size, fmt),
+        media_type=media,
+    )
 
 
 def _audio(rng: random.Random, file_id: str, name: str) -> FileView:
     seconds = rng.choice(AUDIO_SECONDS)
     return FileView(
-        file_id, "ready", filename=name + ".wav", category="audio", file_type="wav",
-        text=f"Audio: WAV, {seconds} s.", metadata={"duration_s": seconds},
-        data_b64=wav_b64(seconds), media_type="audio/wav",
-    )  # fmt: skip
+        file_id,
+        "ready",
+        filename=name + ".wav",
+        category="audio",
+        file_type="wav",
+        text=f"Audio: WAV, {seconds} s.",
+        metadata={"duration_s": seconds},
+        data_b64=wav_b64(seconds),
+        media_type="audio/wav",
+    )

@@ -232,7 +232,7 @@ def within_budget(f: Facts) -> list[str]:
 
 
 def within_hard_room(f: Facts) -> list[str]:
-    """Never above the hard room (context − max output − tool definitions)."""
+    """Never above the hard room (context - max output - tool definitions)."""
     if f.recount <= f.limits.hard:
         return []
     return [f"{f.recount} tokens as sent > hard room {f.limits.hard}"]
@@ -286,8 +286,11 @@ def pinned_verbatim(f: Facts) -> list[str]:
     system = sum(json_tokens(s, model) for s in f.sent.system) + 50
     problems = []
     for m in pinned:
-        if f.present(m) and not f.verbatim(m) and not _offloaded(f, m) and (
-            json_tokens(m.text(), model) < f.limits.hard
+        if (
+            f.present(m)
+            and not f.verbatim(m)
+            and not _offloaded(f, m)
+            and (json_tokens(m.text(), model) < f.limits.hard)
         ):
             problems.append(f"pinned {m.role} {m.id} is sent altered (a preview or a cut)")
     absent = [m for m in pinned if not f.present(m)]
@@ -358,7 +361,11 @@ def includable(f: Facts, view: FileView) -> bool:
     if view.category == "image":
         model = resolve_model(f.answer["model"] or None, f.read.settings)
         media_ok = f.answer["format"] != "anthropic" or view.media_type in (
-            "image/png", "image/jpeg", "image/gif", "image/webp")  # fmt: skip
+            "image/png",
+            "image/jpeg",
+            "image/gif",
+            "image/webp",
+        )
         return model.takes("image") and bool(view.data_b64) and media_ok
     if view.category == "audio":
         model = resolve_model(f.answer["model"] or None, f.read.settings)
@@ -382,7 +389,9 @@ def files_accounted(f: Facts) -> list[str]:
             if fid in sent and fid in pending | failed:
                 problems.append(f"{fid} is sent and listed as pending/failed")
             elif fid not in sent and (fid not in listed or fid not in noted):
-                problems.append(f"{fid} ({status}, {files[fid].category}) of {m.id} dropped silently")
+                problems.append(
+                    f"{fid} ({status}, {files[fid].category}) of {m.id} dropped silently"
+                )
     project = f.read.case.project
     if project is not None:
         for fid in project.pending:
@@ -448,8 +457,10 @@ def clearing_before_dropping(f: Facts) -> list[str]:
         if not text.startswith(STUB_START):
             whole.append(str(m.id))
     if whole:
-        return [f"{len(dropped)} messages left out while old tool results {whole[:5]} were "
-                f"sent uncleared ({len(whole)} in all)"]  # fmt: skip
+        return [
+            f"{len(dropped)} messages left out while old tool results {whole[:5]} were "
+            f"sent uncleared ({len(whole)} in all)"
+        ]
     return []
 
 
@@ -514,8 +525,9 @@ def _starts_with(read: Read, prefix: list[Any]) -> bool:
     if not body:
         return True
     last, want = current[-1], body[-1]
-    return last["role"] == want["role"] and _strip(last["content"])[: len(want["content"])] == (
-        want["content"]
+    return (
+        last["role"] == want["role"]
+        and _strip(last["content"])[: len(want["content"])] == (want["content"])
     )
 
 
@@ -533,11 +545,14 @@ def prefix_between_cuts(f: Facts) -> list[str]:
     prefix = stable_part(previous)
     if prefix is None or _starts_with(f.read, prefix):
         return []
-    cleared = (set(f.answer["cleared_tool_result_ids"])
-               - set(previous.answer["cleared_tool_result_ids"]))  # fmt: skip
+    cleared = set(f.answer["cleared_tool_result_ids"]) - set(
+        previous.answer["cleared_tool_result_ids"]
+    )
     why = f"; {len(cleared)} more tool results cleared" if cleared else ""
-    return [f"the previous answer's stable part ({len(prefix)} items) is not this answer's "
-            f"start, with the cut point unmoved{why}"]  # fmt: skip
+    return [
+        f"the previous answer's stable part ({len(prefix)} items) is not this answer's "
+        f"start, with the cut point unmoved{why}"
+    ]
 
 
 def _promises_prefix(f: Facts) -> bool:

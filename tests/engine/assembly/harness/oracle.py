@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import base64
+import contextlib
 import io
 import json
 import math
@@ -26,8 +27,8 @@ import pydantic
 from PIL import Image
 
 from contextq.catalog import resolve_model
-from contextq.history import Message
 from contextq.files.images import anthropic_tokens, openai_high_tokens
+from contextq.history import Message
 from contextq.settings import Settings
 from contextq.tokens import encoding_for_model
 from tests.engine.assembly.harness.files import wav_seconds
@@ -98,8 +99,8 @@ class Limits:
 
 
 def limits(answer: dict[str, Any], options: dict[str, Any], settings: Settings) -> Limits:
-    """SPEC §4: hard room = context_limit − max_output_tokens − tool definitions (a model
-    with a separate input limit never gets more); budget = hard × budget_percentage −
+    """SPEC §4: hard room = context_limit - max_output_tokens - tool definitions (a model
+    with a separate input limit never gets more); budget = hard x budget_percentage -
     reserve_tokens. max_output_tokens: the model's, capped at a quarter of the window,
     unless the options set it."""
     model = resolve_model(answer["model"] or None, settings)
@@ -114,8 +115,9 @@ def limits(answer: dict[str, Any], options: dict[str, Any], settings: Settings) 
     if tools is None:
         tools = json_tokens(answer["tools"], answer["model"]) if answer["tools"] else 0
     hard = max(0, room - tools)
-    budget = max(0, int(hard * options.get("budget_percentage", 0.8)) - options.get(
-        "reserve_tokens", 1000))  # fmt: skip
+    budget = max(
+        0, int(hard * options.get("budget_percentage", 0.8)) - options.get("reserve_tokens", 1000)
+    )
     return Limits(hard, budget)
 
 
@@ -216,10 +218,8 @@ def _add_text(sent: Sent, text: str) -> None:
         sent.texts.setdefault(int(match.group(1)), []).append(text)
     start = text.find('{"documents": [')
     if start >= 0 and (start == 0 or text[start - 2 : start] == "\n\n"):
-        try:
+        with contextlib.suppress(ValueError, KeyError, TypeError):
             sent.documents += json.loads(text[start:])["documents"]
-        except (ValueError, KeyError, TypeError):
-            pass
 
 
 def _parts(sent: Sent, parts: list[dict[str, Any]]) -> None:
@@ -241,8 +241,11 @@ def read_sent(answer: dict[str, Any], tool_id: Callable[[str], str] = lambda s: 
         for text in sent.system:
             _add_text(sent, text)
         for m in answer["messages"]:
-            blocks = m["content"] if isinstance(m["content"], list) else [
-                {"type": "text", "text": m["content"]}]  # fmt: skip
+            blocks = (
+                m["content"]
+                if isinstance(m["content"], list)
+                else [{"type": "text", "text": m["content"]}]
+            )
             _parts(sent, [b for b in blocks if b.get("type") != "tool_result"])
             for b in blocks:
                 if b.get("type") == "tool_use":

@@ -84,14 +84,18 @@ class Report:
         return [n for n in NAMES if self.cases_by_invariant[n]]
 
     def table(self) -> str:
-        lines = [f"{self.cases} cases, {self.answers} answers in {self.seconds:.1f} s "
-                 f"({1000 * self.seconds / max(1, self.cases):.1f} ms a case)",
-                 f"{'invariant':<30} {'cases':>8} {'answers':>8}  first seed"]  # fmt: skip
+        lines = [
+            f"{self.cases} cases, {self.answers} answers in {self.seconds:.1f} s "
+            f"({1000 * self.seconds / max(1, self.cases):.1f} ms a case)",
+            f"{'invariant':<30} {'cases':>8} {'answers':>8}  first seed",
+        ]
         for name in NAMES:
             first = self.first.get(name)
             seed = f"{first.seed} (read {first.read})" if first else "-"
-            lines.append(f"{name:<30} {self.cases_by_invariant[name]:>8} "
-                         f"{self.answers_by_invariant[name]:>8}  {seed}")  # fmt: skip
+            lines.append(
+                f"{name:<30} {self.cases_by_invariant[name]:>8} "
+                f"{self.answers_by_invariant[name]:>8}  {seed}"
+            )
         return "\n".join(lines)
 
 
@@ -114,13 +118,15 @@ def minimal(invariant: str, seed: int, budget_s: float = 20.0) -> str:
     case = shrink(generate_case(seed), lambda c: bool(check_case(c, invariant)), budget_s)
     violations = check_case(case, invariant)
     problems = [p for v in violations for p in v.problems][:6]
-    return "\n".join([
-        f"invariant {invariant} broken (seed {seed}; reproduce: .venv/bin/python -m "
-        f"tests.engine.assembly.harness.run --seed {seed} --only {invariant})",
-        *(f"  ! {p}" for p in problems),
-        "minimal case:",
-        case.describe(),
-    ])  # fmt: skip
+    return "\n".join(
+        [
+            f"invariant {invariant} broken (seed {seed}; reproduce: .venv/bin/python -m "
+            f"tests.engine.assembly.harness.run --seed {seed} --only {invariant})",
+            *(f"  ! {p}" for p in problems),
+            "minimal case:",
+            case.describe(),
+        ]
+    )
 
 
 def dump(case: Case) -> str:
@@ -130,9 +136,11 @@ def dump(case: Case) -> str:
     for index in range(len(case.reads)):
         facts = Facts(engine.read(case, index, stored))
         a = facts.answer
-        out.append(f"== read {index}: token_count {a['token_count']} (recount {facts.recount}), "
-                   f"budget {facts.limits.budget}, hard room {facts.limits.hard}, "
-                   f"filtered {a['filtered']}, cut moved {facts.read.moved}")  # fmt: skip
+        out.append(
+            f"== read {index}: token_count {a['token_count']} (recount {facts.recount}), "
+            f"budget {facts.limits.budget}, hard room {facts.limits.hard}, "
+            f"filtered {a['filtered']}, cut moved {facts.read.moved}"
+        )
         out += [f"   warning: {w}" for w in a["warnings"]]
         out += [f"   failed/pending: {a['failed_file_ids']} {a['pending_file_ids']}"]
         for block in a.get("system") or ():
@@ -140,9 +148,14 @@ def dump(case: Case) -> str:
         for m in a["messages"]:
             parts = m["content"] if isinstance(m.get("content"), list) else [m.get("content")]
             for p in parts:
-                shown = p if isinstance(p, str) or p is None else (
-                    p.get("text") or p.get("type") + " " + str(p.get("tool_use_id") or p.get("id")
-                    or ""))  # fmt: skip
+                shown = (
+                    p
+                    if isinstance(p, str) or p is None
+                    else (
+                        p.get("text")
+                        or p.get("type") + " " + str(p.get("tool_use_id") or p.get("id") or "")
+                    )
+                )
                 out.append(f"   {m['role']:<9} {str(shown)[:100]!r}")
             for call in m.get("tool_calls") or ():
                 out.append(f"   {'':<9} call {call['id']}")
@@ -168,8 +181,10 @@ def main(argv: list[str] | None = None) -> int:
             print(minimal(name, args.seed), end="\n\n")
         print("holds" if not names else f"broken: {', '.join(names)}")
         return 1 if names else 0
-    report = run(range(args.start, args.start + args.cases),
-                 progress=lambda r: print(f"… {r.cases} cases, {r.seconds:.0f} s", flush=True))  # fmt: skip
+    report = run(
+        range(args.start, args.start + args.cases),
+        progress=lambda r: print(f"… {r.cases} cases, {r.seconds:.0f} s", flush=True),
+    )
     print(report.table())
     if args.shrink:
         for name in report.broken:

@@ -69,8 +69,14 @@ def _with_history(case: Case, history: list[Message]) -> Case:
 
 
 def _simpler_settings(case: Case) -> Iterator[Case]:
-    for change in ({"project": None}, {"compaction": None}, {"tools": None},
-                   {"threshold": None}, {"force_filter": False}, {"skip_filter": False}):  # fmt: skip
+    for change in (
+        {"project": None},
+        {"compaction": None},
+        {"tools": None},
+        {"threshold": None},
+        {"force_filter": False},
+        {"skip_filter": False},
+    ):
         key, value = next(iter(change.items()))
         if getattr(case, key) != value:
             yield case.copy(**change)
@@ -118,5 +124,3 @@ def _shorter_texts(case: Case) -> Iterator[Case]:
         out = case.copy()
         out.reads[r][j] = replace(m, content=head + body[: len(body) // 2], token_count=None)
         yield out
-
-

@@ -27,31 +27,52 @@ def _m(seq: int, role: str, text: str | None, **kw: Any) -> Message:
 
 def _round(seq: int, result: str) -> list[Message]:
     call = {"id": f"c{seq}", "type": "function", "function": {"name": "bash", "arguments": "{}"}}
-    return [_m(seq, "assistant", None, tool_calls=[call]),
-            _m(seq + 1, "tool", result, tool_call_id=f"c{seq}")]  # fmt: skip
+    return [
+        _m(seq, "assistant", None, tool_calls=[call]),
+        _m(seq + 1, "tool", result, tool_call_id=f"c{seq}"),
+    ]
 
 
 def crafted(fmt: str = "openai") -> Case:
     import random
 
     rng = random.Random(5)
-    history = [_m(1, "user", "Fix the parser.", pinned=True, file_ids=["f1"]),
-               _m(2, "assistant", "Looking.")]  # fmt: skip
+    history = [
+        _m(1, "user", "Fix the parser.", pinned=True, file_ids=["f1"]),
+        _m(2, "assistant", "Looking."),
+    ]
     for seq in range(3, 17, 2):
         history += _round(seq, text_of(rng, 120))
-    history += [_m(17, "assistant", "Done with the first part."),
-                _m(18, "user", "Now the report.", file_ids=["f2", "f3"])]  # fmt: skip
+    history += [
+        _m(17, "assistant", "Done with the first part."),
+        _m(18, "user", "Now the report.", file_ids=["f2", "f3"]),
+    ]
     files = {
         "f1": FileView("f1", "ready", filename="old.md", category="text", text="old notes"),
         "f2": FileView("f2", "ready", filename="new.md", category="text", text="new notes"),
-        "f3": FileView("f3", "ready", filename="shot.png", category="image", text="Image.",
-                       metadata={"width": 48, "height": 48}, data_b64=image_b64((48, 48)),
-                       media_type="image/png"),
-    }  # fmt: skip
+        "f3": FileView(
+            "f3",
+            "ready",
+            filename="shot.png",
+            category="image",
+            text="Image.",
+            metadata={"width": 48, "height": 48},
+            data_b64=image_b64((48, 48)),
+            media_type="image/png",
+        ),
+    }
     later = [_m(19, "assistant", "Reading it."), _m(20, "user", "Thanks, go on.")]
-    return Case(seed=-1, model="gpt-4o", window=128_000, format=fmt, strategy=None, options={},
-                prompts=Prompts(system_prompt="You are a careful agent."),
-                reads=[history, later], files=files)  # fmt: skip
+    return Case(
+        seed=-1,
+        model="gpt-4o",
+        window=128_000,
+        format=fmt,
+        strategy=None,
+        options={},
+        prompts=Prompts(system_prompt="You are a careful agent."),
+        reads=[history, later],
+        files=files,
+    )
 
 
 def facts(fmt: str = "openai") -> tuple[Facts, Facts]:
@@ -69,20 +90,34 @@ def broken(f: Facts, change: Any, invariant: Any) -> list[str]:
 
 
 def _openai(answer: dict[str, Any], seq: int) -> dict[str, Any]:
-    return next(m for m in answer["messages"]
-                if isinstance(m.get("content"), str) and m["content"].startswith(f"[#m{seq}]")
-                or isinstance(m.get("content"), list)
-                and m["content"][0].get("text", "").startswith(f"[#m{seq}]"))  # fmt: skip
+    return next(
+        m
+        for m in answer["messages"]
+        if (isinstance(m.get("content"), str) and m["content"].startswith(f"[#m{seq}]"))
+        or (
+            isinstance(m.get("content"), list)
+            and m["content"][0].get("text", "").startswith(f"[#m{seq}]")
+        )
+    )
 
 
 HOLDING = [
-    invariants.sdk_valid, invariants.tool_calls_paired, invariants.token_breakdown_sums,
-    invariants.budget_as_specified, invariants.within_budget, invariants.within_hard_room,
-    invariants.system_verbatim, invariants.pinned_verbatim, invariants.newest_present,
-    invariants.tool_results_name_their_path, invariants.stub_paths_exist,
-    invariants.files_accounted, invariants.newest_files_first,
-    invariants.clearing_before_dropping, invariants.prefix_between_cuts,
-]  # fmt: skip
+    invariants.sdk_valid,
+    invariants.tool_calls_paired,
+    invariants.token_breakdown_sums,
+    invariants.budget_as_specified,
+    invariants.within_budget,
+    invariants.within_hard_room,
+    invariants.system_verbatim,
+    invariants.pinned_verbatim,
+    invariants.newest_present,
+    invariants.tool_results_name_their_path,
+    invariants.stub_paths_exist,
+    invariants.files_accounted,
+    invariants.newest_files_first,
+    invariants.clearing_before_dropping,
+    invariants.prefix_between_cuts,
+]
 
 
 @pytest.mark.parametrize("fmt", ["openai", "anthropic"])
@@ -95,11 +130,16 @@ def test_the_engines_answer_to_a_small_conversation_keeps_it(fmt: str, invariant
 
 def test_a_count_with_framing_is_told_apart_from_the_recount() -> None:
     first, _ = facts()
-    honest = broken(first, lambda a: a.update(token_count=first.recount), invariants.token_count_recount)
+    honest = broken(
+        first, lambda a: a.update(token_count=first.recount), invariants.token_count_recount
+    )
     assert honest == []
     n = len(first.answer["messages"])
-    framed = broken(first, lambda a: a.update(token_count=first.recount + 3 * n + 3),
-                    invariants.token_count_recount)  # fmt: skip
+    framed = broken(
+        first,
+        lambda a: a.update(token_count=first.recount + 3 * n + 3),
+        invariants.token_count_recount,
+    )
     assert framed and "priming" in framed[0]
 
 
@@ -126,7 +166,9 @@ def test_each_invariant_reports_its_own_breakage() -> None:
 
     def stub_nowhere(a: dict[str, Any]) -> None:
         m = next(m for m in a["messages"] if m.get("tool_call_id") == "c3")
-        m["content"] = "[Old tool result cleared. The full result is at /workspace/tool-results/m4.txt.]"
+        m["content"] = (
+            "[Old tool result cleared. The full result is at /workspace/tool-results/m4.txt.]"
+        )
 
     def new_docs_out(a: dict[str, Any]) -> None:
         for m in a["messages"]:
@@ -136,8 +178,11 @@ def test_each_invariant_reports_its_own_breakage() -> None:
         a["file_notes"].append({"file_id": "f2", "reason": "no room"})
 
     def old_docs_silently_out(a: dict[str, Any]) -> None:
-        a["messages"] = [m for m in a["messages"]
-                         if not (isinstance(m.get("content"), str) and '"old.md"' in m["content"])]  # fmt: skip
+        a["messages"] = [
+            m
+            for m in a["messages"]
+            if not (isinstance(m.get("content"), str) and '"old.md"' in m["content"])
+        ]
 
     def drop_newest(a: dict[str, Any]) -> None:
         a["messages"].remove(_openai(a, 18))
@@ -163,6 +208,9 @@ def test_each_invariant_reports_its_own_breakage() -> None:
     ]
     for invariant, change in cases:
         assert broken(f, change, invariant), invariant.__name__
-    moved = broken(second, lambda a: a["messages"][0].update(content="Another system prompt."),
-                   invariants.prefix_between_cuts)  # fmt: skip
+    moved = broken(
+        second,
+        lambda a: a["messages"][0].update(content="Another system prompt."),
+        invariants.prefix_between_cuts,
+    )
     assert moved, "prefix_between_cuts"

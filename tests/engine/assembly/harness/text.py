@@ -16,11 +16,62 @@ MARKER = re.compile(r"\[#m(\d+)\]")
 CHARS_PER_TOKEN = 4.4  # the corpora's prose, measured in cl100k/o200k (about)
 
 _WORDS = (
-    "agent reads the config file parser error timeout decided retry database schema "
-    "index query user wants report summary latency cache worker queue deploy migration "
-    "test build fails because the fixture path is wrong so we patch it and rerun pytest "
-    "again after reading the traceback carefully line by line über naïve café 東京 résumé"
-).split()
+    "agent",
+    "reads",
+    "the",
+    "config",
+    "file",
+    "parser",
+    "error",
+    "timeout",
+    "decided",
+    "retry",
+    "database",
+    "schema",
+    "index",
+    "query",
+    "user",
+    "wants",
+    "report",
+    "summary",
+    "latency",
+    "cache",
+    "worker",
+    "queue",
+    "deploy",
+    "migration",
+    "test",
+    "build",
+    "fails",
+    "because",
+    "the",
+    "fixture",
+    "path",
+    "is",
+    "wrong",
+    "so",
+    "we",
+    "patch",
+    "it",
+    "and",
+    "rerun",
+    "pytest",
+    "again",
+    "after",
+    "reading",
+    "the",
+    "traceback",
+    "carefully",
+    "line",
+    "by",
+    "line",
+    "über",
+    "naïve",
+    "café",
+    "東京",
+    "résumé",
+)
+
 _CODE = (
     "def handle(request):\n    value = request.get('key')\n    if value is None:\n"
     "        raise KeyError('key')\n    return {'ok': True, 'value': value}\n",
@@ -28,7 +79,7 @@ _CODE = (
     "class Cache:\n    def __init__(self):\n        self._items = {}\n",
     "    assert parse('2024-01-01') == date(2024, 1, 1)\n",
     "ERROR 2024-05-01T10:00:03Z worker-3 task=process_file id=7 Timeout after 300s\n",
-    "  File \"/app/src/parser.py\", line 42, in parse\n    return int(text)\n",
+    '  File "/app/src/parser.py", line 42, in parse\n    return int(text)\n',
 )
 
 
@@ -55,10 +106,14 @@ def _code() -> str:
 def _json() -> str:
     rng = random.Random(20_261_125)
     rows = [
-        {"id": i, "name": rng.choice(_WORDS), "score": round(rng.random() * 100, 2),
-         "tags": [rng.choice(_WORDS) for _ in range(rng.randrange(1, 4))]}
+        {
+            "id": i,
+            "name": rng.choice(_WORDS),
+            "score": round(rng.random() * 100, 2),
+            "tags": [rng.choice(_WORDS) for _ in range(rng.randrange(1, 4))],
+        }
         for i in range(14_000)
-    ]  # fmt: skip
+    ]
     return json.dumps(rows, ensure_ascii=False, indent=1)
 
 

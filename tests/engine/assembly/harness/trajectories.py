@@ -33,8 +33,10 @@ from contextq.history import Message
 from tests.engine.assembly.harness.cases import Case
 from tests.engine.assembly.harness.text import marker
 
-DATA = Path(os.environ.get("CONTEXTQ_TRAJECTORIES")
-            or Path(__file__).resolve().parents[3] / "data" / "trajectories")
+DATA = Path(
+    os.environ.get("CONTEXTQ_TRAJECTORIES")
+    or Path(__file__).resolve().parents[3] / "data" / "trajectories"
+)
 WINDOWS = (4096, 8192, 32768, 128000, 200000)
 MODEL = "gpt-4.1"  # a 1M window: each MAX_CONTEXT_TOKENS cap above takes effect
 
@@ -61,9 +63,17 @@ def convert(traj: dict[str, Any], *, source: str, max_chars: int = 8_000) -> dic
         text = _cut(_text(m.get("content")), max_chars)
         role = m.get("role")
         if role == "assistant" and m.get("tool_calls"):
-            calls = [{"id": c["id"], "type": "function", "function": {
-                "name": c["function"]["name"], "arguments": c["function"].get("arguments", "{}")}}
-                for c in m["tool_calls"]]  # fmt: skip
+            calls = [
+                {
+                    "id": c["id"],
+                    "type": "function",
+                    "function": {
+                        "name": c["function"]["name"],
+                        "arguments": c["function"].get("arguments", "{}"),
+                    },
+                }
+                for c in m["tool_calls"]
+            ]
             out.append({"role": "assistant", "content": text or None, "tool_calls": calls})
         elif role == "tool":
             ids = m.get("tool_call_ids") or [m.get("tool_call_id")]
@@ -72,9 +82,19 @@ def convert(traj: dict[str, Any], *, source: str, max_chars: int = 8_000) -> dic
             pending = f"call_{n}"
             arguments = json.dumps({"command": _cut(str(m["action"]), 2_000)})
             thought = _cut(str(m.get("thought") or ""), max_chars) or None
-            out.append({"role": "assistant", "content": thought, "tool_calls": [
-                {"id": pending, "type": "function",
-                 "function": {"name": "bash", "arguments": arguments}}]})  # fmt: skip
+            out.append(
+                {
+                    "role": "assistant",
+                    "content": thought,
+                    "tool_calls": [
+                        {
+                            "id": pending,
+                            "type": "function",
+                            "function": {"name": "bash", "arguments": arguments},
+                        }
+                    ],
+                }
+            )
         elif role == "user" and pending is not None:
             out.append({"role": "tool", "tool_call_id": pending, "content": text})
             pending = None
@@ -95,11 +115,17 @@ def _messages(data: dict[str, Any]) -> list[Message]:
     out = []
     for seq, m in enumerate(data["messages"], 1):
         text = m.get("content")
-        out.append(Message(
-            role=m["role"], content=None if text is None else marker(seq) + text, seq=seq,
-            id=f"m{seq}", tool_calls=m.get("tool_calls"), tool_call_id=m.get("tool_call_id"),
-            pinned=bool(m.get("pinned")),
-        ))  # fmt: skip
+        out.append(
+            Message(
+                role=m["role"],
+                content=None if text is None else marker(seq) + text,
+                seq=seq,
+                id=f"m{seq}",
+                tool_calls=m.get("tool_calls"),
+                tool_call_id=m.get("tool_call_id"),
+                pinned=bool(m.get("pinned")),
+            )
+        )
     return out
 
 
@@ -117,10 +143,15 @@ def load_case(path: Path, *, window: int, fmt: str) -> Case:
     a, b = _split(messages, 2 / 3), _split(messages, 5 / 6)
     reads = [messages[:a], messages[a:b], messages[b:]]
     return Case(
-        seed=-1, model=MODEL, window=window, format=fmt, strategy=None, options={},
+        seed=-1,
+        model=MODEL,
+        window=window,
+        format=fmt,
+        strategy=None,
+        options={},
         prompts=Prompts(system_prompt=data.get("system") or None),
         reads=[r for r in reads if r],
-    )  # fmt: skip
+    )
 
 
 def check() -> int:
@@ -131,8 +162,9 @@ def check() -> int:
     for path in sessions():
         for window in WINDOWS:
             for fmt in ("openai", "anthropic"):
-                names = sorted({v.invariant for v in check_case(load_case(path, window=window,
-                                                                          fmt=fmt))})  # fmt: skip
+                names = sorted(
+                    {v.invariant for v in check_case(load_case(path, window=window, fmt=fmt))}
+                )
                 broken += bool(names)
                 print(f"{path.stem:<40} {window:>7} {fmt:<9} {', '.join(names) or 'holds'}")
     return 1 if broken else 0
