@@ -199,10 +199,11 @@ class Sent:
         """The text sent for tool result `m` (recorded sessions reuse call ids: then the
         one that starts with its marker, or the stub naming its id)."""
         found = self.results.get(str(m.tool_call_id)) or []
-        if len(found) <= 1:
-            return found[0] if found else None
         mine = [t for t in found if t.startswith(f"[#m{m.seq}]")]
-        mine = mine or [t for t in found if not MARKER.match(t) and f"/{m.id}." in t]
+        if not mine:
+            unmarked = [t for t in found if not MARKER.match(t)]
+            named = [t for t in unmarked if f"/{m.id}." in t]
+            mine = named or (unmarked if len(found) == 1 else [])
         return mine[0] if mine else None
 
 

@@ -19,7 +19,10 @@ import pytest
 from tests.engine.assembly.harness.run import NAMES, Report, minimal, run
 
 CASES = int(os.environ.get("HARNESS_CASES", "10000"))
-SHRINK_SECONDS = 4.0  # per broken invariant: the seed reproduces the case anyway
+# about 130 s of one core for the run and 2 s a broken invariant for its shrinking; the
+# timeout leaves room for a machine whose cores are shared (pyproject's default is 300 s)
+pytestmark = pytest.mark.timeout(900)
+SHRINK_SECONDS = 2.0  # per broken invariant: the seed reproduces the case anyway
 
 
 @pytest.fixture(scope="module")
