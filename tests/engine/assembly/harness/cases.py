@@ -59,7 +59,7 @@ STRATEGIES = (
     ("no_such_strategy", 0.2),
 )
 LARGE_WINDOW_HISTORY_TOKENS = 4_000
-MAX_HISTORY_TOKENS = 9_000  # a case's history: pressure for small windows, speed for large
+MAX_HISTORY_TOKENS = 8_000  # a case's history: pressure for small windows, speed for large
 MAX_PINNED = 10  # SPEC §3 MAX_PINNED_MESSAGES: the service refuses more
 SEARCH_TOOL = "search"
 
@@ -479,7 +479,7 @@ def generate_case(seed: int) -> Case:
     target = max(200, min(most, int(usable * pressure)))
     history = build_history(rng, case, target)
     case.reads.append(history)
-    for _ in range(rng.choice((0, 1, 1, 2, 2))):
+    for _ in range(rng.choice((0, 1, 1, 1, 2))):
         case.reads.append(next_turn(rng, case, case.reads[-1]))
     _limit_pins(case.reads)
     case.project = _project(rng, case)
