@@ -2,115 +2,36 @@
 
 An invariant takes the `Facts` of one answer (and, for the prefix, the answer before it)
 and returns what it found broken: a list of sentences, empty when the promise held.
-`INVARIANTS` lists them in the order a report prints them.
+`INVARIANTS` lists them in the order a report prints them; the file promises are in
+`file_checks`, the prefix in `prefix`.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from functools import cached_property
 from typing import Any
 
-from contextq.assembly import FileView
 from contextq.assembly.tool_results import result_path
-from contextq.catalog import resolve_model
 from contextq.history import Message
 from contextq.history.chains import unit_at
-from contextq.history.context import visible_history
-from tests.engine.assembly.harness.engine import Read
-from tests.engine.assembly.harness.oracle import (
-    Limits,
-    Sent,
-    json_tokens,
-    limits,
-    read_sent,
-    recount,
-    sdk_problems,
-)
+from tests.engine.assembly.harness.facts import Facts, newest_user
+from tests.engine.assembly.harness.file_checks import files_accounted, newest_files_first
+from tests.engine.assembly.harness.oracle import json_tokens, sdk_problems
+from tests.engine.assembly.harness.prefix import prefix_between_cuts
 
 STUB_START = "[Old tool result cleared"
 STUB_MIN_CHARS = 200  # shorter results are not worth a stub (the stub is about as long)
 PATH = re.compile(r"/workspace/(tool-results/[A-Za-z0-9_-]+\.[a-z]+)")
-CITATIONS_TITLE = "## Citations"
 
-
-@dataclass
-class Facts:
-    """One answer, with what the invariants derive from it (each derived once)."""
-
-    read: Read
-    previous: Read | None = None
-    notes: list[str] = field(default_factory=list)
-
-    @property
-    def answer(self) -> dict[str, Any]:
-        return self.read.answer
-
-    @cached_property
-    def sent(self) -> Sent:
-        return read_sent(self.answer)
-
-    @cached_property
-    def recount(self) -> int:
-        return recount(self.answer)
-
-    @cached_property
-    def limits(self) -> Limits:
-        return limits(self.answer, self.read.case.options, self.read.settings)
-
-    @cached_property
-    def visible(self) -> list[Message]:
-        """The history the engine had to account for (what a compaction does not cover)."""
-        compaction = self.read.case.compaction
-        through = compaction.through_seq if compaction is not None else None
-        u = newest_user(self.read.history)
-        return visible_history(self.read.history, through, [u.seq] if u is not None else [])
-
-    @cached_property
-    def pinned(self) -> list[Message]:
-        """Pinned messages of the visible history with their chains, in seq order."""
-        keep: dict[int, Message] = {}
-        history = self.visible
-        for i, m in enumerate(history):
-            if m.pinned:
-                for j in unit_at(history, i).members or (i,):
-                    keep[history[j].seq] = history[j]
-        return [keep[s] for s in sorted(keep)]
-
-    @cached_property
-    def pinned_only(self) -> bool:
-        """The answer holds only S, the history's system messages and pinned messages
-        (with their chains): SPEC §4's pinned-alone case."""
-        allowed = {m.seq for m in self.pinned} | {m.seq for m in self.visible if m.role == "system"}
-        seqs = set(self.sent.texts)
-        calls = {c for m in self.pinned for c in m.call_ids}
-        extra_calls = set(self.sent.calls) - calls
-        return bool(self.pinned) and seqs <= allowed and not extra_calls
-
-    def present(self, m: Message) -> bool:
-        if m.role == "tool":
-            return self.sent.result(m) is not None
-        if m.tool_calls:
-            return any(c in self.sent.calls for c in m.call_ids)
-        return m.seq in self.sent.texts
-
-    def verbatim(self, m: Message) -> bool:
-        if m.role == "tool":
-            return self.sent.result(m) == m.text()
-        if m.tool_calls:
-            return all(c in self.sent.calls for c in m.call_ids) and (
-                not m.text().strip() or self.sent.text(m.seq) == m.text()
-            )
-        return self.sent.text(m.seq) == m.text()
-
-
-def newest_user(history: list[Message]) -> Message | None:
-    for m in reversed(history):
-        if m.role == "user":
-            return m
-    return None
+__all__ = [
+    "INVARIANTS",
+    "Facts",
+    "Invariant",
+    "files_accounted",
+    "newest_files_first",
+    "prefix_between_cuts",
+]
 
 
 Invariant = Callable[[Facts], list[str]]
@@ -341,97 +262,7 @@ def stub_paths_exist(f: Facts) -> list[str]:
     return [f"{len(missing)} named paths do not exist yet: {missing[:5]}"] if missing else []
 
 
-# ---------------------------------------------------------------- files
-
-
-def _sent_file_ids(f: Facts) -> set[str]:
-    by_name = {v.filename: fid for fid, v in f.read.case.files.items() if v.filename}
-    out = {by_name[d["title"]] for d in f.sent.documents if d.get("title") in by_name}
-    for label, after in f.sent.labels:
-        name = label.split(": ", 1)[1] if ": " in label else ""
-        if after in ("image_url", "image", "input_audio") and name in by_name:
-            out.add(by_name[name])
-    return out
-
-
-def includable(f: Facts, view: FileView) -> bool:
-    """Whether the model and format can take the file at all (else it is a note)."""
-    if view.status != "ready":
-        return False
-    if view.category == "image":
-        model = resolve_model(f.answer["model"] or None, f.read.settings)
-        media_ok = f.answer["format"] != "anthropic" or view.media_type in (
-            "image/png",
-            "image/jpeg",
-            "image/gif",
-            "image/webp",
-        )
-        return model.takes("image") and bool(view.data_b64) and media_ok
-    if view.category == "audio":
-        model = resolve_model(f.answer["model"] or None, f.read.settings)
-        return f.answer["format"] == "openai" and model.takes("audio") and bool(view.data_b64)
-    return view.text is not None
-
-
-def files_accounted(f: Facts) -> list[str]:
-    """Every file attached to a message sent is sent, pending or failed, with a note."""
-    answer, files = f.answer, f.read.case.files
-    sent = _sent_file_ids(f)
-    pending, failed = set(answer["pending_file_ids"]), set(answer["failed_file_ids"])
-    noted = {n["file_id"] for n in answer["file_notes"] if n.get("reason")}
-    problems = []
-    for m in f.visible:
-        if m.role != "user" or not m.file_ids or m.seq not in f.sent.texts:
-            continue
-        for fid in m.file_ids:
-            status = files[fid].status
-            listed = pending if status in ("uploaded", "processing") else failed
-            if fid in sent and fid in pending | failed:
-                problems.append(f"{fid} is sent and listed as pending/failed")
-            elif fid not in sent and (fid not in listed or fid not in noted):
-                problems.append(
-                    f"{fid} ({status}, {files[fid].category}) of {m.id} dropped silently"
-                )
-    project = f.read.case.project
-    if project is not None:
-        for fid in project.pending:
-            problems += [] if fid in pending else [f"project file {fid} not listed pending"]
-        for fid in project.failed:
-            problems += [] if fid in failed else [f"project file {fid} not listed failed"]
-    return problems
-
-
-def newest_files_first(f: Facts) -> list[str]:
-    """The newest turn's files go in before any older turn's, as many as fit, never
-    all-or-nothing."""
-    u = newest_user(f.read.history)
-    if u is None or not u.file_ids or not f.present(u):
-        return []
-    files = f.read.case.files
-    sent = _sent_file_ids(f)
-    left = [fid for fid in u.file_ids if includable(f, files[fid]) and fid not in sent]
-    if not left:
-        return []
-    older = sorted(sent - set(u.file_ids))
-    problems = []
-    if older:
-        problems.append(f"older files {older[:4]} sent while the newest turn's {left} are not")
-    # the room the engine saw by its own count (higher than the recount while it adds
-    # framing: SPEC §3 before its clarification)
-    used = max(f.recount, f.answer["token_count"])
-    room = (f.limits.budget if f.answer["filtered"] else f.limits.hard) - used
-    docs = [fid for fid in left if files[fid].category not in ("image", "audio")]
-    if len(left) == len([x for x in u.file_ids if includable(f, files[x])]) and docs:
-        smallest = min(json_tokens(files[x].text or "", f.answer["model"]) for x in docs) + 60
-        if smallest <= room:
-            problems.append(
-                f"all {len(left)} of the newest turn's files left out with {room} tokens of "
-                f"room left (the smallest needs about {smallest})"
-            )
-    return problems
-
-
-# ---------------------------------------------------------------- clearing and prefix
+# ---------------------------------------------------------------- clearing
 
 
 def clearing_before_dropping(f: Facts) -> list[str]:
@@ -462,116 +293,6 @@ def clearing_before_dropping(f: Facts) -> list[str]:
             f"sent uncleared ({len(whole)} in all)"
         ]
     return []
-
-
-def _strip(blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [{k: v for k, v in b.items() if k != "cache_control"} for b in blocks]
-
-
-def stable_part(read: Read) -> list[Any] | None:
-    """What an answer holds before its newest turn (None when it cannot be told)."""
-    answer = read.answer
-    if answer["format"] == "anthropic":
-        out: list[Any] = [_strip(answer.get("system") or [])]
-        for m in answer["messages"]:
-            marked = [i for i, b in enumerate(m["content"]) if "cache_control" in b]
-            if marked:
-                out.append({"role": m["role"], "content": _strip(m["content"][: marked[0] + 1])})
-                return out
-            out.append({"role": m["role"], "content": _strip(m["content"])})
-        return out[:1]
-    u = newest_user(read.history)
-    messages = answer["messages"]
-    if u is None:
-        return None
-    found = [i for i, m in enumerate(messages) if _first_text(m).startswith(f"[#m{u.seq}]")]
-    if not found:
-        return None
-    start = found[0]
-    ca = read.case.prompts.custom_agent_prompt
-    while start > 0:
-        text = _first_text(messages[start - 1])
-        if messages[start - 1]["role"] != "user" or text.startswith("[#m"):
-            break
-        if not (text == ca or '{"documents": [' in text or text.startswith("Project")):
-            break
-        start -= 1
-    return messages[:start]
-
-
-def _first_text(m: dict[str, Any]) -> str:
-    content = m.get("content")
-    if isinstance(content, str):
-        return content
-    for part in content or ():
-        if part.get("type") == "text":
-            return str(part.get("text", ""))
-    return ""
-
-
-def _starts_with(read: Read, prefix: list[Any]) -> bool:
-    answer = read.answer
-    if answer["format"] != "anthropic":
-        return answer["messages"][: len(prefix)] == prefix
-    if _strip(answer.get("system") or []) != prefix[0]:
-        return False
-    body = prefix[1:]
-    current = answer["messages"][: len(body)]
-    if len(current) < len(body):
-        return False
-    for got, want in zip(current[:-1], body[:-1], strict=True):
-        if got["role"] != want["role"] or _strip(got["content"]) != want["content"]:
-            return False
-    if not body:
-        return True
-    last, want = current[-1], body[-1]
-    return (
-        last["role"] == want["role"]
-        and _strip(last["content"])[: len(want["content"])] == (want["content"])
-    )
-
-
-def prefix_between_cuts(f: Facts) -> list[str]:
-    """Between cuts (the stored cut point and clearing line unmoved), everything the
-    previous answer held before its newest turn starts this answer byte for byte."""
-    previous = f.previous
-    if previous is None or f.read.moved or previous.answer.get("error") or f.answer.get("error"):
-        return []
-    if not _promises_prefix(f) or f.pinned_only or Facts(previous).pinned_only:
-        return []  # SPEC §4's pinned-alone case sends only S and the pinned messages
-    searched = [CITATIONS_TITLE in " ".join(_system_texts(r)) for r in (previous, f.read)]
-    if searched[0] != searched[1]:
-        return []  # S gains or loses its citations section with a search (SPEC §6)
-    prefix = stable_part(previous)
-    if prefix is None or _starts_with(f.read, prefix):
-        return []
-    cleared = set(f.answer["cleared_tool_result_ids"]) - set(
-        previous.answer["cleared_tool_result_ids"]
-    )
-    why = f"; {len(cleared)} more tool results cleared" if cleared else ""
-    return [
-        f"the previous answer's stable part ({len(prefix)} items) is not this answer's "
-        f"start, with the cut point unmoved{why}"
-    ]
-
-
-def _promises_prefix(f: Facts) -> bool:
-    """The cut point with hysteresis is token_budget's (and the hard room's, which every
-    strategy shares); a sliding window slides, and the hierarchical memory block, first
-    in the history, changes with every action: they keep the prefix only while nothing
-    is filtered out."""
-    if f.answer["strategy"] == "hierarchical":
-        return not f.answer["filtered"]
-    if f.answer["strategy"] == "sliding_window":
-        return not f.answer["removed_message_ids"]
-    return True
-
-
-def _system_texts(read: Read) -> list[str]:
-    answer = read.answer
-    if answer["format"] == "anthropic":
-        return [b.get("text", "") for b in answer.get("system") or ()]
-    return [m["content"] for m in answer["messages"] if m["role"] == "system"]
 
 
 INVARIANTS: tuple[Invariant, ...] = (

@@ -151,7 +151,7 @@ def _adapters() -> dict[str, pydantic.TypeAdapter[Any]]:
 def _check(adapter: pydantic.TypeAdapter[Any], value: Any, where: str) -> str | None:
     try:
         out = adapter.validate_python(value, strict=True)
-        if not isinstance(value.get("content"), str):  # lists are validated lazily: walk them
+        if any(isinstance(v, list) for v in value.values()):  # validated lazily: walk them
             out = _materialise(out)
     except pydantic.ValidationError as exc:
         first = exc.errors()[0]

@@ -27,8 +27,9 @@ def _m(seq: int, role: str, text: str | None, **kw: Any) -> Message:
 
 def _round(seq: int, result: str) -> list[Message]:
     call = {"id": f"c{seq}", "type": "function", "function": {"name": "bash", "arguments": "{}"}}
+    said = "Running it." if seq % 4 == 1 else None  # calls with and without text
     return [
-        _m(seq, "assistant", None, tool_calls=[call]),
+        _m(seq, "assistant", said, tool_calls=[call]),
         _m(seq + 1, "tool", result, tool_call_id=f"c{seq}"),
     ]
 
