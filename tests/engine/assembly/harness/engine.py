@@ -33,6 +33,7 @@ from contextq.assembly import (
     newest_user_seq,
     plan_context,
 )
+from contextq.assembly.pieces import MESSAGE_COUNTS
 from contextq.assembly.preview import preview_text
 from contextq.assembly.tool_results import ToolResultView, result_path
 from contextq.history import Message, count_message_tokens
@@ -178,6 +179,15 @@ def project_context(
                 )
             )
     return ProjectContext(spec.instructions, tuple(chunks), "chunks", notes)
+
+
+def new_conversation() -> Stored:
+    """A fresh conversation's stored state. The engine remembers message counts by
+    (id, seq, stored count, hash of a text content): ids are unique in the store, but the
+    harness's ids (`m<seq>`) repeat from case to case, and a message without text content
+    (a tool call) would be taken for another case's: the memory is emptied per case."""
+    MESSAGE_COUNTS.clear()
+    return Stored()
 
 
 def read(case: Case, index: int, stored: Stored) -> Read:

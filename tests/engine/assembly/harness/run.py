@@ -37,7 +37,7 @@ class Violation:
 
 def check_case(case: Case, only: str | None = None) -> list[Violation]:
     """Every read of `case` judged by every invariant (or only the one named)."""
-    stored = engine.Stored()
+    stored = engine.new_conversation()
     previous = None
     found: list[Violation] = []
     for index in range(len(case.reads)):
@@ -131,7 +131,7 @@ def minimal(invariant: str, seed: int, budget_s: float = 20.0) -> str:
 
 def dump(case: Case) -> str:
     """Each answer of `case` in short: counts, limits, warnings and the list as sent."""
-    stored = engine.Stored()
+    stored = engine.new_conversation()
     out = []
     for index in range(len(case.reads)):
         facts = Facts(engine.read(case, index, stored))

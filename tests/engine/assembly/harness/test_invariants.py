@@ -78,7 +78,7 @@ def crafted(fmt: str = "openai") -> Case:
 
 def facts(fmt: str = "openai") -> tuple[Facts, Facts]:
     case = crafted(fmt)
-    stored = engine.Stored()
+    stored = engine.new_conversation()
     first = engine.read(case, 0, stored)
     second = engine.read(case, 1, stored)
     return Facts(first), Facts(second, first)
