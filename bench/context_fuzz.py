@@ -1,6 +1,6 @@
 """The context assembly's invariants over many generated conversations (issue 17).
 
-    .venv/bin/python bench/context_fuzz.py --cases 100000          # about 25 min on one core
+    .venv/bin/python bench/context_fuzz.py --cases 100000          # about 20 min of one core
     .venv/bin/python bench/context_fuzz.py --cases 2000 --start 50000 --shrink
 
 The same generators and invariants as tests/engine/assembly/harness/ (the CI run checks

@@ -47,7 +47,11 @@ def test_invariant_holds(report: Report, invariant: str) -> None:
         return
     first = report.first[invariant]
     started = time.perf_counter()
-    shrunk = minimal(invariant, first.seed, budget_s=SHRINK_SECONDS)
+    logging.disable(logging.WARNING)
+    try:
+        shrunk = minimal(invariant, first.seed, budget_s=SHRINK_SECONDS)
+    finally:
+        logging.disable(logging.NOTSET)
     pytest.fail(
         f"{invariant}: broken in {broken} of {report.cases} cases "
         f"({report.answers_by_invariant[invariant]} answers); first at seed {first.seed}, "
