@@ -8,7 +8,8 @@ planned (`plan_context`), loaded (a window of a long history, or what a compacti
 not cover), assembled (`assemble_context`, again with chunks when a whole project did
 not fit its room), and what the service stores after an answer is carried to the next
 read of the same conversation (`Stored`: the cut point, citation ids, the workspace and,
-once the engine has one, the clearing line).
+once the engine has one, the clearing line). Hierarchical memory is not loaded from a
+store: the engine builds it from the messages (`memory=None`).
 
 When the engine's interface changes, this module is what changes.
 """
@@ -58,7 +59,8 @@ class Stored:
     cut_seq: int | None = None
     citations: dict[str, int] = field(default_factory=dict)
     workspace: set[str] = field(default_factory=set)  # relative paths that answer 200
-    clear_line: Any = None  # the stored clearing line (SPEC §9), once the engine has one
+    # the stored clearing line of SPEC §9 goes here, beside the cut point, once the engine
+    # takes and returns one (`_assemble` passes it, `_carry` keeps it and says it moved)
 
 
 @dataclass(slots=True)
