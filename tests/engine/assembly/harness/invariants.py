@@ -1,0 +1,315 @@
+"""The promises of SPEC §3, §4, §6 and §9, each a small named function.
+
+An invariant takes the `Facts` of one answer (and, for the prefix, the answer before it)
+and returns what it found broken: a list of sentences, empty when the promise held.
+`INVARIANTS` lists them in the order a report prints them; the file promises are in
+`file_checks`, the prefix in `prefix`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from contextq.assembly.tool_results import result_path
+from contextq.history import Message
+from contextq.history.chains import unit_at
+from tests.engine.assembly.harness.facts import Facts, newest_user
+from tests.engine.assembly.harness.file_checks import files_accounted, newest_files_first
+from tests.engine.assembly.harness.oracle import json_tokens, sdk_problems
+from tests.engine.assembly.harness.prefix import prefix_between_cuts
+
+STUB_START = "[Old tool result cleared"
+STUB_MIN_CHARS = 200  # shorter results are not worth a stub (the stub is about as long)
+PATH = re.compile(r"/workspace/(tool-results/[A-Za-z0-9_-]+\.[a-z]+)")
+
+__all__ = [
+    "INVARIANTS",
+    "Facts",
+    "Invariant",
+    "files_accounted",
+    "newest_files_first",
+    "prefix_between_cuts",
+]
+
+
+Invariant = Callable[[Facts], list[str]]
+
+# ---------------------------------------------------------------- shape
+
+
+def sdk_valid(f: Facts) -> list[str]:
+    """Every message validates against the installed SDK's parameter types; Anthropic's
+    list also keeps the Messages API's rules (user first, roles alternate, no empty text
+    block, tool results first in their message, at most 4 cache breakpoints)."""
+    problems = sdk_problems(f.answer)
+    messages = f.answer["messages"]
+    if not messages:
+        problems.append("no message at all (both APIs need at least one)")
+    if f.answer["format"] != "anthropic":
+        return problems
+    if messages and messages[0]["role"] != "user":
+        problems.append("the first message is not the user's")
+    marks = sum(1 for b in f.answer.get("system") or () if "cache_control" in b)
+    for i, m in enumerate(messages):
+        if i and messages[i - 1]["role"] == m["role"]:
+            problems.append(f"messages[{i}] has the role of the message before it")
+        blocks = m["content"] if isinstance(m["content"], list) else []
+        marks += sum(1 for b in blocks if "cache_control" in b)
+        if any(b.get("type") == "text" and not b.get("text", "").strip() for b in blocks):
+            problems.append(f"messages[{i}] has an empty text block")
+        kinds = [b.get("type") for b in blocks]
+        first_other = next((j for j, k in enumerate(kinds) if k != "tool_result"), len(kinds))
+        if "tool_result" in kinds[first_other:]:
+            problems.append(f"messages[{i}] has a block before a tool_result")
+    if marks > 4:
+        problems.append(f"{marks} cache_control breakpoints (the API takes 4)")
+    return problems
+
+
+def tool_calls_paired(f: Facts) -> list[str]:
+    """No orphan: every tool call answered right after it, every result after its call."""
+    if f.answer["format"] == "anthropic":
+        return _paired_anthropic(f.answer["messages"])
+    problems: list[str] = []
+    waiting: set[str] = set()
+    for i, m in enumerate(f.answer["messages"]):
+        if m["role"] == "tool":
+            if m.get("tool_call_id") not in waiting:
+                problems.append(f"messages[{i}]: tool result {m.get('tool_call_id')} has no call")
+            waiting.discard(m.get("tool_call_id"))
+            continue
+        if waiting:
+            problems.append(f"messages[{i}]: calls {sorted(waiting)} left without results")
+        waiting = {c["id"] for c in m.get("tool_calls") or ()}
+    if waiting:
+        problems.append(f"the list ends with calls {sorted(waiting)} unanswered")
+    return problems
+
+
+def _paired_anthropic(messages: list[dict[str, Any]]) -> list[str]:
+    problems: list[str] = []
+    calls: set[str] = set()
+    for i, m in enumerate(messages):
+        blocks = m["content"] if isinstance(m["content"], list) else []
+        results = {b["tool_use_id"] for b in blocks if b.get("type") == "tool_result"}
+        if m["role"] == "user":
+            if results - calls:
+                problems.append(f"messages[{i}]: tool_result {sorted(results - calls)} has no call")
+            if calls - results:
+                problems.append(f"messages[{i}]: tool_use {sorted(calls - results)} unanswered")
+            calls = set()
+        else:
+            if calls:
+                problems.append(f"messages[{i}]: tool_use {sorted(calls)} unanswered")
+            calls = {b["id"] for b in blocks if b.get("type") == "tool_use"}
+    if calls:
+        problems.append(f"the list ends with tool_use {sorted(calls)} unanswered")
+    return problems
+
+
+# ---------------------------------------------------------------- counts
+
+
+def token_count_recount(f: Facts) -> list[str]:
+    """`token_count` is the JSON of the list as sent, nothing added (SPEC §3)."""
+    reported, counted = f.answer["token_count"], f.recount
+    if reported == counted:
+        return []
+    n = len(f.answer["messages"])
+    framing = " (+3 per message and +3 priming: the count before SPEC §3's clarification)"
+    why = framing if reported - counted == 3 * n + 3 else ""
+    return [f"token_count {reported} != recount {counted} ({reported - counted:+d}){why}"]
+
+
+def token_breakdown_sums(f: Facts) -> list[str]:
+    """`token_breakdown` has SPEC §6's seven parts, none negative, summing to token_count."""
+    breakdown = f.answer["token_breakdown"]
+    keys = {"system", "custom_agent", "summary", "project", "files", "history", "reminders"}
+    problems = []
+    if set(breakdown) != keys:
+        problems.append(f"token_breakdown keys {sorted(breakdown)}")
+    if any(v < 0 for v in breakdown.values()):
+        problems.append(f"a negative part: {breakdown}")
+    if sum(breakdown.values()) != f.answer["token_count"]:
+        problems.append(f"sums to {sum(breakdown.values())}, token_count {f.answer['token_count']}")
+    return problems
+
+
+def budget_as_specified(f: Facts) -> list[str]:
+    """`budget_tokens` is SPEC §4's formula for the model and options."""
+    if f.answer["budget_tokens"] != f.limits.budget:
+        return [f"budget_tokens {f.answer['budget_tokens']}, SPEC §4 gives {f.limits.budget}"]
+    return []
+
+
+def within_budget(f: Facts) -> list[str]:
+    """Once filtering ran, the list as sent fits budget_tokens, except when the pinned
+    messages alone exceed it (then only they and S are sent)."""
+    if not f.answer["filtered"] or f.recount <= f.limits.budget or f.pinned_only:
+        return []
+    return [f"filtered, {f.recount} tokens as sent > budget {f.limits.budget}"]
+
+
+def within_hard_room(f: Facts) -> list[str]:
+    """Never above the hard room (context - max output - tool definitions)."""
+    if f.recount <= f.limits.hard:
+        return []
+    return [f"{f.recount} tokens as sent > hard room {f.limits.hard}"]
+
+
+# ---------------------------------------------------------------- what must be there
+
+
+def system_verbatim(f: Facts) -> list[str]:
+    """S starts with the conversation's prompt; the history's system messages are there
+    as they were written."""
+    prompts = f.read.case.prompts
+    base = prompts.custom_agent_prompt if prompts.replace_system_prompt else None
+    base = base or prompts.system_prompt or prompts.owner_system_prompt
+    problems = []
+    if base and not (f.sent.system and f.sent.system[0].startswith(base.strip())):
+        problems.append("the system prompt is not the conversation's, verbatim")
+    for m in f.visible:
+        if m.role == "system" and f.sent.text(m.seq) != m.text():
+            problems.append(f"history system message {m.id} is not sent verbatim")
+    return problems
+
+
+def _upper_cost(f: Facts, m: Message) -> int:
+    """An upper bound of what message m costs as sent, its files included."""
+    cost = json_tokens(m.to_openai(), f.answer["model"]) + 40
+    for file_id in m.file_ids:
+        view = f.read.case.files.get(file_id)
+        if view is not None and view.text:
+            cost += json_tokens(view.text, f.answer["model"]) + 80
+        if view is not None and view.category in ("image", "audio"):
+            cost += 6_000
+    return cost
+
+
+def _offloaded(f: Facts, m: Message) -> bool:
+    """A large tool result stands as its preview naming its path (SPEC §9), pinned or not
+    (whether a pinned one should be whole is a question for the SPEC: FINDINGS.md)."""
+    view = f.read.views.get(str(m.id))
+    text = f.sent.result(m) or ""
+    return view is not None and f"/workspace/{view.path}" in text
+
+
+def pinned_verbatim(f: Facts) -> list[str]:
+    """Pinned messages (with their chains) are sent verbatim while they fit the hard
+    room; those that do not are left out from the oldest, each named in a warning."""
+    pinned = f.pinned
+    if not pinned:
+        return []
+    model = f.answer["model"]
+    system = sum(json_tokens(s, model) for s in f.sent.system) + 50
+    problems = []
+    for m in pinned:
+        if (
+            f.present(m)
+            and not f.verbatim(m)
+            and not _offloaded(f, m)
+            and (json_tokens(m.text(), model) < f.limits.hard)
+        ):
+            problems.append(f"pinned {m.role} {m.id} is sent altered (a preview or a cut)")
+    absent = [m for m in pinned if not f.present(m)]
+    if not absent:
+        return problems
+    if system + sum(_upper_cost(f, m) for m in pinned) <= f.limits.hard:
+        ids = [str(m.id) for m in absent]
+        problems.append(f"pinned {ids} left out although S and the pinned fit the hard room")
+        return problems
+    warnings = " ".join(f.answer.get("warnings") or ())
+    unnamed = [str(m.id) for m in absent if str(m.id) not in warnings]
+    if unnamed:
+        problems.append(f"pinned {unnamed} left out without a warning naming them")
+    newest_absent = max(m.seq for m in absent)
+    if any(f.present(m) and m.seq < newest_absent for m in pinned):
+        problems.append("pinned messages left out are not the oldest")
+    return problems
+
+
+def newest_present(f: Facts) -> list[str]:
+    """The newest user message and the newest message are in the answer (whole or as a
+    preview), except when only S and the pinned messages could be sent."""
+    history = f.read.history
+    wanted = [m for m in (newest_user(history), history[-1] if history else None) if m]
+    if f.pinned_only:
+        wanted = [m for m in wanted if m.pinned]
+    return [f"the newest {m.role} message {m.id} is missing" for m in wanted if not f.present(m)]
+
+
+def tool_results_name_their_path(f: Facts) -> list[str]:
+    """A tool result sent as a preview or a stub names where its whole result is."""
+    problems = []
+    for m in f.visible:
+        text = f.sent.result(m) if m.role == "tool" else None
+        if text is None or text == m.text():
+            continue
+        if f"/workspace/{result_path(m)}" not in text:
+            shown = text[:60] + ("…" if len(text) > 60 else "")
+            problems.append(f"tool result {m.id} sent altered without its path: {shown!r}")
+    return problems
+
+
+def stub_paths_exist(f: Facts) -> list[str]:
+    """Every workspace path the answer names exists when the answer is returned."""
+    texts = [t for ts in (*f.sent.results.values(), *f.sent.texts.values()) for t in ts]
+    named = {p for t in texts for p in PATH.findall(t)}
+    missing = sorted(named - f.read.workspace)
+    return [f"{len(missing)} named paths do not exist yet: {missing[:5]}"] if missing else []
+
+
+# ---------------------------------------------------------------- clearing
+
+
+def clearing_before_dropping(f: Facts) -> list[str]:
+    """When history is left out, the old tool results sent are stubs first (all but the
+    newest keep_tool_results, pinned chains and the newest unit)."""
+    history = f.visible
+    dropped = [m for m in history if not f.present(m)]
+    case = f.read.case
+    threshold = case.threshold if case.threshold is not None else 0.8
+    if not dropped or f.pinned_only or (case.force_filter and f.answer["usage_before"] < threshold):
+        return []  # a forced filter below the threshold drops without clearing (SPEC §9)
+    keep = int(f.read.case.options.get("keep_tool_results", 5))
+    results = [i for i, m in enumerate(history) if m.role == "tool"]
+    old = results[: max(0, len(results) - keep)]
+    newest = set(unit_at(history, len(history) - 1).members)
+    pinned = {m.seq for m in f.pinned}
+    whole = []
+    for i in old:
+        m = history[i]
+        text = f.sent.result(m)
+        if i in newest or m.seq in pinned or text is None or len(m.text()) <= STUB_MIN_CHARS:
+            continue
+        if not text.startswith(STUB_START):
+            whole.append(str(m.id))
+    if whole:
+        return [
+            f"{len(dropped)} messages left out while old tool results {whole[:5]} were "
+            f"sent uncleared ({len(whole)} in all)"
+        ]
+    return []
+
+
+INVARIANTS: tuple[Invariant, ...] = (
+    sdk_valid,
+    tool_calls_paired,
+    token_count_recount,
+    token_breakdown_sums,
+    budget_as_specified,
+    within_budget,
+    within_hard_room,
+    system_verbatim,
+    pinned_verbatim,
+    newest_present,
+    tool_results_name_their_path,
+    stub_paths_exist,
+    files_accounted,
+    newest_files_first,
+    clearing_before_dropping,
+    prefix_between_cuts,
+)
