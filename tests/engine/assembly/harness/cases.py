@@ -29,13 +29,21 @@ from tests.engine.assembly.harness.histories import (
 )
 from tests.engine.assembly.harness.text import sized_tokens, text_of
 
-# (model, weight): native windows from 8K to 1M, all three providers' image formulas
+# (model, weight): native windows from 8K to 1M, all three providers' image formulas,
+# counted exactly (OpenAI) and calibrated (SPEC §3: every tokenizer family of
+# contextq.calibration: Claude before and since Opus 4.7, Gemini, the others), a Claude
+# hosted elsewhere (Bedrock: calibrated by its name)
 MODELS = (
     ("gpt-4o", 5),
     ("gpt-4", 3),
     ("gpt-4o-mini", 2),
-    ("claude-sonnet-4-5", 4),
+    ("claude-sonnet-4-5", 3),
+    ("claude-opus-4-7", 2),
+    ("claude-3-5-haiku-20241022", 1),
+    ("anthropic.claude-sonnet-4-5-20250929-v1:0", 1),
     ("gemini-2.5-flash", 2),
+    ("gemini-2.5-pro", 1),
+    ("gemini-2.0-flash", 1),
     ("gpt-4.1", 1),
     ("gpt-5", 1),
     ("gpt-4o-audio-preview", 1),

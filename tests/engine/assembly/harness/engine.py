@@ -7,9 +7,11 @@ TOOL_RESULT_OFFLOAD_TOKENS written to the workspace and shown as a preview), the
 planned (`plan_context`), loaded (a window of a long history, or what a compaction does
 not cover), assembled (`assemble_context`, again with chunks when a whole project did
 not fit its room), and what the service stores after an answer is carried to the next
-read of the same conversation (`Stored`: the cut point, citation ids, the workspace and,
-once the engine has one, the clearing line). Hierarchical memory is not loaded from a
-store: the engine builds it from the messages (`memory=None`).
+read of the same conversation (`Stored`: the cut point and the clearing line, which
+`Assembled.carry` gives for the next call; citation ids; the workspace, where every
+tool result an answer names by its path is written before the answer is returned, as
+`service.history.context_tool_results.ensure_written` does). Hierarchical memory is not
+loaded from a store: the engine builds it from the messages (`memory=None`).
 
 When the engine's interface changes, this module is what changes.
 """
@@ -24,6 +26,7 @@ from typing import Any
 
 from contextq.assembly import (
     Assembled,
+    Carry,
     CitationMap,
     ContextPlan,
     ProjectContext,
@@ -34,6 +37,7 @@ from contextq.assembly import (
     newest_user_seq,
     plan_context,
 )
+from contextq.assembly.clearing import STUBS
 from contextq.assembly.pieces import MESSAGE_COUNTS
 from contextq.assembly.preview import preview_text
 from contextq.assembly.tool_results import ToolResultView, result_path
@@ -56,11 +60,18 @@ def settings_for(window: int, auto: bool) -> Settings:
 class Stored:
     """What the service keeps per conversation and model between two reads."""
 
-    cut_seq: int | None = None
+    carry: Carry = field(default_factory=Carry)  # the cut point and the clearing line
     citations: dict[str, int] = field(default_factory=dict)
     workspace: set[str] = field(default_factory=set)  # relative paths that answer 200
-    # the stored clearing line of SPEC §9 goes here, beside the cut point, once the engine
-    # takes and returns one (`_assemble` passes it, `_carry` keeps it and says it moved)
+
+    def carried(self, context_plan: ContextPlan) -> Carry:
+        """What the service hands the engine (`service.history.context._assemble`):
+        nothing for `noop` or a skipped filter; the cut point for `token_budget` only."""
+        f = context_plan.read.filter
+        if f.strategy == "noop" or f.skipped:
+            return Carry()
+        cut = self.carry.cut_seq if f.strategy == "token_budget" else None
+        return Carry(cut, self.carry.clear_seq)
 
 
 @dataclass(slots=True)
@@ -120,10 +131,13 @@ def plan(case: Case, settings: Settings, history: Sequence[Message]) -> ContextP
     )
 
 
-def load(history: list[Message], context_plan: ContextPlan) -> tuple[list[Message], list[str]]:
+def load(
+    history: list[Message], context_plan: ContextPlan, cut: int | None = None
+) -> tuple[list[Message], list[str]]:
     """What `service.history.context._load` reads: everything; what a compaction does not
     cover; or a window of the newest messages (with the system and pinned ones and the
-    newest user message before it). Returns the messages and the ids left unread."""
+    newest user message before it), from the carried cut point `cut` (less the chain
+    margin) when there is one. Returns the messages and the ids left unread."""
     read = context_plan.read
     u_seq = newest_user_seq(history)
     also = [u_seq] if u_seq is not None else []
@@ -140,6 +154,9 @@ def load(history: list[Message], context_plan: ContextPlan) -> tuple[list[Messag
                 first_past = m.seq
                 break
     start = read.window.start(last_seq=history[-1].seq, first_seq_past=first_past)
+    if start is not None and cut is not None:  # the kept history starts at the cut
+        start = cut - read.window.margin
+        start = start if start > 1 else None
     if start is None:
         return list(history), []
     loaded = visible_history(history, start - 1, also)
@@ -185,10 +202,12 @@ def project_context(
 
 def new_conversation() -> Stored:
     """A fresh conversation's stored state. The engine remembers message counts by
-    (id, seq, stored count, hash of a text content): ids are unique in the store, but the
-    harness's ids (`m<seq>`) repeat from case to case, and a message without text content
-    (a tool call) would be taken for another case's: the memory is emptied per case."""
+    (id, seq, stored count, hash of a text content) and the stubs of cleared results by
+    (id, seq, target): ids are unique in the store, but the harness's ids (`m<seq>`)
+    repeat from case to case, and a message would be taken for another case's (a stub
+    answering another call id): both memories are emptied per case."""
     MESSAGE_COUNTS.clear()
+    STUBS.clear()
     return Stored()
 
 
@@ -199,16 +218,21 @@ def read(case: Case, index: int, stored: Stored) -> Read:
     views = large_results(history, settings)
     stored.workspace.update(v.path for v in views.values())  # written at append
     context_plan = plan(case, settings, history)
-    loaded, removed_before = load(history, context_plan)
-    assembled = _assemble(case, context_plan, loaded, views, stored)
-    if assembled.error is not None and context_plan.read.window is not None:
+    carried = stored.carried(context_plan)
+    loaded, removed_before = load(history, context_plan, carried.cut_seq)
+    assembled = _assemble(case, context_plan, loaded, views, stored, carried)
+    failed_open = assembled.error is not None and context_plan.read.window is not None
+    if failed_open:  # fail-open is the whole history, not the window
         whole = replace(context_plan, read=context_plan.read.fail_open())
         loaded, removed_before = list(history), []
-        assembled = _assemble(case, whole, loaded, views, stored, cut=False)
+        assembled = _assemble(
+            case, whole, loaded, views, stored, Carry(None, carried.clear_seq)
+        )
+        assembled.cut_seq = None
     answer = assembled.answer
     answer["removed_message_ids"] = removed_before + answer["removed_message_ids"]
+    moved = _carry(assembled, stored, loaded, keep_cut=failed_open)
     workspace = frozenset(stored.workspace)
-    moved = _carry(assembled, stored, loaded)
     return Read(
         case, index, answer, history, loaded, views, workspace, settings, context_plan, moved
     )
@@ -220,14 +244,12 @@ def _assemble(
     loaded: list[Message],
     views: dict[str, ToolResultView],
     stored: Stored,
-    *,
-    cut: bool = True,
+    carried: Carry,
 ) -> Assembled:
     f = context_plan.read.filter
     upper = int(f.project_share * max(0, f.budget.hard_limit_tokens))
     encoding = context_plan.target.encoding
     files = {fid: case.files[fid] for m in loaded for fid in m.file_ids if fid in case.files}
-    cut_seq = stored.cut_seq if cut and f.strategy == "token_budget" else None
 
     def run(project: ProjectContext) -> Assembled:
         keys = [file_key(fid) for fid in files] + [d.source_key for d in project.documents]
@@ -239,7 +261,8 @@ def _assemble(
             with_project,
             files=files,
             citations=citations,
-            cut_seq=cut_seq,
+            cut_seq=carried.cut_seq,
+            clear_seq=carried.clear_seq,
             conversation_id=CONVERSATION_ID,
             tool_results=views,
         )
@@ -254,16 +277,19 @@ def _assemble(
     return assembled
 
 
-def _carry(assembled: Assembled, stored: Stored, loaded: list[Message]) -> bool:
-    """Store what the service stores after an answer; whether the cut point (or the
-    clearing line) moved. Cleared results are written to the workspace after the answer
-    (today's service: a background writer), so they exist from the next read on."""
+def _carry(assembled: Assembled, stored: Stored, loaded: list[Message], *, keep_cut: bool) -> bool:
+    """Keep what the service keeps after an answer; whether the cut point or the
+    clearing line moved. The next call gets `Assembled.carry` (for the parts the
+    strategy uses: `Stored.carried`); a fail-open answer keeps the stored cut point. Every
+    tool result the answer names by its path (stubs, previews) is written before the
+    answer is returned (`ensure_written`)."""
     stored.citations.update(assembled.new_citations)
-    moved = assembled.cut_seq is not None
-    if moved:
-        stored.cut_seq = assembled.cut_seq
+    carry = assembled.carry
+    cut = stored.carry.cut_seq if keep_cut or carry.cut_seq is None else carry.cut_seq
+    clear = carry.clear_seq if carry.clear_seq is not None else stored.carry.clear_seq
+    stored.carry = Carry(cut, clear)
     by_id = {str(m.id): m for m in loaded}
-    for cleared in assembled.answer["cleared_tool_result_ids"]:
-        if cleared in by_id:
-            stored.workspace.add(result_path(by_id[cleared]))
-    return moved
+    for named in assembled.named:
+        if named in by_id:
+            stored.workspace.add(result_path(by_id[named]))
+    return assembled.cut_seq is not None or assembled.clear_seq is not None

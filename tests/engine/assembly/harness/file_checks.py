@@ -6,7 +6,7 @@ from __future__ import annotations
 from contextq.assembly import FileView
 from contextq.catalog import resolve_model
 from tests.engine.assembly.harness.facts import Facts, newest_user
-from tests.engine.assembly.harness.oracle import json_tokens
+from tests.engine.assembly.harness.oracle import answer_tokens
 
 
 def _sent_file_ids(f: Facts) -> set[str]:
@@ -87,7 +87,7 @@ def newest_files_first(f: Facts) -> list[str]:
     room = (f.limits.budget if f.answer["filtered"] else f.limits.hard) - used
     docs = [fid for fid in left if files[fid].category not in ("image", "audio")]
     if len(left) == len([x for x in u.file_ids if includable(f, files[x])]) and docs:
-        smallest = min(json_tokens(files[x].text or "", f.answer["model"]) for x in docs) + 60
+        smallest = min(answer_tokens(f.answer, files[x].text or "") for x in docs) + 60
         if smallest <= room:
             problems.append(
                 f"all {len(left)} of the newest turn's files left out with {room} tokens of "

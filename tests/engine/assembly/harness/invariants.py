@@ -17,7 +17,7 @@ from contextq.history import Message
 from contextq.history.chains import unit_at
 from tests.engine.assembly.harness.facts import Facts, newest_user
 from tests.engine.assembly.harness.file_checks import files_accounted, newest_files_first
-from tests.engine.assembly.harness.oracle import json_tokens, sdk_problems
+from tests.engine.assembly.harness.oracle import answer_tokens, sdk_problems
 from tests.engine.assembly.harness.prefix import prefix_between_cuts
 
 STUB_START = "[Old tool result cleared"
@@ -179,11 +179,11 @@ def system_verbatim(f: Facts) -> list[str]:
 
 def _upper_cost(f: Facts, m: Message) -> int:
     """An upper bound of what message m costs as sent, its files included."""
-    cost = json_tokens(m.to_openai(), f.answer["model"]) + 40
+    cost = answer_tokens(f.answer, m.to_openai()) + 40
     for file_id in m.file_ids:
         view = f.read.case.files.get(file_id)
         if view is not None and view.text:
-            cost += json_tokens(view.text, f.answer["model"]) + 80
+            cost += answer_tokens(f.answer, view.text) + 80
         if view is not None and view.category in ("image", "audio"):
             cost += 6_000
     return cost
@@ -203,15 +203,14 @@ def pinned_verbatim(f: Facts) -> list[str]:
     pinned = f.pinned
     if not pinned:
         return []
-    model = f.answer["model"]
-    system = sum(json_tokens(s, model) for s in f.sent.system) + 50
+    system = sum(answer_tokens(f.answer, s) for s in f.sent.system) + 50
     problems = []
     for m in pinned:
         if (
             f.present(m)
             and not f.verbatim(m)
             and not _offloaded(f, m)
-            and (json_tokens(m.text(), model) < f.limits.hard)
+            and (answer_tokens(f.answer, m.text()) < f.limits.hard)
         ):
             problems.append(f"pinned {m.role} {m.id} is sent altered (a preview or a cut)")
     absent = [m for m in pinned if not f.present(m)]

@@ -4,7 +4,9 @@
   nothing added (no per-message framing, no reply priming); a node whose `content` is a
   list counts as itself with `content: []` plus each element; an image by its provider's
   published formula for its decoded pixel size; an audio part by its decoded duration;
-  Anthropic's `system` blocks as nodes. Only tiktoken, Pillow and `wave` are used.
+  Anthropic's `system` blocks as nodes; a calibrated answer (a closed tokenizer) from its
+  own `token_count_encoding` and `token_count_factors`. It is `tests.support.recount`,
+  shared with the API tests: one recount, read from the answer alone.
 - `hard_room` / `budget`: SPEC §4's formulas from the model catalogue and the options.
 - `sdk_problems`: every message checked against the installed `openai` / `anthropic`
   SDK's own parameter types (pydantic over their TypedDicts, strictly, extra keys caught).
@@ -13,80 +15,36 @@
 
 from __future__ import annotations
 
-import base64
 import contextlib
-import io
 import json
-import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
 import pydantic
-from PIL import Image
 
 from contextq.catalog import resolve_model
-from contextq.files.images import anthropic_tokens, openai_high_tokens
 from contextq.history import Message
 from contextq.settings import Settings
-from contextq.tokens import encoding_for_model
 from tests.engine.assembly.harness.files import wav_seconds
+from tests.support.recount import Counter, json_tokens
+from tests.support.recount import recount as shared_recount
 from tests.engine.assembly.harness.text import MARKER
 
 # ---------------------------------------------------------------- counting
 
 
-@lru_cache(maxsize=20_000)  # within a case, reads repeat most texts
-def _text_tokens(text: str, model: str) -> int:
-    return len(encoding_for_model(model or None).encode_ordinary(text))
-
-
-def json_tokens(node: Any, model: str) -> int:
-    return _text_tokens(json.dumps(node, ensure_ascii=False, separators=(",", ":")), model)
-
-
-@lru_cache(maxsize=256)
-def _image_size(data: str) -> tuple[int, int]:
-    with Image.open(io.BytesIO(base64.b64decode(data))) as image:
-        return image.width, image.height
-
-
-def image_tokens(node: dict[str, Any], provider: str) -> int:
-    if node["type"] == "image_url":
-        detail = node["image_url"].get("detail", "high")
-        width, height = _image_size(node["image_url"]["url"].split(",", 1)[1])
-    else:
-        detail = "high"
-        width, height = _image_size(node["source"]["data"])
-    if provider == "anthropic":
-        return anthropic_tokens(width, height)
-    if provider == "google":
-        if width <= 384 and height <= 384:
-            return 258
-        return 258 * math.ceil(width / 768) * math.ceil(height / 768)
-    return 85 if detail == "low" else openai_high_tokens(width, height)
-
-
-def node_tokens(node: dict[str, Any], model: str, provider: str) -> int:
-    kind = node.get("type")
-    if kind in ("image_url", "image"):
-        return image_tokens(node, provider)
-    if kind == "input_audio":
-        rate = 32.0 if provider == "google" else 10.0
-        return max(1, math.ceil(wav_seconds(node["input_audio"]["data"]) * rate))
-    content = node.get("content")
-    if isinstance(content, list):
-        return json_tokens({**node, "content": []}, model) + sum(
-            node_tokens(part, model, provider) for part in content
-        )
-    return json_tokens(node, model)
-
-
 def recount(answer: dict[str, Any]) -> int:
-    model, provider = answer["model"], answer["provider"]
-    total = sum(node_tokens(b, model, provider) for b in answer.get("system") or ())
-    return total + sum(node_tokens(m, model, provider) for m in answer["messages"])
+    """SPEC §3's count of the list as sent (`tests.support.recount`, the one recount the
+    API tests use too): exact in the model's encoding, or calibrated as the answer says;
+    audio by its WAV duration."""
+    return shared_recount(answer, audio=wav_seconds)
+
+
+def answer_tokens(answer: dict[str, Any], node: Any) -> int:
+    """A node's compact JSON counted as `answer` counts (calibrated where it is)."""
+    return json_tokens(node, Counter(answer))
 
 
 # ---------------------------------------------------------------- limits
@@ -113,7 +71,7 @@ def limits(answer: dict[str, Any], options: dict[str, Any], settings: Settings) 
         room = min(room, model.max_input_tokens)
     tools = options.get("tool_definition_tokens")
     if tools is None:
-        tools = json_tokens(answer["tools"], answer["model"]) if answer["tools"] else 0
+        tools = answer_tokens(answer, answer["tools"]) if answer["tools"] else 0
     hard = max(0, room - tools)
     budget = max(
         0, int(hard * options.get("budget_percentage", 0.8)) - options.get("reserve_tokens", 1000)
