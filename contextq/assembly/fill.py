@@ -23,7 +23,7 @@ from contextq.assembly.pieces import Piece
 from contextq.assembly.plan import ContextPlan
 from contextq.assembly.project import project_piece
 from contextq.assembly.select import Ran, Selecting, select
-from contextq.assembly.turn_fit import fit_turn
+from contextq.assembly.turn_fit import fit_pinned_user_files, fit_turn
 from contextq.assembly.work import Work, attach_files, includable
 from contextq.history.formats import ANTHROPIC_OPENING
 from contextq.history.strategies import short_of_minimum
@@ -117,11 +117,17 @@ def fill(
     pinned = layout.pinned_indices(work, int(f.arguments.get("max_pinned", 10)))
     _without_turn_files(work, pinned)
     head = head_cost(parts, plan)
-    left_out, warning = layout.cut_pinned(work, pinned, f.budget.hard_limit_tokens - head)
+    left_out, warning = layout.cut_pinned(
+        work, pinned, f.budget.hard_limit_tokens - head, _room_name(plan, False)
+    )
     warnings = [warning] if warning else []
     if work.costs(i for i in pinned if work.history[i].role != "system") > limit - head:
         parts.custom_agent = parts.reminder = parts.summary = None
-        return layout.pinned_only(pinned, limit=f.budget.hard_limit_tokens, warnings=warnings), None
+        hard = f.budget.hard_limit_tokens
+        room = hard - head - work.costs(i for i in pinned if i != work.u)
+        if work.u in pinned:
+            warnings += fit_pinned_user_files(work, room, room_name=_room_name(plan, False))
+        return layout.pinned_only(pinned, limit=hard, warnings=warnings), None
     fixed = fixed_cost(parts, plan)
     turn_fit = fit_turn(
         work,

@@ -21,7 +21,8 @@ from dataclasses import dataclass, field
 
 from contextq.assembly.pieces import Piece, text_piece
 from contextq.assembly.shrink import shrink
-from contextq.assembly.work import Work
+from contextq.assembly.turn_fit import fit_files
+from contextq.assembly.work import Work, includable
 from contextq.history.chains import unit_at
 from contextq.history.plan import summary_wrapper
 from contextq.history.retention import fit_summary
@@ -75,11 +76,15 @@ def _pinned_units(work: Work, pinned: set[int]) -> list[list[int]]:
     return units
 
 
-def cut_pinned(work: Work, pinned: set[int], room: int) -> tuple[set[int], str | None]:
+def cut_pinned(
+    work: Work, pinned: set[int], room: int, room_name: str = "the model's room"
+) -> tuple[set[int], str | None]:
     """Cut the pinned messages that do not fit `room` (the hard room less S) from the
     oldest, one unit at a time with its files and tool chain, until the rest fit; the
-    newest one is never cut (shown as a preview should it alone not fit). Removes them
-    from `pinned`; returns their indices and the warning naming them (logged)."""
+    newest one is never cut: should it alone not fit, its files go in as many as fit
+    (the others noted as left out, `room_name` naming the room), then its largest
+    message is shown as a preview. Removes the cut ones from `pinned`; returns their
+    indices and the warning naming them (logged)."""
     total = work.costs(pinned)
     cut: set[int] = set()
     units = _pinned_units(work, pinned)
@@ -90,7 +95,9 @@ def cut_pinned(work: Work, pinned: set[int], room: int) -> tuple[set[int], str |
             pinned.discard(j)
             cut.add(j)
             total -= work.cost(j)
-    if total > room and units:  # the newest alone: its largest message as a preview
+    if total > room and units:  # the newest alone: its files as many as fit, then a preview
+        total = _newest_pinned_files(work, pinned, units[-1], room, room_name)
+    if total > room and units:
         largest = max(units[-1], key=work.cost)
         shrink(work, largest, work.cost(largest) - (total - room))
     if not cut:
@@ -103,6 +110,19 @@ def cut_pinned(work: Work, pinned: set[int], room: int) -> tuple[set[int], str |
     )
     log.warning("%s", warning)
     return cut, warning
+
+
+def _newest_pinned_files(
+    work: Work, pinned: set[int], unit: list[int], room: int, room_name: str
+) -> int:
+    """The newest pinned unit's files, as many as fit `room` next to the other pinned
+    messages (each left out noted); returns the pinned messages' cost after."""
+    for i in unit:
+        files = includable(work, i) if work.history[i].role == "user" else []
+        if files:
+            rest = work.costs(pinned) - work.costs(unit)
+            fit_files(work, i, files, turn=unit, room=room - rest, room_name=room_name)
+    return work.costs(pinned)
 
 
 def pinned_only(pinned: set[int], *, limit: int, warnings: list[str]) -> Fill:

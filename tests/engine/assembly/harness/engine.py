@@ -42,6 +42,7 @@ from contextq.assembly.pieces import MESSAGE_COUNTS
 from contextq.assembly.preview import preview_text
 from contextq.assembly.tool_results import ToolResultView, result_path
 from contextq.history import Message, count_message_tokens
+from contextq.history.chains import unit_at
 from contextq.history.context import visible_history
 from contextq.settings import Settings
 from contextq.tokens import DEFAULT_ENCODING, count_tokens
@@ -159,10 +160,20 @@ def load(
         start = start if start > 1 else None
     if start is None:
         return list(history), []
+    start = _chain_start(history, start)
     loaded = visible_history(history, start - 1, also)
     kept = {m.seq for m in loaded}
     removed = [str(m.id) for m in history if m.seq < start and m.seq not in kept]
     return loaded, removed
+
+
+def _chain_start(history: list[Message], start: int) -> int:
+    """`store.message_cache.load_context_messages`: a window never starts inside a tool
+    chain (SPEC §4: never a result without its call); it starts at the chain's call."""
+    index = next((i for i, m in enumerate(history) if m.seq >= start), None)
+    if index is None or history[index].role != "tool":
+        return start
+    return history[unit_at(history, index).start].seq
 
 
 def project_context(

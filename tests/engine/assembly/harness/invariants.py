@@ -16,7 +16,11 @@ from contextq.assembly.tool_results import result_path
 from contextq.history import Message
 from contextq.history.chains import unit_at
 from tests.engine.assembly.harness.facts import Facts, newest_user
-from tests.engine.assembly.harness.file_checks import files_accounted, newest_files_first
+from tests.engine.assembly.harness.file_checks import (
+    document_upper_cost,
+    files_accounted,
+    newest_files_first,
+)
 from tests.engine.assembly.harness.oracle import answer_tokens, sdk_problems
 from tests.engine.assembly.harness.prefix import prefix_between_cuts
 
@@ -182,10 +186,10 @@ def _upper_cost(f: Facts, m: Message) -> int:
     cost = answer_tokens(f.answer, m.to_openai()) + 40
     for file_id in m.file_ids:
         view = f.read.case.files.get(file_id)
-        if view is not None and view.text:
-            cost += answer_tokens(f.answer, view.text) + 80
         if view is not None and view.category in ("image", "audio"):
             cost += 6_000
+        elif view is not None and view.text:
+            cost += document_upper_cost(f, view)
     return cost
 
 
@@ -197,35 +201,56 @@ def _offloaded(f: Facts, m: Message) -> bool:
     return view is not None and f"/workspace/{view.path}" in text
 
 
+def _pinned_units(f: Facts) -> list[list[Message]]:
+    """Each pinned message with its chain, oldest first."""
+    history = f.visible
+    units: list[list[Message]] = []
+    seen: set[int] = set()
+    for i, m in enumerate(history):
+        if m.pinned and m.seq not in seen:
+            unit = [history[j] for j in unit_at(history, i).members or (i,)]
+            seen.update(x.seq for x in unit)
+            units.append(unit)
+    return units
+
+
 def pinned_verbatim(f: Facts) -> list[str]:
-    """Pinned messages (with their chains) are sent verbatim while they fit the hard
-    room; those that do not are left out from the oldest, each named in a warning."""
-    pinned = f.pinned
-    if not pinned:
+    """Pinned messages (with their chains) are sent verbatim while S and the pinned
+    messages fit the hard room (SPEC §4, §6). When they do not, they are cut from the
+    oldest, one unit at a time, each named in a warning (SPEC §4: "the warning naming
+    them": the pinned messages; their chains go with them), and the newest pinned unit
+    is never cut: should it alone not fit next to S, its largest message is shown as a
+    preview (docs/context.md). A large tool result stands as its preview naming its
+    path, pinned or not (SPEC §9: docs/harness.md, decision (e))."""
+    units = _pinned_units(f)
+    if not units:
         return []
+    hard = f.limits.hard
     system = sum(answer_tokens(f.answer, s) for s in f.sent.system) + 50
+    fits = system + sum(_upper_cost(f, m) for m in f.pinned) <= hard
+    newest_alone = system + sum(_upper_cost(f, m) for m in units[-1]) <= hard
     problems = []
-    for m in pinned:
-        if (
-            f.present(m)
-            and not f.verbatim(m)
-            and not _offloaded(f, m)
-            and (answer_tokens(f.answer, m.text()) < f.limits.hard)
-        ):
-            problems.append(f"pinned {m.role} {m.id} is sent altered (a preview or a cut)")
-    absent = [m for m in pinned if not f.present(m)]
+    for unit in units:
+        newest = unit is units[-1]
+        for m in unit:
+            if not f.present(m) or f.verbatim(m) or _offloaded(f, m):
+                continue
+            if fits or not newest or newest_alone:
+                problems.append(f"pinned {m.role} {m.id} is sent altered (a preview or a cut)")
+    absent = [u for u in units if not any(f.present(m) for m in u)]
     if not absent:
         return problems
-    if system + sum(_upper_cost(f, m) for m in pinned) <= f.limits.hard:
-        ids = [str(m.id) for m in absent]
+    ids = [str(m.id) for u in absent for m in u if m.pinned]
+    if fits:
         problems.append(f"pinned {ids} left out although S and the pinned fit the hard room")
-        return problems
+    if units[-1] in absent:
+        problems.append(f"the newest pinned {units[-1][-1].id} is left out (it never is)")
     warnings = " ".join(f.answer.get("warnings") or ())
-    unnamed = [str(m.id) for m in absent if str(m.id) not in warnings]
+    unnamed = [i for i in ids if i not in warnings]
     if unnamed:
         problems.append(f"pinned {unnamed} left out without a warning naming them")
-    newest_absent = max(m.seq for m in absent)
-    if any(f.present(m) and m.seq < newest_absent for m in pinned):
+    newest_absent = max(units.index(u) for u in absent)
+    if any(u not in absent for u in units[:newest_absent]):
         problems.append("pinned messages left out are not the oldest")
     return problems
 

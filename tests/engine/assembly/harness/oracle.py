@@ -148,6 +148,7 @@ class Sent:
     calls: dict[str, str] = field(default_factory=dict)  # call id → tool name
     results: dict[str, list[str]] = field(default_factory=dict)  # call id → result texts
     documents: list[dict[str, Any]] = field(default_factory=list)  # documents JSON entries
+    document_texts: list[str] = field(default_factory=list)  # each documents JSON as sent
     labels: list[tuple[str, str]] = field(default_factory=list)  # (label text, next part type)
     system: list[str] = field(default_factory=list)  # system texts, in order
 
@@ -181,6 +182,7 @@ def _add_text(sent: Sent, text: str) -> None:
     if start >= 0 and (start == 0 or text[start - 2 : start] == "\n\n"):
         with contextlib.suppress(ValueError, KeyError, TypeError):
             sent.documents += json.loads(text[start:])["documents"]
+            sent.document_texts.append(text[start:])
 
 
 def _parts(sent: Sent, parts: list[dict[str, Any]]) -> None:
