@@ -121,7 +121,11 @@ def fill(
         work, pinned, f.budget.hard_limit_tokens - head, _room_name(plan, False)
     )
     warnings = [warning] if warning else []
-    if work.costs(i for i in pinned if work.history[i].role != "system") > limit - head:
+    # pinned alone over the limit, or over what S, R and CA (taken before them) leave
+    # it: only S and the pinned messages are sent (SPEC §4: pinned are never dropped)
+    if work.costs(i for i in pinned if work.history[i].role != "system") > limit - fixed_cost(
+        parts, plan
+    ):
         parts.custom_agent = parts.reminder = parts.summary = None
         hard = f.budget.hard_limit_tokens
         room = hard - head - work.costs(i for i in pinned if i != work.u)
@@ -171,10 +175,10 @@ def _fitted(
     f = plan.read.filter
     kept = result.kept
     limit, runs = how.limit, how.runs
-    outside += sum(p.cost for p in parts.preamble)
     if result.error is not None:  # fail-open: everything, within the hard room
         limit = f.budget.hard_limit_tokens
         runs = False
+    outside += _fit_preamble(work, parts, kept, how.protected, limit - outside, warnings)
     layout.fit_history(work, kept, how.protected, limit - outside)
     if not runs and len(kept) < len(work.history):
         warnings.append(_OVER_HARD_ROOM)
@@ -186,6 +190,28 @@ def _fitted(
     if ran is None and result.clear_seq is not None:
         ran = Ran(kept, clear_seq=result.clear_seq)  # the hard room moved the line
     return layout.Fill(kept, warnings, protected=how.protected | how.turn, limit=limit), ran
+
+
+def _fit_preamble(
+    work: Work,
+    parts: Parts,
+    kept: set[int],
+    protected: set[int],
+    room: int,
+    warnings: list[str],
+) -> int:
+    """The hierarchical memory block, unless it does not fit `room` next to what cannot
+    be left out (the turn, pinned messages): then it is left out, with a warning (it is
+    generated from the history, which stays in the store). Returns its tokens."""
+    block = sum(p.cost for p in parts.preamble)
+    if not block or work.costs(kept & protected) + block <= room:
+        return block
+    warnings.append(
+        f"the hierarchical memory block ({block} tokens) does not fit next to the newest "
+        "turn and the pinned messages: left out"
+    )
+    parts.preamble = []
+    return 0
 
 
 def _without_turn_files(work: Work, pinned: set[int]) -> None:

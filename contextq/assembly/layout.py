@@ -68,8 +68,8 @@ def _pinned_units(work: Work, pinned: set[int]) -> list[list[int]]:
     units: list[list[int]] = []
     seen: set[int] = set()
     for i in sorted(pinned):
-        if i in seen or not work.history[i].pinned:
-            continue
+        if i in seen or not work.history[i].pinned or work.history[i].role == "system":
+            continue  # the history's system messages go with S: never cut (SPEC §4)
         members = [j for j in (unit_at(work.history, i).members or (i,)) if j in pinned]
         seen.update(members)
         units.append(members)
@@ -80,26 +80,29 @@ def cut_pinned(
     work: Work, pinned: set[int], room: int, room_name: str = "the model's room"
 ) -> tuple[set[int], str | None]:
     """Cut the pinned messages that do not fit `room` (the hard room less S) from the
-    oldest, one unit at a time with its files and tool chain, until the rest fit; the
-    newest one is never cut: should it alone not fit, its files go in as many as fit
-    (the others noted as left out, `room_name` naming the room), then its largest
-    message is shown as a preview. Removes the cut ones from `pinned`; returns their
-    indices and the warning naming them (logged)."""
+    oldest, one unit at a time with its files and tool chain, until the rest fit. Never
+    cut: the newest pinned unit, and a pinned message of the newest turn (its user
+    message, its newest unit: taken first, SPEC §6). Should those alone not fit, the
+    newest pinned unit's files go in as many as fit (the others noted as left out,
+    `room_name` naming the room), then their messages shrink to previews, non-pinned
+    ones first (the newest tool result first). Removes the cut ones from `pinned`;
+    returns their indices and the warning naming them (logged)."""
     total = work.costs(pinned)
     cut: set[int] = set()
     units = _pinned_units(work, pinned)
     for members in units[:-1]:
         if total <= room:
             break
+        if work.required.intersection(members):
+            continue
         for j in members:
             pinned.discard(j)
             cut.add(j)
             total -= work.cost(j)
-    if total > room and units:  # the newest alone: its files as many as fit, then a preview
+    if total > room and units:  # what stays: its files as many as fit, then previews
         total = _newest_pinned_files(work, pinned, units[-1], room, room_name)
-    if total > room and units:
-        largest = max(units[-1], key=work.cost)
-        shrink(work, largest, work.cost(largest) - (total - room))
+    if total > room:
+        _previews(work, pinned, total - room)
     if not cut:
         return cut, None
     names = [str(work.history[j].id) for j in sorted(cut) if work.history[j].pinned]
@@ -123,6 +126,21 @@ def _newest_pinned_files(
             rest = work.costs(pinned) - work.costs(unit)
             fit_files(work, i, files, turn=unit, room=room - rest, room_name=room_name)
     return work.costs(pinned)
+
+
+def _previews(work: Work, pinned: set[int], excess: int) -> None:
+    """Shrink the pinned messages' non-pinned chain members (newest tool result first),
+    then the pinned ones (largest first), until `excess` tokens are gone."""
+    history = work.history
+    loose = sorted((i for i in pinned if not history[i].pinned), reverse=True)
+    loose.sort(key=lambda i: history[i].role != "tool")
+    held = sorted((i for i in pinned if history[i].pinned), key=work.cost, reverse=True)
+    for i in loose + held:
+        if excess <= 0 or history[i].role == "system":
+            continue
+        before = work.cost(i)
+        shrink(work, i, before - excess)
+        excess -= before - work.cost(i)
 
 
 def pinned_only(pinned: set[int], *, limit: int, warnings: list[str]) -> Fill:

@@ -17,6 +17,7 @@ from contextq.history import Message
 from contextq.history.chains import unit_at
 from tests.engine.assembly.harness.facts import Facts, newest_user
 from tests.engine.assembly.harness.file_checks import (
+    anthropic_slack,
     document_upper_cost,
     files_accounted,
     newest_files_first,
@@ -202,12 +203,13 @@ def _offloaded(f: Facts, m: Message) -> bool:
 
 
 def _pinned_units(f: Facts) -> list[list[Message]]:
-    """Each pinned message with its chain, oldest first."""
+    """Each pinned message with its chain, oldest first (a pinned system message is not
+    one: the history's system messages go with S, never cut, SPEC §4)."""
     history = f.visible
     units: list[list[Message]] = []
     seen: set[int] = set()
     for i, m in enumerate(history):
-        if m.pinned and m.seq not in seen:
+        if m.pinned and m.role != "system" and m.seq not in seen:
             unit = [history[j] for j in unit_at(history, i).members or (i,)]
             seen.update(x.seq for x in unit)
             units.append(unit)
@@ -249,20 +251,93 @@ def pinned_verbatim(f: Facts) -> list[str]:
     unnamed = [i for i in ids if i not in warnings]
     if unnamed:
         problems.append(f"pinned {unnamed} left out without a warning naming them")
+    turn = _turn_seqs(f)  # the newest turn's pinned messages are taken first (SPEC §6)
     newest_absent = max(units.index(u) for u in absent)
-    if any(u not in absent for u in units[:newest_absent]):
+    if any(u not in absent and not turn & {m.seq for m in u} for u in units[:newest_absent]):
         problems.append("pinned messages left out are not the oldest")
     return problems
 
 
+def _turn_seqs(f: Facts) -> set[int]:
+    """The newest user message and the newest unit (a message, or a call with its
+    results): SPEC §6's newest turn, taken first."""
+    history = f.visible
+    if not history:
+        return set()
+    u = newest_user(history)
+    unit = unit_at(history, len(history) - 1)
+    return {history[i].seq for i in unit.members or (len(history) - 1,)} | (
+        {u.seq} if u is not None else set()
+    )
+
+
 def newest_present(f: Facts) -> list[str]:
     """The newest user message and the newest message are in the answer (whole or as a
-    preview), except when only S and the pinned messages could be sent."""
+    preview), except when only S and the pinned messages could be sent (SPEC §4:
+    decision (g)), or when the newest turn at its smallest does not fit the room next
+    to what SPEC §6 takes before it (S, R, CA; pinned messages are never dropped):
+    then its non-pinned messages are left out, named in a warning (decision (h))."""
     history = f.read.history
     wanted = [m for m in (newest_user(history), history[-1] if history else None) if m]
     if f.pinned_only:
         wanted = [m for m in wanted if m.pinned]
-    return [f"the newest {m.role} message {m.id} is missing" for m in wanted if not f.present(m)]
+    missing = [m for m in wanted if not f.present(m)]
+    if not missing:
+        return []
+    return _turn_gave_way(f, missing)
+
+
+def _turn_gave_way(f: Facts, missing: list[Message]) -> list[str]:
+    """Problems unless the newest turn was left out because even its smallest previews
+    did not fit: the warning names it, and it would not fit the room left plus what the
+    history sent in its stead takes."""
+    said = [f"the newest {m.role} message {m.id} is missing" for m in missing]
+    warnings = " ".join(f.answer["warnings"])
+    if "even as previews" not in warnings or any(str(m.id) not in warnings for m in missing):
+        return said
+    history = f.visible
+    u = newest_user(history)
+    turn = [m for m in history if u is not None and m.seq >= u.seq and not f.present(m)]
+    pinned = {m.seq for m in f.pinned}
+    instead = [
+        m
+        for m in history
+        if f.present(m) and m.seq not in pinned and m.role != "system" and m not in turn
+        and (u is None or m.seq < u.seq)
+    ]
+    freed = sum(answer_tokens(f.answer, _sent_text(f, m)) for m in instead)
+    limit = f.limits.budget if f.answer["filtered"] else f.limits.hard
+    room = limit - f.recount + freed - anthropic_slack(f)
+    needed = sum(_smallest(f, m) for m in turn)
+    if needed <= room:
+        return [f"{s}: the newest turn needs at least {needed} of {room} tokens" for s in said]
+    return []
+
+
+def _sent_text(f: Facts, m: Message) -> str:
+    return (f.sent.result(m) if m.role == "tool" else f.sent.text(m.seq)) or ""
+
+
+def _smallest(f: Facts, m: Message) -> int:
+    """An upper bound of message m's smallest form as sent: whole, or the preview with
+    no body (a tool result's line naming its path, another message's note naming it);
+    a tool call keeps its call and text."""
+    whole = answer_tokens(f.answer, m.to_openai())
+    if m.role == "tool":
+        line = (
+            "[A tool result (99,999,999 tokens, 999,999,999 bytes) not shown here for lack "
+            f"of room. The full result is at /workspace/{result_path(m)}.]"
+        )
+        node = {"role": "tool", "tool_call_id": m.tool_call_id, "content": line}
+    elif m.tool_calls:
+        return whole
+    else:
+        note = (
+            "[This message (99,999,999 tokens) is not shown here for lack of room; the "
+            f"whole message is in this conversation's history as message {m.id}.]"
+        )
+        node = {"role": m.role, "content": note}
+    return min(whole, answer_tokens(f.answer, node) + 4)
 
 
 def tool_results_name_their_path(f: Facts) -> list[str]:

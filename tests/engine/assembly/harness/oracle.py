@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -174,8 +175,13 @@ def _text_of(content: Any) -> str:
     return "\n".join(str(p.get("text", "")) for p in content or () if p.get("type") == "text")
 
 
+# a preview's note names the message (contextq.assembly.shrink): its head may have lost
+# the marker, or have no body at all
+NAMED_PREVIEW = re.compile(r"in this conversation's history as message m(\d+)\b")
+
+
 def _add_text(sent: Sent, text: str) -> None:
-    match = MARKER.match(text)
+    match = MARKER.match(text) or NAMED_PREVIEW.search(text)
     if match:
         sent.texts.setdefault(int(match.group(1)), []).append(text)
     start = text.find('{"documents": [')
