@@ -144,9 +144,13 @@ def fill(
     turn = work.required - left_out
     anchored = work.costs(pinned - turn)
     taken = fixed + anchored + work.costs(turn)
+    # a summary cut to fit gets at most half of what S and the pinned messages leave,
+    # whatever the turn's size, so that its cut stays the same from turn to turn
+    summary_room = min(limit - taken, (limit - fixed - anchored) // 2)
     taken += _summary_and_project(
-        work, parts, plan, room=limit - taken, citations=citations, warnings=warnings
-    )
+        work, parts, plan, room=limit - taken, summary_room=summary_room,
+        citations=citations, warnings=warnings,
+    )  # fmt: skip
     how = Selecting(
         rest=[i for i in range(len(work.history)) if i not in turn and i not in left_out],
         turn=turn,
@@ -237,16 +241,19 @@ def _summary_and_project(
     plan: ContextPlan,
     *,
     room: int,
+    summary_room: int,
     citations: CitationMap,
     warnings: list[str],
 ) -> int:
-    """The summary cut to `room` if need be, then P up to its share of what is left;
-    returns their tokens."""
+    """The summary cut to `summary_room` when it does not fit `room` (to a size stable
+    from turn to turn), then P up to its share of what is left; returns their tokens."""
     taken = 0
     if parts.summary is not None:
+        cut_room = room if parts.summary.cost <= room else summary_room
         parts.summary, warning = layout.fit_summary_piece(
-            parts.summary, parts.summary_text or "", room, work
-        )
+            parts.summary, parts.summary_text or "", cut_room, work,
+            limit=plan.read.filter.budget.hard_limit_tokens,
+        )  # fmt: skip
         warnings += [warning] if warning else []
         taken += parts.summary.cost if parts.summary is not None else 0
     share = int(plan.read.filter.project_share * max(0, room - taken))

@@ -152,12 +152,31 @@ def pinned_only(pinned: set[int], *, limit: int, warnings: list[str]) -> Fill:
     )
 
 
+SUMMARY_STEP = 0.75  # a cut summary's size is the limit times a power of this
+
+
+def summary_room(room: int, limit: int) -> int:
+    """The size a summary is cut to within `room`: the largest `limit` x 0.75^k that
+    fits it, so that the cut summary (its bytes and its note) stays the same while the
+    room moves with each turn's size (SPEC §4: the summary is part of the prefix that
+    stays put between cuts), at the price of up to a quarter of the room."""
+    if room < MIN_SUMMARY_TOKENS + SUMMARY_WRAPPER_TOKENS:
+        return room
+    step = float(max(limit, room))
+    while step > room:
+        step *= SUMMARY_STEP
+    return int(step)
+
+
 def fit_summary_piece(
-    summary: Piece, text: str, room: int, work: Work
+    summary: Piece, text: str, room: int, work: Work, *, limit: int | None = None
 ) -> tuple[Piece | None, str | None]:
-    """The summary piece cut to `room` tokens (None when even a cut one does not fit)."""
+    """The summary piece cut to `room` tokens (None when even a cut one does not fit);
+    with `limit` (the room's whole limit), cut to the stable size `summary_room`."""
     if summary.cost <= room:
         return summary, None
+    if limit is not None:
+        room = summary_room(room, limit)
     if room < MIN_SUMMARY_TOKENS + SUMMARY_WRAPPER_TOKENS:
         return None, "the compaction summary does not fit the budget: left out"
     encoding = work.target.encoding

@@ -89,6 +89,7 @@ class Read:
     settings: Settings
     plan: ContextPlan
     moved: bool  # the stored cut point or clearing line moved with this answer
+    carried: Carry = field(default_factory=Carry)  # the state this read was given
 
 
 def store(messages: Sequence[Message], model: str) -> list[Message]:
@@ -245,7 +246,17 @@ def read(case: Case, index: int, stored: Stored) -> Read:
     moved = _carry(assembled, stored, loaded, keep_cut=failed_open)
     workspace = frozenset(stored.workspace)
     return Read(
-        case, index, answer, history, loaded, views, workspace, settings, context_plan, moved
+        case,
+        index,
+        answer,
+        history,
+        loaded,
+        views,
+        workspace,
+        settings,
+        context_plan,
+        moved,
+        carried,
     )
 
 

@@ -365,19 +365,28 @@ def stub_paths_exist(f: Facts) -> list[str]:
 
 
 def clearing_before_dropping(f: Facts) -> list[str]:
-    """When history is left out, the old tool results sent are stubs first (all but the
-    newest keep_tool_results, pinned chains and the newest unit)."""
+    """Old tool results are cleared before any message is dropped (SPEC §9), with
+    hysteresis: an answer that leaves history out and moves the cut point or the
+    clearing line sends as stubs every result older than the newest
+    `keep_tool_results` (but pinned chains, the newest unit and results shorter than a
+    stub); between moves, the line stays put and new results accumulate whole (SPEC §9
+    "then it stays put"): the results below the carried line are stubs. Not asked of a
+    forced filter below the threshold (SPEC §9 ties clearing to usage over it:
+    decision (f))."""
     history = f.visible
-    dropped = [m for m in history if not f.present(m)]
+    pinned = {m.seq for m in f.pinned}  # cut for the hard room by their own size (SPEC §4)
+    dropped = [m for m in history if not f.present(m) and m.seq not in pinned]
     case = f.read.case
     threshold = case.threshold if case.threshold is not None else 0.8
     if not dropped or f.pinned_only or (case.force_filter and f.answer["usage_before"] < threshold):
-        return []  # a forced filter below the threshold drops without clearing (SPEC §9)
+        return []
     keep = int(f.read.case.options.get("keep_tool_results", 5))
     results = [i for i, m in enumerate(history) if m.role == "tool"]
     old = results[: max(0, len(results) - keep)]
+    line = f.read.carried.clear_seq
+    if not f.read.moved:  # between moves: what the carried line clears
+        old = [i for i in old if line is not None and history[i].seq < line]
     newest = set(unit_at(history, len(history) - 1).members)
-    pinned = {m.seq for m in f.pinned}
     whole = []
     for i in old:
         m = history[i]
@@ -387,9 +396,10 @@ def clearing_before_dropping(f: Facts) -> list[str]:
         if not text.startswith(STUB_START):
             whole.append(str(m.id))
     if whole:
+        when = "moving the cut point or the line" if f.read.moved else f"below the line {line}"
         return [
             f"{len(dropped)} messages left out while old tool results {whole[:5]} were "
-            f"sent uncleared ({len(whole)} in all)"
+            f"sent uncleared ({len(whole)} in all; {when})"
         ]
     return []
 

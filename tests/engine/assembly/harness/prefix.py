@@ -9,6 +9,12 @@ from tests.engine.assembly.harness.engine import Read
 from tests.engine.assembly.harness.facts import Facts, newest_user
 
 CITATIONS_TITLE = "## Citations"
+# the warning of a context cut for the hard room without filtering (SPEC §4 "Below the
+# threshold nothing is filtered, but the assembled context never exceeds the model's
+# hard room"): the prefix promise is filtering's ("when filtering must drop messages,
+# it cuts with hysteresis"), docs/harness.md decision (a)
+HARD_ROOM_CUT = "without filtering: the oldest history was left out"
+SUMMARY_CUT = "the compaction summary"
 
 
 def _strip(blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -86,6 +92,12 @@ def prefix_between_cuts(f: Facts) -> list[str]:
         return []
     if not _promises_prefix(f) or f.pinned_only or Facts(previous).pinned_only:
         return []  # SPEC §4's pinned-alone case sends only S and the pinned messages
+    if previous.answer["filtered"] != f.answer["filtered"]:
+        return []  # filtering starts (or stops) here: its first answer cuts (SPEC §4)
+    if any(HARD_ROOM_CUT in w for r in (previous, f.read) for w in r.answer["warnings"]):
+        return []  # the hard room's cut without filtering has no cut point: decision (a)
+    if _summary_cut(previous) != _summary_cut(f.read):
+        return []  # the summary is taken after the newest turn (SPEC §6): decision (b)
     searched = [CITATIONS_TITLE in " ".join(_system_texts(r)) for r in (previous, f.read)]
     if searched[0] != searched[1]:
         return []  # S gains or loses its citations section with a search (SPEC §6)
@@ -100,6 +112,13 @@ def prefix_between_cuts(f: Facts) -> list[str]:
         f"the previous answer's stable part ({len(prefix)} items) is not this answer's "
         f"start, with the cut point unmoved{why}"
     ]
+
+
+def _summary_cut(read: Read) -> str | None:
+    """The size a summary made for another model was cut to in this answer, if it was:
+    stable from turn to turn (steps of the hard room, at most half of what S and the
+    pinned messages leave) unless the newest turn leaves it less."""
+    return next((w for w in read.answer["warnings"] if SUMMARY_CUT in w), None)
 
 
 def _promises_prefix(f: Facts) -> bool:

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from contextq.assembly import FileView, Prompts
+from contextq.assembly import Carry, FileView, Prompts
 from contextq.history import Message
 from tests.engine.assembly.harness import engine, invariants
 from tests.engine.assembly.harness.cases import Case
@@ -205,10 +205,16 @@ def test_each_invariant_reports_its_own_breakage() -> None:
         (invariants.stub_paths_exist, stub_nowhere),
         (invariants.files_accounted, old_docs_silently_out),
         (invariants.newest_files_first, new_docs_out),
-        (invariants.clearing_before_dropping, drop_first_reply),
     ]
     for invariant, change in cases:
         assert broken(f, change, invariant), invariant.__name__
+    # a message dropped while old results stay whole: by an answer that moves the cut
+    # point or the line, or below the line an answer carries (SPEC §9's hysteresis)
+    clearing = invariants.clearing_before_dropping
+    assert not broken(f, drop_first_reply, clearing)  # nothing moved, no line carried
+    assert broken(replace(f, read=replace(f.read, moved=True)), drop_first_reply, clearing)
+    carrying = replace(f, read=replace(f.read, carried=Carry(None, 16)))
+    assert broken(carrying, drop_first_reply, clearing)
     moved = broken(
         second,
         lambda a: a["messages"][0].update(content="Another system prompt."),
