@@ -26,6 +26,7 @@ from tests.engine.assembly.harness.oracle import answer_tokens, sdk_problems
 from tests.engine.assembly.harness.prefix import prefix_between_cuts
 
 STUB_START = "[Old tool result cleared"
+MEDIA_LINE_TOKENS = 80  # at most, the line naming an image or audio file not sent as a part
 STUB_MIN_CHARS = 200  # shorter results are not worth a stub (the stub is about as long)
 PATH = re.compile(r"/workspace/(tool-results/[A-Za-z0-9_-]+\.[a-z]+)")
 
@@ -337,7 +338,9 @@ def _smallest(f: Facts, m: Message) -> int:
             f"whole message is in this conversation's history as message {m.id}.]"
         )
         node = {"role": m.role, "content": note}
-    return min(whole, answer_tokens(f.answer, node) + 4)
+    # an image or audio file the model or format cannot take stays a text line in it
+    media = [x for x in m.file_ids if f.read.case.files[x].category in ("image", "audio")]
+    return min(whole, answer_tokens(f.answer, node) + 4) + MEDIA_LINE_TOKENS * len(media)
 
 
 def tool_results_name_their_path(f: Facts) -> list[str]:

@@ -15,6 +15,7 @@ CITATIONS_TITLE = "## Citations"
 # it cuts with hysteresis"), docs/harness.md decision (a)
 HARD_ROOM_CUT = "without filtering: the oldest history was left out"
 SUMMARY_CUT = "the compaction summary"
+PINNED_CUT = "the pinned messages do not fit the model's room"
 
 
 def _strip(blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -96,6 +97,8 @@ def prefix_between_cuts(f: Facts) -> list[str]:
         return []  # filtering starts (or stops) here: its first answer cuts (SPEC §4)
     if any(HARD_ROOM_CUT in w for r in (previous, f.read) for w in r.answer["warnings"]):
         return []  # the hard room's cut without filtering has no cut point: decision (a)
+    if any(PINNED_CUT in w for r in (previous, f.read) for w in r.answer["warnings"]):
+        return []  # pinned messages over the hard room are cut anew (SPEC §4): decision (a)
     if _summary_cut(previous) != _summary_cut(f.read):
         return []  # the summary is taken after the newest turn (SPEC §6): decision (b)
     searched = [CITATIONS_TITLE in " ".join(_system_texts(r)) for r in (previous, f.read)]
