@@ -1,19 +1,20 @@
 """Recorded agent sessions through the same invariants (tests/data/trajectories/).
 
-`convert` turns a SWE-agent trajectory (`.traj`: a JSON object whose `history` is the
-message list the agent sent its model) into the small JSON this module loads:
+The sessions are the Berkeley Function Calling Leaderboard's multi-turn tasks (BFCL v4,
+`multi_turn_long_context`, Apache-2.0, shipped in the `bfcl-eval` package on PyPI),
+rebuilt by `bench/public_sessions.py`: every user turn of a run of tasks over one set of
+simulated APIs (file system, trading, travel, tickets, messaging, social, vehicle), and
+for each ground-truth call an assistant tool call and its result as BFCL's own API class
+returns it. `convert` writes a few of them as the small JSON this module loads:
 
-- the `system` message becomes the conversation's system prompt;
-- demonstrations (`is_demo`) are left out; the first user message is the task, pinned;
-- function-calling sessions keep their `tool_calls` and `tool` results as they are;
-- the others (thought + one shell command per turn, the observation as the next user
-  message) become the same shape: the command as a `bash` tool call, the observation
-  as its result;
+- the system message becomes the conversation's system prompt;
+- the first user message (the agent's first task) is pinned, and the one user turn
+  the bench pins;
 - every text is cut to `max_chars` (a note says how much was cut) to keep the data
   small.
 
-    .venv/bin/python -m tests.engine.assembly.harness.trajectories convert \\
-        --out tests/data/trajectories SRC.traj…
+    .venv/bin/pip install --no-deps bfcl-eval==2026.3.23
+    .venv/bin/python -m tests.engine.assembly.harness.trajectories convert
 
 `load_case` reads one converted session as a harness case for a model and window: the
 history read at three points (two thirds, five sixths, all of it), so the cut point,
@@ -47,63 +48,24 @@ def _cut(text: str, max_chars: int) -> str:
     return text[:max_chars] + f"\n[… {len(text) - max_chars} characters cut in conversion …]"
 
 
-def _text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    return "\n".join(str(p.get("text", "")) for p in content or () if isinstance(p, dict))
-
-
-def convert(traj: dict[str, Any], *, source: str, max_chars: int = 8_000) -> dict[str, Any]:
-    """A SWE-agent trajectory as {"source", "system", "messages"} (OpenAI shapes)."""
-    history = [m for m in traj.get("history", []) if not m.get("is_demo")]
-    system = next((_text(m["content"]) for m in history if m.get("role") == "system"), "")
+def convert(session: Any, *, source: str, max_chars: int = 8_000) -> dict[str, Any]:
+    """A rebuilt session (`bench.agent_sessions.Session`) as {"source", "system",
+    "messages"} in OpenAI shapes, its first user message pinned."""
+    system = next((m.text() for m in session.messages if m.role == "system"), "")
     out: list[dict[str, Any]] = []
-    pending: str | None = None  # the call id an observation answers (shell-style sessions)
-    for n, m in enumerate(m for m in history if m.get("role") != "system"):
-        text = _cut(_text(m.get("content")), max_chars)
-        role = m.get("role")
-        if role == "assistant" and m.get("tool_calls"):
-            calls = [
-                {
-                    "id": c["id"],
-                    "type": "function",
-                    "function": {
-                        "name": c["function"]["name"],
-                        "arguments": c["function"].get("arguments", "{}"),
-                    },
-                }
-                for c in m["tool_calls"]
-            ]
-            out.append({"role": "assistant", "content": text or None, "tool_calls": calls})
-        elif role == "tool":
-            ids = m.get("tool_call_ids") or [m.get("tool_call_id")]
-            out.append({"role": "tool", "tool_call_id": ids[0], "content": text})
-        elif role == "assistant" and m.get("action") and out:
-            pending = f"call_{n}"
-            arguments = json.dumps({"command": _cut(str(m["action"]), 2_000)})
-            thought = _cut(str(m.get("thought") or ""), max_chars) or None
-            out.append(
-                {
-                    "role": "assistant",
-                    "content": thought,
-                    "tool_calls": [
-                        {
-                            "id": pending,
-                            "type": "function",
-                            "function": {"name": "bash", "arguments": arguments},
-                        }
-                    ],
-                }
-            )
-        elif role == "user" and pending is not None:
-            out.append({"role": "tool", "tool_call_id": pending, "content": text})
-            pending = None
-        else:
-            out.append({"role": role, "content": text})
-    if out and out[0]["role"] == "user":
-        out[0]["pinned"] = True  # the agent's task
-    while out and out[-1].get("tool_calls"):
-        out.pop()  # a session that ends on a call (`submit`) was never answered
+    for m in session.messages:
+        if m.role == "system":
+            continue
+        item: dict[str, Any] = {"role": m.role, "content": None}
+        if m.content is not None:
+            item["content"] = _cut(m.text(), max_chars)
+        if m.tool_calls:
+            item["tool_calls"] = m.tool_calls
+        if m.tool_call_id:
+            item["tool_call_id"] = m.tool_call_id
+        if m.pinned or (m.role == "user" and not any(x["role"] == "user" for x in out)):
+            item["pinned"] = True
+        out.append(item)
     return {"source": source, "system": system, "messages": out}
 
 
@@ -171,21 +133,30 @@ def check() -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="convert SWE-agent trajectories; check them")
+    parser = argparse.ArgumentParser(description="convert BFCL sessions; check them")
     sub = parser.add_subparsers(dest="command", required=True)
     c = sub.add_parser("convert")
-    c.add_argument("sources", nargs="+", type=Path)
     c.add_argument("--out", type=Path, default=DATA)
+    c.add_argument("--count", type=int, default=5)
+    c.add_argument("--turns", type=int, default=120, help="messages per session, at least")
     c.add_argument("--max-chars", type=int, default=8_000)
     sub.add_parser("check")
     args = parser.parse_args(argv)
     if args.command == "check":
         return check()
+    from bench.public_sessions import DATA as BFCL_DATA
+    from bench.public_sessions import VERSION, load
+
+    runs, note = load(args.count, turns=args.turns)
+    if not runs:
+        print(note)
+        return 1
     args.out.mkdir(parents=True, exist_ok=True)
-    for source in args.sources:
-        traj = json.loads(source.read_text(encoding="utf-8"))
-        converted = convert(traj, source=source.as_posix(), max_chars=args.max_chars)
-        target = args.out / (source.stem + ".json")
+    for n, run in enumerate(runs, 1):
+        name = f"bfcl-{n}-{run.domain.lower()}"
+        source = f"bfcl-eval {VERSION}: {BFCL_DATA}, API set {run.domain}"
+        converted = convert(run, source=source, max_chars=args.max_chars)
+        target = args.out / f"{name}.json"
         target.write_text(json.dumps(converted, ensure_ascii=False, indent=1), encoding="utf-8")
         print(f"{target}: {len(converted['messages'])} messages, {target.stat().st_size} bytes")
     return 0
