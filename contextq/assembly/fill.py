@@ -182,7 +182,9 @@ def _fitted(
     if result.error is not None:  # fail-open: everything, within the hard room
         limit = f.budget.hard_limit_tokens
         runs = False
-    outside += _fit_preamble(work, parts, kept, how.protected, limit - outside, warnings)
+    outside += _fit_preamble(
+        work, parts, kept, how.protected, room=limit - outside, warnings=warnings
+    )
     layout.fit_history(work, kept, how.protected, limit - outside)
     if not runs and len(kept) < len(work.history):
         warnings.append(_OVER_HARD_ROOM)
@@ -201,6 +203,7 @@ def _fit_preamble(
     parts: Parts,
     kept: set[int],
     protected: set[int],
+    *,
     room: int,
     warnings: list[str],
 ) -> int:

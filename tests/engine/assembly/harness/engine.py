@@ -237,9 +237,7 @@ def read(case: Case, index: int, stored: Stored) -> Read:
     if failed_open:  # fail-open is the whole history, not the window
         whole = replace(context_plan, read=context_plan.read.fail_open())
         loaded, removed_before = list(history), []
-        assembled = _assemble(
-            case, whole, loaded, views, stored, Carry(None, carried.clear_seq)
-        )
+        assembled = _assemble(case, whole, loaded, views, stored, Carry(None, carried.clear_seq))
         assembled.cut_seq = None
     answer = assembled.answer
     answer["removed_message_ids"] = removed_before + answer["removed_message_ids"]

@@ -152,9 +152,7 @@ def newest_files_first(f: Facts) -> list[str]:
     if not docs:
         return []
     anchored = {fid for m in f.pinned for fid in m.file_ids} | set(u.file_ids)
-    older = sorted(
-        fid for fid in sent - anchored if files[fid].category not in ("image", "audio")
-    )
+    older = sorted(fid for fid in sent - anchored if files[fid].category not in ("image", "audio"))
     freed = sum(answer_tokens(f.answer, files[fid].text or "") for fid in older)
     room = (f.limits.budget if f.answer["filtered"] else f.limits.hard) - f.recount
     room -= anthropic_slack(f)

@@ -303,7 +303,10 @@ def _turn_gave_way(f: Facts, missing: list[Message]) -> list[str]:
     instead = [
         m
         for m in history
-        if f.present(m) and m.seq not in pinned and m.role != "system" and m not in turn
+        if f.present(m)
+        and m.seq not in pinned
+        and m.role != "system"
+        and m not in turn
         and (u is None or m.seq < u.seq)
     ]
     freed = sum(answer_tokens(f.answer, _sent_text(f, m)) for m in instead)

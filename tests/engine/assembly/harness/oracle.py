@@ -29,9 +29,9 @@ from contextq.catalog import resolve_model
 from contextq.history import Message
 from contextq.settings import Settings
 from tests.engine.assembly.harness.files import wav_seconds
+from tests.engine.assembly.harness.text import MARKER
 from tests.support.recount import Counter, json_tokens
 from tests.support.recount import recount as shared_recount
-from tests.engine.assembly.harness.text import MARKER
 
 # ---------------------------------------------------------------- counting
 
