@@ -303,6 +303,9 @@ def load_context_messages(
     earlier messages not read."""
     reader = _Reader(session, conversation)
     tail = reader.read(through_seq + 1, conversation.last_seq)
+    if through_seq > 0 and tail and tail[0].role == "tool":  # never inside a tool chain:
+        through_seq = _chain_start(reader, tail[0].seq) - 1  # a result comes with its call
+        tail = reader.read(through_seq + 1, conversation.last_seq)
     head: list[Message] = []
     if through_seq > 0:
         head = _kept_before(reader, through_seq=through_seq, also_seqs=also_seqs)
@@ -312,6 +315,12 @@ def load_context_messages(
     if with_removed and through_seq > 0:
         removed = reader.removed_before(through_seq + 1, {m.seq for m in head})
     return ContextMessages(messages, anchors, removed)
+
+
+def _chain_start(reader: _Reader, seq: int) -> int:
+    """The seq of the call whose chain tool result `seq` belongs to (itself if none)."""
+    before = reader.read(max(1, seq - MAX_TOOL_CALLS), seq)
+    return before[unit_at(before, len(before) - 1).start].seq
 
 
 def _kept_before(

@@ -81,11 +81,15 @@ def assemble_context(
     read = plan.read
     work, searched = _prepare(messages, plan, files or {}, citations, tool_results or {})
     carry = Carry(cut_seq, clear_seq)
-    line = apply_carried_line(work, plan, carry)
     parts = _parts(plan, searched, citations)
+    # usage is the context's before any clearing (SPEC §9 clears *when* usage is over the
+    # threshold): measured with the carried stubs, it would fall below the threshold
+    # after each move of the line and send the history before the cut point again
     before = total_before(work, parts, plan)
     runs = read.filter.runs_for_total(before)
     limit = read.filter.budget.budget_tokens if runs else read.filter.budget.hard_limit_tokens
+    over = runs or before > read.filter.budget.hard_limit_tokens
+    line = apply_carried_line(work, plan, carry) if over else None
     fill, result = fill_history(
         work, parts, plan, runs=runs, limit=limit, carry=carry, line=line, memory=memory,
         citations=citations,

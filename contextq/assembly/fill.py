@@ -23,7 +23,7 @@ from contextq.assembly.pieces import Piece
 from contextq.assembly.plan import ContextPlan
 from contextq.assembly.project import project_piece
 from contextq.assembly.select import Ran, Selecting, select
-from contextq.assembly.turn_fit import fit_turn
+from contextq.assembly.turn_fit import fit_pinned_user_files, fit_turn
 from contextq.assembly.work import Work, attach_files, includable
 from contextq.history.formats import ANTHROPIC_OPENING
 from contextq.history.strategies import short_of_minimum
@@ -117,11 +117,21 @@ def fill(
     pinned = layout.pinned_indices(work, int(f.arguments.get("max_pinned", 10)))
     _without_turn_files(work, pinned)
     head = head_cost(parts, plan)
-    left_out, warning = layout.cut_pinned(work, pinned, f.budget.hard_limit_tokens - head)
+    left_out, warning = layout.cut_pinned(
+        work, pinned, f.budget.hard_limit_tokens - head, _room_name(plan, False)
+    )
     warnings = [warning] if warning else []
-    if work.costs(i for i in pinned if work.history[i].role != "system") > limit - head:
+    # pinned alone over the limit, or over what S, R and CA (taken before them) leave
+    # it: only S and the pinned messages are sent (SPEC §4: pinned are never dropped)
+    if work.costs(i for i in pinned if work.history[i].role != "system") > limit - fixed_cost(
+        parts, plan
+    ):
         parts.custom_agent = parts.reminder = parts.summary = None
-        return layout.pinned_only(pinned, limit=f.budget.hard_limit_tokens, warnings=warnings), None
+        hard = f.budget.hard_limit_tokens
+        room = hard - head - work.costs(i for i in pinned if i != work.u)
+        if work.u in pinned:
+            warnings += fit_pinned_user_files(work, room, room_name=_room_name(plan, False))
+        return layout.pinned_only(pinned, limit=hard, warnings=warnings), None
     fixed = fixed_cost(parts, plan)
     turn_fit = fit_turn(
         work,
@@ -134,9 +144,13 @@ def fill(
     turn = work.required - left_out
     anchored = work.costs(pinned - turn)
     taken = fixed + anchored + work.costs(turn)
+    # a summary cut to fit gets at most half of what S and the pinned messages leave,
+    # whatever the turn's size, so that its cut stays the same from turn to turn
+    summary_room = min(limit - taken, (limit - fixed - anchored) // 2)
     taken += _summary_and_project(
-        work, parts, plan, room=limit - taken, citations=citations, warnings=warnings
-    )
+        work, parts, plan, room=limit - taken, summary_room=summary_room,
+        citations=citations, warnings=warnings,
+    )  # fmt: skip
     how = Selecting(
         rest=[i for i in range(len(work.history)) if i not in turn and i not in left_out],
         turn=turn,
@@ -165,10 +179,12 @@ def _fitted(
     f = plan.read.filter
     kept = result.kept
     limit, runs = how.limit, how.runs
-    outside += sum(p.cost for p in parts.preamble)
     if result.error is not None:  # fail-open: everything, within the hard room
         limit = f.budget.hard_limit_tokens
         runs = False
+    outside += _fit_preamble(
+        work, parts, kept, how.protected, room=limit - outside, warnings=warnings
+    )
     layout.fit_history(work, kept, how.protected, limit - outside)
     if not runs and len(kept) < len(work.history):
         warnings.append(_OVER_HARD_ROOM)
@@ -180,6 +196,29 @@ def _fitted(
     if ran is None and result.clear_seq is not None:
         ran = Ran(kept, clear_seq=result.clear_seq)  # the hard room moved the line
     return layout.Fill(kept, warnings, protected=how.protected | how.turn, limit=limit), ran
+
+
+def _fit_preamble(
+    work: Work,
+    parts: Parts,
+    kept: set[int],
+    protected: set[int],
+    *,
+    room: int,
+    warnings: list[str],
+) -> int:
+    """The hierarchical memory block, unless it does not fit `room` next to what cannot
+    be left out (the turn, pinned messages): then it is left out, with a warning (it is
+    generated from the history, which stays in the store). Returns its tokens."""
+    block = sum(p.cost for p in parts.preamble)
+    if not block or work.costs(kept & protected) + block <= room:
+        return block
+    warnings.append(
+        f"the hierarchical memory block ({block} tokens) does not fit next to the newest "
+        "turn and the pinned messages: left out"
+    )
+    parts.preamble = []
+    return 0
 
 
 def _without_turn_files(work: Work, pinned: set[int]) -> None:
@@ -205,16 +244,19 @@ def _summary_and_project(
     plan: ContextPlan,
     *,
     room: int,
+    summary_room: int,
     citations: CitationMap,
     warnings: list[str],
 ) -> int:
-    """The summary cut to `room` if need be, then P up to its share of what is left;
-    returns their tokens."""
+    """The summary cut to `summary_room` when it does not fit `room` (to a size stable
+    from turn to turn), then P up to its share of what is left; returns their tokens."""
     taken = 0
     if parts.summary is not None:
+        cut_room = room if parts.summary.cost <= room else summary_room
         parts.summary, warning = layout.fit_summary_piece(
-            parts.summary, parts.summary_text or "", room, work
-        )
+            parts.summary, parts.summary_text or "", cut_room, work,
+            limit=plan.read.filter.budget.hard_limit_tokens,
+        )  # fmt: skip
         warnings += [warning] if warning else []
         taken += parts.summary.cost if parts.summary is not None else 0
     share = int(plan.read.filter.project_share * max(0, room - taken))

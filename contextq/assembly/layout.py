@@ -21,7 +21,8 @@ from dataclasses import dataclass, field
 
 from contextq.assembly.pieces import Piece, text_piece
 from contextq.assembly.shrink import shrink
-from contextq.assembly.work import Work
+from contextq.assembly.turn_fit import fit_files
+from contextq.assembly.work import Work, includable
 from contextq.history.chains import unit_at
 from contextq.history.plan import summary_wrapper
 from contextq.history.retention import fit_summary
@@ -67,32 +68,41 @@ def _pinned_units(work: Work, pinned: set[int]) -> list[list[int]]:
     units: list[list[int]] = []
     seen: set[int] = set()
     for i in sorted(pinned):
-        if i in seen or not work.history[i].pinned:
-            continue
+        if i in seen or not work.history[i].pinned or work.history[i].role == "system":
+            continue  # the history's system messages go with S: never cut (SPEC §4)
         members = [j for j in (unit_at(work.history, i).members or (i,)) if j in pinned]
         seen.update(members)
         units.append(members)
     return units
 
 
-def cut_pinned(work: Work, pinned: set[int], room: int) -> tuple[set[int], str | None]:
+def cut_pinned(
+    work: Work, pinned: set[int], room: int, room_name: str = "the model's room"
+) -> tuple[set[int], str | None]:
     """Cut the pinned messages that do not fit `room` (the hard room less S) from the
-    oldest, one unit at a time with its files and tool chain, until the rest fit; the
-    newest one is never cut (shown as a preview should it alone not fit). Removes them
-    from `pinned`; returns their indices and the warning naming them (logged)."""
+    oldest, one unit at a time with its files and tool chain, until the rest fit. Never
+    cut: the newest pinned unit, and a pinned message of the newest turn (its user
+    message, its newest unit: taken first, SPEC §6). Should those alone not fit, the
+    newest pinned unit's files go in as many as fit (the others noted as left out,
+    `room_name` naming the room), then their messages shrink to previews, non-pinned
+    ones first (the newest tool result first). Removes the cut ones from `pinned`;
+    returns their indices and the warning naming them (logged)."""
     total = work.costs(pinned)
     cut: set[int] = set()
     units = _pinned_units(work, pinned)
     for members in units[:-1]:
         if total <= room:
             break
+        if work.required.intersection(members):
+            continue
         for j in members:
             pinned.discard(j)
             cut.add(j)
             total -= work.cost(j)
-    if total > room and units:  # the newest alone: its largest message as a preview
-        largest = max(units[-1], key=work.cost)
-        shrink(work, largest, work.cost(largest) - (total - room))
+    if total > room and units:  # what stays: its files as many as fit, then previews
+        total = _newest_pinned_files(work, pinned, units[-1], room, room_name)
+    if total > room:
+        _previews(work, pinned, total - room)
     if not cut:
         return cut, None
     names = [str(work.history[j].id) for j in sorted(cut) if work.history[j].pinned]
@@ -105,6 +115,34 @@ def cut_pinned(work: Work, pinned: set[int], room: int) -> tuple[set[int], str |
     return cut, warning
 
 
+def _newest_pinned_files(
+    work: Work, pinned: set[int], unit: list[int], room: int, room_name: str
+) -> int:
+    """The newest pinned unit's files, as many as fit `room` next to the other pinned
+    messages (each left out noted); returns the pinned messages' cost after."""
+    for i in unit:
+        files = includable(work, i) if work.history[i].role == "user" else []
+        if files:
+            rest = work.costs(pinned) - work.costs(unit)
+            fit_files(work, i, files, turn=unit, room=room - rest, room_name=room_name)
+    return work.costs(pinned)
+
+
+def _previews(work: Work, pinned: set[int], excess: int) -> None:
+    """Shrink the pinned messages' non-pinned chain members (newest tool result first),
+    then the pinned ones (largest first), until `excess` tokens are gone."""
+    history = work.history
+    loose = sorted((i for i in pinned if not history[i].pinned), reverse=True)
+    loose.sort(key=lambda i: history[i].role != "tool")
+    held = sorted((i for i in pinned if history[i].pinned), key=work.cost, reverse=True)
+    for i in loose + held:
+        if excess <= 0 or history[i].role == "system":
+            continue
+        before = work.cost(i)
+        shrink(work, i, before - excess)
+        excess -= before - work.cost(i)
+
+
 def pinned_only(pinned: set[int], *, limit: int, warnings: list[str]) -> Fill:
     """Only the pinned messages (with S and the history's system messages): they alone
     exceed the budget (seed 002), logged and in the answer."""
@@ -114,12 +152,31 @@ def pinned_only(pinned: set[int], *, limit: int, warnings: list[str]) -> Fill:
     )
 
 
+SUMMARY_STEP = 0.75  # a cut summary's size is the limit times a power of this
+
+
+def summary_room(room: int, limit: int) -> int:
+    """The size a summary is cut to within `room`: the largest `limit` x 0.75^k that
+    fits it, so that the cut summary (its bytes and its note) stays the same while the
+    room moves with each turn's size (SPEC §4: the summary is part of the prefix that
+    stays put between cuts), at the price of up to a quarter of the room."""
+    if room < MIN_SUMMARY_TOKENS + SUMMARY_WRAPPER_TOKENS:
+        return room
+    step = float(max(limit, room))
+    while step > room:
+        step *= SUMMARY_STEP
+    return int(step)
+
+
 def fit_summary_piece(
-    summary: Piece, text: str, room: int, work: Work
+    summary: Piece, text: str, room: int, work: Work, *, limit: int | None = None
 ) -> tuple[Piece | None, str | None]:
-    """The summary piece cut to `room` tokens (None when even a cut one does not fit)."""
+    """The summary piece cut to `room` tokens (None when even a cut one does not fit);
+    with `limit` (the room's whole limit), cut to the stable size `summary_room`."""
     if summary.cost <= room:
         return summary, None
+    if limit is not None:
+        room = summary_room(room, limit)
     if room < MIN_SUMMARY_TOKENS + SUMMARY_WRAPPER_TOKENS:
         return None, "the compaction summary does not fit the budget: left out"
     encoding = work.target.encoding

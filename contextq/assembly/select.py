@@ -191,7 +191,7 @@ def _overrides(work: Work, plan: ContextPlan, how: Selecting, *, min_keep: int) 
     return overrides
 
 
-TURNS_OF_ROOM = 4  # a cut leaves room for this many turns: 4 in 5 keep their prefix (80 %)
+TURNS_OF_ROOM = 5  # a cut leaves room for this many turns: 5 in 6 keep their prefix (83 %)
 MIN_TRIM_SHARE = 0.5  # but never cuts below this share of the budget
 TURN_UNITS = 4  # a newest turn of more units than this is an agent loop's: one unit a read
 
@@ -200,7 +200,8 @@ def trim_target(work: Work, plan: ContextPlan) -> int:
     """Where a cut goes, in tokens of the whole context (SPEC §4): `trim_to` of the
     budget, and lower when that leaves room for fewer than `TURNS_OF_ROOM` more turns
     like the newest (so that at least four turns in five keep the previous prefix, the
-    SPEC's target, however large a turn is against the budget), never below
+    SPEC's target, however large a turn is against the budget, with one turn to spare:
+    an answer that moves the clearing line cuts too), never below
     `MIN_TRIM_SHARE` of it. `trim_to` 1.0 asks for no hysteresis: then just that."""
     f = plan.read.filter
     budget = f.budget.budget_tokens

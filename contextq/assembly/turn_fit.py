@@ -51,7 +51,10 @@ def fit_turn(work: Work, room: int, *, pinned: set[int], room_name: str) -> Turn
         out.warnings.append(f"the newest message's files do not fit {room_name}: left out, listed")
     elif work.costs(turn) <= room:
         return out
-    _previews(work, turn, room, pinned=pinned, room_name=room_name, out=out)
+    shrunk = _previews(work, turn, room, pinned=pinned, room_name=room_name, out=out)
+    if files and u is not None and u not in shrunk and work.costs(turn) <= room:
+        # next to the previews: as many of the files as fit what the previews left
+        _files_that_fit(work, u, files, turn=turn, room=room, room_name=room_name)
     if work.costs(turn) > room:
         out.left_out = {i for i in turn if i not in pinned}
         ids = [str(work.history[i].id) for i in sorted(out.left_out)]
@@ -62,11 +65,44 @@ def fit_turn(work: Work, room: int, *, pinned: set[int], room_name: str) -> Turn
     return out
 
 
+# What one file's cost alone may exceed its share of a list of several by (the documents
+# message's frame and `{"documents": [` are counted once for the list): a file whose
+# cost alone is over the room by more than this cannot fit with the others either
+SHARED_TOKENS = 32
+
+
+def fit_pinned_user_files(work: Work, room: int, *, room_name: str) -> list[str]:
+    """The pinned newest user message's files when only the pinned messages are sent
+    (SPEC §4's pinned-alone case): as many as fit `room` (what the hard room leaves next
+    to S and the pinned messages), in the order attached, each left out noted (nothing
+    attached is dropped silently). Returns the warning when some are left out."""
+    u = work.u
+    files = includable(work, u) if u is not None else []
+    if u is None or not files:
+        return []
+    attach_files(work, u, work.history[u].file_ids)
+    if work.cost(u) <= room:
+        return []
+    fit_files(work, u, files, turn=[u], room=room, room_name=room_name)
+    return [f"the newest message's files do not fit {room_name}: left out, listed"]
+
+
+def fit_files(
+    work: Work, u: int, files: list[str], *, turn: list[int], room: int, room_name: str
+) -> None:
+    """Message u with as many of its `files` as fit `room` next to the rest of `turn`,
+    in the order attached; none (each noted) when not even `turn` without them fits."""
+    _files_that_fit(work, u, files, turn=turn, room=room, room_name=room_name)
+
+
 def _files_that_fit(
     work: Work, u: int, files: list[str], *, turn: list[int], room: int, room_name: str
 ) -> bool:
     """Message u with as many of its `files` as fit `room` next to the rest of the turn,
-    in the order attached; False when not even the turn without them fits (then none)."""
+    in the order attached: each file goes in when the turn with it and those taken
+    before it fits, by its count as sent (the documents of one message are one text: a
+    calibrated count takes the largest factor among them). False when not even the turn
+    without them fits (then none)."""
     fixed = [f for f in work.history[u].file_ids if f not in set(files)]  # notes only
     note = files_left_out(room_name)
     attach_files(work, u, fixed, left_out=note)
@@ -78,33 +114,55 @@ def _files_that_fit(
     for file_id in files:  # each file's cost alone (a list of several costs about the sum)
         attach_files(work, u, [*fixed, file_id], left_out=note)
         costs[file_id] = work.cost(u) - bare
+    chosen = _by_cost(costs, base, room)
+    attach_files(work, u, [*fixed, *chosen], left_out=note)
+    used = work.costs(turn)
+    if used > room:  # together they count more than alone: one by one, measured
+        chosen, used = [], base
+    for file_id in files:
+        if file_id in chosen or used + costs[file_id] - SHARED_TOKENS > room:
+            continue
+        attach_files(work, u, _in_order(files, fixed, [*chosen, file_id]), left_out=note)
+        total = work.costs(turn)
+        if total <= room:
+            chosen, used = [*chosen, file_id], total
+    attach_files(work, u, _in_order(files, fixed, chosen), left_out=note)
+    return True
+
+
+def _by_cost(costs: dict[str, int], base: int, room: int) -> list[str]:
+    """The files, in order, whose costs alone add up within `room`."""
     chosen: list[str] = []
     used = base
-    for file_id in files:
-        if used + costs[file_id] <= room:
+    for file_id, cost in costs.items():
+        if used + cost <= room:
             chosen.append(file_id)
-            used += costs[file_id]
-    while True:
-        attach_files(work, u, [*fixed, *chosen], left_out=note)
-        if work.costs(turn) <= room or not chosen:
-            return True
-        chosen.pop()
+            used += cost
+    return chosen
+
+
+def _in_order(files: list[str], fixed: list[str], chosen: list[str]) -> list[str]:
+    return [*fixed, *(f for f in files if f in set(chosen))]
 
 
 def _previews(
     work: Work, turn: list[int], room: int, *, pinned: set[int], room_name: str, out: TurnFit
-) -> None:
-    """Shrink the turn's non-pinned messages, newest tool result first, until it fits."""
+) -> set[int]:
+    """Shrink the turn's non-pinned messages, newest tool result first, until it fits;
+    returns the ones shrunk."""
+    shrunk: set[int] = set()
     history = work.history
     results = [i for i in reversed(turn) if history[i].role == "tool" and i not in pinned]
     others = [i for i in turn if history[i].role != "tool" and i not in pinned]
     for i in results + sorted(others, key=work.cost, reverse=True):
         excess = work.costs(turn) - room
         if excess <= 0:
-            return
+            break
         before = work.cost(i)
         if shrink(work, i, before - excess):
+            shrunk.add(i)
             out.warnings.append(
                 f"message {history[i].id} ({before} tokens) is shown as a preview of "
                 f"{work.cost(i)} tokens: the newest turn does not fit {room_name} whole"
             )
+    return shrunk

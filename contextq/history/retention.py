@@ -138,7 +138,9 @@ def fit_summary(summary: str, max_tokens: int, encoding: str = DEFAULT_ENCODING)
             room -= spent + cost
         if len(chosen) < len(lines):
             notes.append(f"{SECTIONS[key].lower()} {len(chosen)} of {len(lines)} lines")
-    note = f"[cut to fit {max_tokens} tokens: {'; '.join(notes)}]"
+    # the note says what was cut, not the room: the same cut reads the same whatever
+    # room it was made for (a summary is part of the context's stable prefix, SPEC §4)
+    note = f"[cut to fit: {'; '.join(notes)}]"
     text = render_summary("\n".join([*parsed.header, note]), kept)
     return truncate_to_tokens(text, max_tokens, encoding)[0]
 
@@ -164,5 +166,5 @@ def _fit_lines(
 def _cut_plain(summary: str, max_tokens: int, encoding: str) -> str:
     total = count_tokens(summary, encoding)
     kept = truncate_to_tokens(summary, max(1, max_tokens - _NOTE_RESERVE), encoding)[0]
-    note = f"\n[cut to fit {max_tokens} tokens: {max_tokens - _NOTE_RESERVE} of {total} kept]"
+    note = f"\n[cut to fit: {max_tokens - _NOTE_RESERVE} of {total} tokens kept]"
     return truncate_to_tokens(kept + note, max_tokens, encoding)[0]

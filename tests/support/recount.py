@@ -22,9 +22,9 @@ import io
 import json
 import math
 from collections.abc import Callable
+from functools import lru_cache
 from typing import Any
 
-import tiktoken
 from PIL import Image
 
 from contextq.calibration import kinds
@@ -32,28 +32,36 @@ from contextq.files.images import anthropic_tokens, openai_high_tokens
 from contextq.tokens import encoding_name_for_model, get_encoding
 
 AudioSeconds = Callable[[str], float]
+Factors = tuple[tuple[str, int], ...]  # (content kind, factor in hundredths)
+
+
+@lru_cache(maxsize=50_000)  # the invariant harness recounts the same texts read after read
+def _count(encoding: str, factors: Factors, text: str) -> int:
+    n = len(get_encoding(encoding).encode_ordinary(text))
+    if not factors:
+        return n
+    by_kind = dict(factors)
+    return -(-n * max(by_kind[k] for k in kinds(text)) // 100)
 
 
 class Counter:
     """A JSON text's tokens as the answer says it counted: exact, or calibrated."""
 
     def __init__(self, answer: dict[str, Any]) -> None:
-        self.enc: tiktoken.Encoding = get_encoding(answer["token_count_encoding"])
-        factors = answer["token_count_factors"]
-        self.hundredths = {k: round(f * 100) for k, f in (factors or {}).items()}
+        self.encoding: str = answer["token_count_encoding"]
+        factors = answer["token_count_factors"] or {}
+        self.factors: Factors = tuple(sorted((k, round(f * 100)) for k, f in factors.items()))
 
     def __call__(self, text: str) -> int:
-        n = len(self.enc.encode_ordinary(text))
-        if not self.hundredths:
-            return n
-        factor = max(self.hundredths[k] for k in kinds(text))
-        return -(-n * factor // 100)
+        return _count(self.encoding, self.factors, text)
 
 
-def _json_tokens(node: Any, enc: Counter) -> int:
+def json_tokens(node: Any, enc: Counter) -> int:
+    """A node's compact JSON (as the API receives it), counted as the answer counts."""
     return enc(json.dumps(node, ensure_ascii=False, separators=(",", ":")))
 
 
+@lru_cache(maxsize=256)
 def _image_size(data: str) -> tuple[int, int]:
     with Image.open(io.BytesIO(base64.b64decode(data))) as image:
         return image.width, image.height
@@ -75,7 +83,10 @@ def _image(node: dict[str, Any], provider: str) -> int:
     return 85 if detail == "low" else openai_high_tokens(width, height)
 
 
-def _node(node: dict[str, Any], enc: Counter, provider: str, audio: AudioSeconds | None) -> int:
+def node_tokens(
+    node: dict[str, Any], enc: Counter, provider: str, audio: AudioSeconds | None = None
+) -> int:
+    """One node: a message, a content part or an Anthropic system block."""
     kind = node.get("type")
     if kind in ("image_url", "image"):
         return _image(node, provider)
@@ -85,10 +96,10 @@ def _node(node: dict[str, Any], enc: Counter, provider: str, audio: AudioSeconds
         return max(1, math.ceil(audio(node["input_audio"]["data"]) * rate))
     content = node.get("content")
     if isinstance(content, list):
-        return _json_tokens({**node, "content": []}, enc) + sum(
-            _node(part, enc, provider, audio) for part in content
+        return json_tokens({**node, "content": []}, enc) + sum(
+            node_tokens(part, enc, provider, audio) for part in content
         )
-    return _json_tokens(node, enc)
+    return json_tokens(node, enc)
 
 
 def recount(answer: dict[str, Any], *, audio: AudioSeconds | None = None) -> int:
@@ -102,7 +113,7 @@ def recount(answer: dict[str, Any], *, audio: AudioSeconds | None = None) -> int
     provider = answer["provider"]
     total = 0
     for block in answer.get("system") or ():
-        total += _node(block, enc, provider, audio)
+        total += node_tokens(block, enc, provider, audio)
     for message in answer["messages"]:
-        total += _node(message, enc, provider, audio)
+        total += node_tokens(message, enc, provider, audio)
     return total

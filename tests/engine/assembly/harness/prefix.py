@@ -1,0 +1,143 @@
+"""The prefix promise (SPEC §4 "A prefix that stays put"): between cuts, everything one
+answer holds before its newest turn starts the next answer byte for byte."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tests.engine.assembly.harness.engine import Read
+from tests.engine.assembly.harness.facts import Facts, newest_user
+
+CITATIONS_TITLE = "## Citations"
+# the warning of a context cut for the hard room without filtering (SPEC §4 "Below the
+# threshold nothing is filtered, but the assembled context never exceeds the model's
+# hard room"): the prefix promise is filtering's ("when filtering must drop messages,
+# it cuts with hysteresis"), docs/harness.md decision (a)
+HARD_ROOM_CUT = "without filtering: the oldest history was left out"
+SUMMARY_CUT = "the compaction summary"
+PINNED_CUT = "the pinned messages do not fit the model's room"
+
+
+def _strip(blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{k: v for k, v in b.items() if k != "cache_control"} for b in blocks]
+
+
+def stable_part(read: Read) -> list[Any] | None:
+    """What an answer holds before its newest turn (None when it cannot be told)."""
+    answer = read.answer
+    if answer["format"] == "anthropic":
+        out: list[Any] = [_strip(answer.get("system") or [])]
+        for m in answer["messages"]:
+            marked = [i for i, b in enumerate(m["content"]) if "cache_control" in b]
+            if marked:
+                out.append({"role": m["role"], "content": _strip(m["content"][: marked[0] + 1])})
+                return out
+            out.append({"role": m["role"], "content": _strip(m["content"])})
+        return out[:1]
+    u = newest_user(read.history)
+    messages = answer["messages"]
+    if u is None:
+        return None
+    found = [i for i, m in enumerate(messages) if _first_text(m).startswith(f"[#m{u.seq}]")]
+    if not found:
+        return None
+    start = found[0]
+    ca = read.case.prompts.custom_agent_prompt
+    while start > 0:
+        text = _first_text(messages[start - 1])
+        if messages[start - 1]["role"] != "user" or text.startswith("[#m"):
+            break
+        if not (text == ca or '{"documents": [' in text or text.startswith("Project")):
+            break
+        start -= 1
+    return messages[:start]
+
+
+def _first_text(m: dict[str, Any]) -> str:
+    content = m.get("content")
+    if isinstance(content, str):
+        return content
+    for part in content or ():
+        if part.get("type") == "text":
+            return str(part.get("text", ""))
+    return ""
+
+
+def _starts_with(read: Read, prefix: list[Any]) -> bool:
+    answer = read.answer
+    if answer["format"] != "anthropic":
+        return answer["messages"][: len(prefix)] == prefix
+    if _strip(answer.get("system") or []) != prefix[0]:
+        return False
+    body = prefix[1:]
+    current = answer["messages"][: len(body)]
+    if len(current) < len(body):
+        return False
+    for got, want in zip(current[:-1], body[:-1], strict=True):
+        if got["role"] != want["role"] or _strip(got["content"]) != want["content"]:
+            return False
+    if not body:
+        return True
+    last, want = current[-1], body[-1]
+    return (
+        last["role"] == want["role"]
+        and _strip(last["content"])[: len(want["content"])] == (want["content"])
+    )
+
+
+def prefix_between_cuts(f: Facts) -> list[str]:
+    """Between cuts (the stored cut point and clearing line unmoved), everything the
+    previous answer held before its newest turn starts this answer byte for byte."""
+    previous = f.previous
+    if previous is None or f.read.moved or previous.answer.get("error") or f.answer.get("error"):
+        return []
+    if not _promises_prefix(f) or f.pinned_only or Facts(previous).pinned_only:
+        return []  # SPEC §4's pinned-alone case sends only S and the pinned messages
+    if previous.answer["filtered"] != f.answer["filtered"]:
+        return []  # filtering starts (or stops) here: its first answer cuts (SPEC §4)
+    if any(HARD_ROOM_CUT in w for r in (previous, f.read) for w in r.answer["warnings"]):
+        return []  # the hard room's cut without filtering has no cut point: decision (a)
+    if any(PINNED_CUT in w for r in (previous, f.read) for w in r.answer["warnings"]):
+        return []  # pinned messages over the hard room are cut anew (SPEC §4): decision (a)
+    if _summary_cut(previous) != _summary_cut(f.read):
+        return []  # the summary is taken after the newest turn (SPEC §6): decision (b)
+    searched = [CITATIONS_TITLE in " ".join(_system_texts(r)) for r in (previous, f.read)]
+    if searched[0] != searched[1]:
+        return []  # S gains or loses its citations section with a search (SPEC §6)
+    prefix = stable_part(previous)
+    if prefix is None or _starts_with(f.read, prefix):
+        return []
+    cleared = set(f.answer["cleared_tool_result_ids"]) - set(
+        previous.answer["cleared_tool_result_ids"]
+    )
+    why = f"; {len(cleared)} more tool results cleared" if cleared else ""
+    return [
+        f"the previous answer's stable part ({len(prefix)} items) is not this answer's "
+        f"start, with the cut point unmoved{why}"
+    ]
+
+
+def _summary_cut(read: Read) -> str | None:
+    """The size a summary made for another model was cut to in this answer, if it was:
+    stable from turn to turn (steps of the hard room, at most half of what S and the
+    pinned messages leave) unless the newest turn leaves it less."""
+    return next((w for w in read.answer["warnings"] if SUMMARY_CUT in w), None)
+
+
+def _promises_prefix(f: Facts) -> bool:
+    """The cut point with hysteresis is token_budget's (and the hard room's, which every
+    strategy shares); a sliding window slides, and the hierarchical memory block, first
+    in the history, changes with every action: they keep the prefix only while nothing
+    is filtered out."""
+    if f.answer["strategy"] == "hierarchical":
+        return not f.answer["filtered"]
+    if f.answer["strategy"] == "sliding_window":
+        return not f.answer["removed_message_ids"]
+    return True
+
+
+def _system_texts(read: Read) -> list[str]:
+    answer = read.answer
+    if answer["format"] == "anthropic":
+        return [b.get("text", "") for b in answer.get("system") or ()]
+    return [m["content"] for m in answer["messages"] if m["role"] == "system"]

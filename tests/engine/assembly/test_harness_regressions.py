@@ -1,0 +1,77 @@
+"""Regressions the invariant harness found in the engine (docs/harness.md), each the
+generated case it shrank to, by seed: the case reproduces with
+`python -m tests.engine.assembly.harness.run --seed SEED --only INVARIANT` and must now
+keep the promise it broke. Each also asserts the situation it is about still arises in
+that case (so a change of the generators cannot empty the test without failing it)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from tests.engine.assembly.harness import engine
+from tests.engine.assembly.harness.cases import generate_case
+from tests.engine.assembly.harness.run import check_case
+
+
+def _answers(seed: int) -> Iterator[dict[str, Any]]:
+    case = generate_case(seed)
+    stored = engine.new_conversation()
+    for index in range(len(case.reads)):
+        yield engine.read(case, index, stored).answer
+
+
+def _warned(text: str) -> Callable[[list[dict[str, Any]]], bool]:
+    return lambda answers: any(text in w for a in answers for w in a["warnings"])
+
+
+def _noted(text: str) -> Callable[[list[dict[str, Any]]], bool]:
+    return lambda answers: any(text in n["reason"] for a in answers for n in a["file_notes"])
+
+
+def _filtered(answers: list[dict[str, Any]]) -> bool:
+    return all(a["filtered"] for a in answers)
+
+
+REGRESSIONS = [
+    # the newest turn's files as many as fit by their count as sent (documents of one
+    # message are one text: calibrated, they count more together than alone)
+    (1940, "newest_files_first", _noted("does not fit the model's room")),
+    # ... and next to the previews when the turn's messages had to shrink
+    (1786, "newest_files_first", _warned("is shown as a preview")),
+    # a pinned newest user message's files in the pinned-alone case: noted, not dropped
+    (9, "files_accounted", _warned("the pinned messages alone exceed budget_tokens")),
+    # the newest pinned unit over the hard room leaves its files out before its text
+    (735, "pinned_verbatim", _noted("does not fit the model's room")),
+    # a pinned message of the newest turn is never cut for the hard room
+    (484, "newest_present", _warned("the pinned messages do not fit the model's room")),
+    # a pinned system message goes with S: never cut
+    (780, "system_verbatim", _warned("the pinned messages do not fit the model's room")),
+    # S, R and CA with the pinned messages over the room: the pinned-alone case
+    (2863, "within_hard_room", _warned("the pinned messages alone exceed budget_tokens")),
+    # the hierarchical memory block left out when it does not fit
+    (1282, "within_budget", _warned("the hierarchical memory block")),
+    # usage before the carried stubs: filtering does not stop the turn after a move
+    (138, "prefix_between_cuts", _filtered),
+    # a summary cut to fit is cut the same from turn to turn
+    (49, "prefix_between_cuts", _warned("the compaction summary")),
+]
+
+
+@pytest.mark.parametrize(
+    ("seed", "invariant", "arises"), REGRESSIONS, ids=[f"{s}-{i}" for s, i, _ in REGRESSIONS]
+)
+def test_a_shrunk_case_keeps_its_promise(
+    seed: int, invariant: str, arises: Callable[[list[dict[str, Any]]], bool]
+) -> None:
+    logging.disable(logging.WARNING)
+    try:
+        answers = list(_answers(seed))
+        violations = check_case(generate_case(seed), invariant)
+    finally:
+        logging.disable(logging.NOTSET)
+    assert arises(answers), "the case no longer shows what it was kept for"
+    assert not violations, [p for v in violations for p in v.problems]
