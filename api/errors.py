@@ -68,10 +68,12 @@ def status_for(exc: ContextqError) -> int:
 
 def install(app: FastAPI) -> None:
     @app.exception_handler(ContextqError)
-    async def _engine_error(_req: Request, exc: ContextqError) -> JSONResponse:
+    async def _engine_error(req: Request, exc: ContextqError) -> JSONResponse:
         detail: object = str(exc)
         if isinstance(exc, ValidationFailed) and exc.field:
-            detail = [{"loc": ["body", exc.field], "msg": str(exc), "type": "value_error"}]
+            # a query parameter's own name locates it in the query, as FastAPI's own 422s do
+            where = "query" if exc.field in req.query_params else "body"
+            detail = [{"loc": [where, exc.field], "msg": str(exc), "type": "value_error"}]
         headers = None
         if isinstance(exc, QuotaExceeded):
             QUOTA_REFUSALS.labels(exc.limit).inc()

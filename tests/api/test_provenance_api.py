@@ -54,6 +54,8 @@ def test_bad_seqs_are_422_naming_them(app_client: Any) -> None:
         r = app_client.get(url, params={"seqs": given})
         assert r.status_code == 422, (given, r.text)
         assert said in r.text, (given, r.text)
+    r = app_client.get(url, params={"seqs": "6"})
+    assert r.json()["detail"][0]["loc"] == ["query", "seqs"]  # where the client wrote it
     r = app_client.get(url, params={"seqs": "1", "cursor": "2"})
     assert r.status_code == 422 and "cursor" in r.text
 
