@@ -2,9 +2,10 @@
 
 An entry maps a key (sha256 of the bytes + converter version + options) to a
 markdown blob, in whichever blob store is configured (`store.blobs`). Shared across
-owners and workers. `lock(key)` is a Redis lock (redis-py `Lock` with a timeout,
-blocking wait) so at most one conversion of the same key runs across all workers; a
-waiter re-checks `get` after it gets the lock. If Redis cannot be reached the
+owners and workers. `lock(key)` is a Redis lock (redis-py `Lock` with a short time to
+live its holder renews while converting, blocking wait) so at most one conversion of the
+same key runs across all workers and a dead holder's lock goes within that time to live;
+a waiter re-checks `get` after it gets the lock. If Redis cannot be reached the
 conversion runs unlocked (correct, only possibly duplicated) and a warning is logged.
 """
 
@@ -12,7 +13,9 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import threading
 from collections.abc import Iterator
+from typing import Any
 
 from sqlalchemy.exc import IntegrityError
 
@@ -26,6 +29,7 @@ log = logging.getLogger(__name__)
 LOCK_PREFIX = "contextq:conversion-lock:"
 
 REDIS_TIMEOUT_S = 5.0
+LOCK_TTL_S = 30.0  # a dead holder's lock lasts at most this; a live one renews it
 
 
 class DbConversionCache:
@@ -79,6 +83,11 @@ class DbConversionCache:
 
     @contextlib.contextmanager
     def lock(self, key: str) -> Iterator[None]:
+        """At most one conversion of `key` at a time across workers. The lock lives
+        `lock_timeout_s` and its holder renews it every third of that while it converts,
+        so a holder that dies (SIGKILL, a lost host) frees it within `lock_timeout_s`
+        instead of the whole task time limit; a waiter gives up after `wait_timeout_s`
+        and converts itself (correct, only duplicated)."""
         if not self.redis_url:
             yield
             return
@@ -89,6 +98,7 @@ class DbConversionCache:
             timeout=self.lock_timeout_s,
             blocking=True,
             blocking_timeout=self.wait_timeout_s,
+            thread_local=False,  # its token is renewed from the heartbeat thread
         )
         acquired = False
         try:
@@ -97,9 +107,27 @@ class DbConversionCache:
             log.warning("conversion lock unavailable (%s); converting without it", exc)
         if not acquired:
             log.warning("conversion lock for %s not acquired in time; converting anyway", key)
+        done = threading.Event()
+        if acquired:
+            threading.Thread(
+                target=_renew, args=(lk, done, self.lock_timeout_s / 3), daemon=True
+            ).start()
         try:
             yield
         finally:
+            done.set()
             if acquired:
                 with contextlib.suppress(redis.RedisError):
                     lk.release()
+
+
+def _renew(lk: Any, done: threading.Event, every_s: float) -> None:
+    """Reset the lock's time to live every `every_s` until `done` (the holder's heartbeat)."""
+    import redis
+
+    while not done.wait(every_s):
+        try:
+            lk.reacquire()
+        except (redis.RedisError, redis.exceptions.LockError) as exc:
+            log.warning("conversion lock not renewed (%s)", exc)
+            return

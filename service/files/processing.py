@@ -29,7 +29,6 @@ from contextq.settings import Settings
 from service import events
 from service.files import indexing
 from service.files.claims import (
-    LEASE_MARGIN_S,
     Claim,
     claim_file,
     lease_cutoff,
@@ -196,13 +195,13 @@ def _test_hooks(settings: Settings, blob_path: Path) -> None:
 
 def conversion_cache(settings: Settings, blobs: BlobStore) -> Any:
     """The shared conversion cache (documents are converted once per content)."""
-    from store.conversion_cache import DbConversionCache
+    from store.conversion_cache import LOCK_TTL_S, DbConversionCache
 
     return DbConversionCache(
         blobs=blobs,
         redis_url=settings.REDIS_URL,
-        lock_timeout_s=settings.TASK_TIME_LIMIT_S + LEASE_MARGIN_S,
-        wait_timeout_s=settings.TASK_SOFT_TIME_LIMIT_S,
+        lock_timeout_s=LOCK_TTL_S,  # renewed by its holder: a dead one's goes within 30 s
+        wait_timeout_s=settings.TASK_SOFT_TIME_LIMIT_S / 2,  # then convert, with time left
     )
 
 

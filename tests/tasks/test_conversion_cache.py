@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import signal
+import subprocess
+import sys
 import threading
 import time
 
@@ -75,3 +78,66 @@ def test_lock_without_broker_still_converts(stack, make_stack) -> None:
     with cache.lock("k"):
         ran.append(1)
     assert ran == [1]
+
+
+def test_a_live_holder_keeps_the_lock_past_its_time_to_live(stack) -> None:
+    """The holder renews its lock while it converts: a conversion longer than the lock's
+    time to live still runs alone."""
+    holder, waiter = _cache(lock_timeout_s=0.6), _cache(lock_timeout_s=0.6, wait_timeout_s=10)
+    got_at: list[float] = []
+    with holder.lock("long-conversion"):
+        started = time.monotonic()
+        t = threading.Thread(target=_take, args=(waiter, "long-conversion", got_at))
+        t.start()
+        time.sleep(2.0)  # over three times the time to live
+        held_for = time.monotonic() - started
+    t.join()
+    assert got_at and got_at[0] - started >= held_for - 0.05
+
+
+def test_a_killed_holder_frees_the_lock_within_its_time_to_live(stack) -> None:
+    """A worker SIGKILLed while converting (issue 20's dead host) no longer blocks the
+    next conversion of the same content for the whole task time limit: its lock, no
+    longer renewed, goes within the time to live and the waiter converts."""
+    url = get_settings().REDIS_URL
+    code = (
+        "import sys, time\n"
+        "from store.conversion_cache import DbConversionCache\n"
+        f"c = DbConversionCache(blobs=None, redis_url={url!r},\n"
+        "                      lock_timeout_s=1.5, wait_timeout_s=5)\n"
+        "with c.lock('killed-holder'):\n"
+        "    print('held', flush=True)\n"
+        "    time.sleep(60)\n"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "held"
+        time.sleep(2.0)  # renewed past its time to live while the holder lives
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(10)
+        killed_at = time.monotonic()
+        got_at: list[float] = []
+        _take(_cache(lock_timeout_s=1.5, wait_timeout_s=30), "killed-holder", got_at)
+        assert got_at and got_at[0] - killed_at < 3.0, got_at[0] - killed_at
+    finally:
+        proc.kill()
+        proc.wait(10)
+        if proc.stdout is not None:
+            proc.stdout.close()
+
+
+def _take(cache: DbConversionCache, key: str, got_at: list[float]) -> None:
+    with cache.lock(key):
+        got_at.append(time.monotonic())
+
+
+def test_the_workers_cache_frees_a_dead_holders_lock_before_the_time_limit(stack) -> None:
+    """What the worker configures: a dead holder's lock goes long before a waiter's task
+    hits its soft time limit, and a waiter gives up with half of that limit left (it
+    used to wait the whole limit and end the recovered file `failed`)."""
+    from service.files.processing import conversion_cache
+
+    s = get_settings()
+    cache = conversion_cache(s, get_blob_store(s))
+    assert cache.lock_timeout_s <= 30 < s.TASK_SOFT_TIME_LIMIT_S
+    assert cache.wait_timeout_s <= s.TASK_SOFT_TIME_LIMIT_S / 2
