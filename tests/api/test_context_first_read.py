@@ -33,7 +33,8 @@ def test_the_first_read_after_an_import_writes_every_stub_before_answering(
     context_tool_results.WRITTEN.clear()  # what this process remembers must not help
     answer = _context(app_client, cid)
     stubs = [t for t in _tool_texts(answer) if t.startswith(STUB)]
-    assert len(stubs) == len(answer["cleared_tool_result_ids"]) > 10  # cleared at once
+    # cleared at once, by the first read (the move also cuts to the trim target: about 9 stay)
+    assert len(stubs) == len(answer["cleared_tool_result_ids"]) > 5
     page = app_client.get(f"/v1/conversations/{cid}/messages", params={"limit": 1000}).json()
     messages = {m["id"]: m for m in page["data"]}
     entries = []
