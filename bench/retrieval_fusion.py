@@ -1,6 +1,8 @@
 """The fusion grid for bench/retrieval.py (`--fusion-grid`): recall@5 of reciprocal rank
-fusion of the stored bm25 and dense rankings (depth 50) for several `k` and dense weights,
-on both query sets, SQLite, in one run."""
+fusion of the stored bm25 and dense rankings (depth 50) for several `k` and fixed dense
+weights, then recall@5 and MRR@10 of the bm25 weight set by how sharply the bm25 ranking
+picks its head (`contextq.retrieval.dense.bm25_head_weight`) around the chosen values, on
+both query sets, SQLite, in one run."""
 
 from __future__ import annotations
 
@@ -46,8 +48,42 @@ def fusion_grid(
             line = f"  k {k:3d}, dense weight {weight:4.2f}:"
             for name, rows in runs.items():
                 found = sum(
-                    answer in [doc(c) for c, _ in fuse(bm, de, k=k, dense_weight=weight)[:5]]
+                    answer
+                    in [
+                        doc(c)
+                        for c, _ in fuse(bm, de, k=k, bm25_weight=1.0, dense_weight=weight)[:5]
+                    ]
                     for bm, de, answer in rows
                 )
                 line += f"  {name} {found / len(rows):.3f}"
             print(line)
+    print("\nthe bm25 ranking's weight by how sharply it picks its head (k 10; recall@5, MRR@10)")
+    for sharp in (0.15, 0.2, 0.25):
+        for floor in (0.4, 0.5, 0.6):
+            line = f"  sharp head {sharp:.2f}, weight at least {floor:.1f}:"
+            for name, rows in runs.items():
+                r5, mrr = _scores(rows, doc, _head_fused(sharp, floor))
+                line += f"  {name} {r5:.3f} {mrr:.3f}"
+            print(line)
+    line = "  fixed weight 1.0:"
+    for name, rows in runs.items():
+        r5, mrr = _scores(rows, doc, lambda bm, de: fuse(bm, de, bm25_weight=1.0))
+        line += f"  {name} {r5:.3f} {mrr:.3f}"
+    print(line)
+
+
+def _head_fused(sharp: float, floor: float) -> Any:
+    def fused(bm: Any, de: Any) -> Any:
+        flat = abs(bm[min(9, len(bm) - 1)][1]) / abs(bm[0][1]) if len(bm) > 1 and bm[0][1] else 0
+        return fuse(bm, de, bm25_weight=max(floor, min(1.0, (1 - flat) / sharp)))
+
+    return fused
+
+
+def _scores(rows: Any, doc: Any, fused: Any) -> tuple[float, float]:
+    found = mrr = 0.0
+    for bm, de, answer in rows:
+        docs = [doc(c) for c, _ in fused(bm, de)[:10]]
+        found += answer in docs[:5]
+        mrr += 1 / (docs.index(answer) + 1) if answer in docs else 0.0
+    return found / len(rows), mrr / len(rows)

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from contextq.retrieval import embedding
-from contextq.retrieval.dense import SetMatrix, SetVectors, dense_top, fuse
+from contextq.retrieval.dense import SetMatrix, SetVectors, bm25_head_weight, dense_top, fuse
 
 
 def test_the_model_loads_and_embeds_with_no_network_at_all() -> None:
@@ -158,6 +158,20 @@ def test_reciprocal_rank_fusion_rewards_agreement() -> None:
     assert fused[0][1] == pytest.approx(1 / 11 + 1 / 13)
     assert fuse([], dense) == [(3, 1 / 11), (4, 1 / 12), (1, 1 / 13)]
     assert fuse(bm25, dense, k=60)[0][1] == pytest.approx(1 / 61 + 1 / 63)
+
+
+def test_a_flat_bm25_head_weighs_less_than_a_sharp_one() -> None:
+    """A paraphrase matches chunks on common words, all scored alike: its bm25 ranking
+    weighs half in the fusion, and the dense ranking's first chunk comes first."""
+    sharp = [(1, 9.0), (2, 5.0), (3, 1.0)]
+    flat = [(1, -3.1), (2, -3.0), (3, -3.0), (4, -2.9)]  # FTS5's bm25 is negative
+    assert bm25_head_weight(sharp) == 1.0
+    assert bm25_head_weight(flat) == 0.5
+    assert bm25_head_weight([(7, 2.0)]) == 1.0  # one chunk holds the words
+    assert bm25_head_weight([(1, 10.0), (2, 8.5)]) == pytest.approx(0.75)  # in between
+    dense = [(4, 0.6), (9, 0.5), (1, 0.1)]
+    assert [c for c, _ in fuse(flat, dense)][:2] == [4, 1]
+    assert [c for c, _ in fuse(flat, dense, bm25_weight=1.0)][:2] == [1, 4]
 
 
 def test_chunk_vectors_are_the_vectors_of_their_passages() -> None:
