@@ -21,7 +21,9 @@ from tests.engine.assembly.harness.run import NAMES, Report, minimal, run
 CASES = int(os.environ.get("HARNESS_CASES", "10000"))
 # about 130 s of one core for the run and 2 s a broken invariant for its shrinking; the
 # timeout leaves room for a machine whose cores are shared (pyproject's default is 300 s)
-pytestmark = pytest.mark.timeout(900)
+# one worker runs the whole module (scripts/test distributes by --dist loadgroup): the
+# module-scoped run must not happen once per xdist worker
+pytestmark = [pytest.mark.timeout(900), pytest.mark.xdist_group("invariant-harness")]
 SHRINK_SECONDS = 2.0  # per broken invariant: the seed reproduces the case anyway
 
 
