@@ -11,7 +11,8 @@ When the turn does not fit the room it has next to S, R, CA and the pinned messa
    workspace path; a pinned message never shrinks (it keeps its protection when it
    is also the newest turn's user message);
 3. should even the smallest previews not fit next to the pinned messages, the turn's
-   non-pinned messages are left out, named in a warning.
+   non-pinned messages are left out, named in a warning, and the files of a pinned
+   user message go in as many as fit the room they leave (step 1 again).
 """
 
 from __future__ import annotations
@@ -56,13 +57,24 @@ def fit_turn(work: Work, room: int, *, pinned: set[int], room_name: str) -> Turn
         # next to the previews: as many of the files as fit what the previews left
         _files_that_fit(work, u, files, turn=turn, room=room, room_name=room_name)
     if work.costs(turn) > room:
-        out.left_out = {i for i in turn if i not in pinned}
-        ids = [str(work.history[i].id) for i in sorted(out.left_out)]
-        out.warnings.append(
-            f"the newest turn does not fit {room_name} next to the pinned messages, even as "
-            f"previews: its messages {ids} are left out"
-        )
+        _leave_out_messages(work, turn, pinned=pinned, room_name=room_name, out=out)
+        if files and u is not None and u not in out.left_out:
+            # the room the messages left: as many of the files as fit next to the pinned
+            kept = [i for i in turn if i not in out.left_out]
+            _files_that_fit(work, u, files, turn=kept, room=room, room_name=room_name)
     return out
+
+
+def _leave_out_messages(
+    work: Work, turn: list[int], *, pinned: set[int], room_name: str, out: TurnFit
+) -> None:
+    """Leave the turn's non-pinned messages out, named in a warning."""
+    out.left_out = {i for i in turn if i not in pinned}
+    ids = [str(work.history[i].id) for i in sorted(out.left_out)]
+    out.warnings.append(
+        f"the newest turn does not fit {room_name} next to the pinned messages, even as "
+        f"previews: its messages {ids} are left out"
+    )
 
 
 # What one file's cost alone may exceed its share of a list of several by (the documents

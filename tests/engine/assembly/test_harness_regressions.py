@@ -42,6 +42,8 @@ REGRESSIONS = [
     (1940, "newest_files_first", _noted("does not fit the model's room")),
     # ... and next to the previews when the turn's messages had to shrink
     (1786, "newest_files_first", _warned("is shown as a preview")),
+    # ... and next to the pinned user message when the turn's other messages were left out
+    (19665, "newest_files_first", _warned("even as previews: its messages")),
     # a pinned newest user message's files in the pinned-alone case: noted, not dropped
     (9, "files_accounted", _warned("the pinned messages alone exceed budget_tokens")),
     # the newest pinned unit over the hard room leaves its files out before its text
