@@ -134,11 +134,9 @@ def fill(
         return layout.pinned_only(pinned, limit=hard, warnings=warnings), None
     fixed = fixed_cost(parts, plan)
     turn_fit = fit_turn(
-        work,
-        limit - fixed - work.costs(pinned - work.required),
-        pinned=pinned,
+        work, _turn_room(work, parts, plan, pinned, limit), pinned=pinned,
         room_name=_room_name(plan, runs),
-    )
+    )  # fmt: skip
     warnings += turn_fit.warnings
     left_out |= turn_fit.left_out
     turn = work.required - left_out
@@ -162,6 +160,25 @@ def fill(
     result = select(work, plan, parts, how, cut_seq=carry.cut_seq, line=line, memory=memory)
     return _fitted(work, parts, plan, result, how=how, outside=taken - anchored - work.costs(turn),
                    warnings=warnings)  # fmt: skip
+
+
+def _turn_room(work: Work, parts: Parts, plan: ContextPlan, pinned: set[int], limit: int) -> int:
+    """The newest turn's room: what S, R, CA and the pinned messages leave. With
+    `format=anthropic`, a turn that starts with its user message and has no pinned
+    message before it may also take the room kept for an opening turn and the
+    breakpoint before the turn: a turn over the rest leaves the history, the summary
+    and P no room, so nothing stands before it and neither is sent."""
+    room = limit - fixed_cost(parts, plan) - work.costs(pinned - work.required)
+    if plan.target.format != "anthropic" or work.u is None:
+        return room
+    before = [i for i in pinned - work.required if work.history[i].role != "system"]
+    return room if before else room + head_cost(parts, plan) - _system_and_mark(parts, plan)
+
+
+def _system_and_mark(parts: Parts, plan: ContextPlan) -> int:
+    """S with its breakpoint: what `head_cost` keeps when nothing stands before the turn."""
+    mark = json_tokens({"cache_control": {"type": "ephemeral"}}, plan.target.encoding)
+    return (parts.system.cost if parts.system else 0) + mark
 
 
 def _fitted(

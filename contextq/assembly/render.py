@@ -7,7 +7,7 @@ OpenAI: one message per piece, as is. Anthropic (SPEC §2, §4, §6):
   merge into one message, tool results first, so a reminder after a tool result joins
   the message that carries that result;
 - the list starts with a user turn (a short placeholder when filtering left an
-  assistant turn first);
+  assistant turn first, or no message at all: the Messages API needs at least one);
 - `cache_control: {"type": "ephemeral"}` marks the last system block and the last block
   before the newest turn (2 of the 4 breakpoints the API allows), and
   `stable_prefix_tokens` counts everything up to that second breakpoint.
@@ -100,7 +100,7 @@ def _anthropic(pieces: Sequence[Piece], turn_start: int, target: Target) -> Rend
         stable += frame if before_turn else 0
     if marker is None and turn_start >= len(pieces) and messages:
         marker = (len(messages) - 1, len(messages[-1]["content"]) - 1)
-    if messages and messages[0]["role"] == "assistant":
+    if not messages or messages[0]["role"] == "assistant":
         block = {"type": "text", "text": ANTHROPIC_OPENING}
         messages.insert(0, {"role": "user", "content": [block]})
         opening = frame_tokens("user", enc) + json_tokens(block, enc)

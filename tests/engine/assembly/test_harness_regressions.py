@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from contextq.history.formats import ANTHROPIC_OPENING
 from tests.engine.assembly.harness import engine
 from tests.engine.assembly.harness.cases import generate_case
 from tests.engine.assembly.harness.run import check_case
@@ -60,6 +61,11 @@ REGRESSIONS = [
     (138, "prefix_between_cuts", _filtered),
     # a summary cut to fit is cut the same from turn to turn
     (49, "prefix_between_cuts", _warned("the compaction summary")),
+    # Anthropic: a newest turn over its room at calibrated counts takes the room kept
+    # for an opening turn and the breakpoint before it (nothing stands before it then),
+    # rather than being left out and the list sent empty
+    (61914, "newest_present", _warned("is shown as a preview")),
+    (61914, "sdk_valid", _warned("is shown as a preview")),
 ]
 
 
@@ -77,3 +83,17 @@ def test_a_shrunk_case_keeps_its_promise(
         logging.disable(logging.NOTSET)
     assert arises(answers), "the case no longer shows what it was kept for"
     assert not violations, [p for v in violations for p in v.problems]
+
+
+def test_an_anthropic_answer_with_only_a_system_message_opens_with_a_user_turn() -> None:
+    """Seed 61914's `sdk_valid` shrunk to one read of one system message: the history
+    goes to `system`, and the Messages API needs at least one message."""
+    case = generate_case(61914)
+    system = [m for m in case.reads[0] if m.role == "system"][:1]
+    case = case.copy(reads=[system], force_filter=False, options={})
+    answer = engine.read(case, 0, engine.new_conversation()).answer
+    assert (case.format, len(answer["system"])) == ("anthropic", 2)  # S and the message
+    assert answer["messages"] == [
+        {"role": "user", "content": [{"type": "text", "text": ANTHROPIC_OPENING}]}
+    ]
+    assert not check_case(case)
