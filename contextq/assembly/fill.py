@@ -121,11 +121,10 @@ def fill(
         work, pinned, f.budget.hard_limit_tokens - head, _room_name(plan, False)
     )
     warnings = [warning] if warning else []
-    # pinned alone over the limit, or over what S, R and CA (taken before them) leave
-    # it: only S and the pinned messages are sent (SPEC §4: pinned are never dropped)
-    if work.costs(i for i in pinned if work.history[i].role != "system") > limit - fixed_cost(
-        parts, plan
-    ):
+    # pinned alone over the limit, or over what S with the history's system messages
+    # (never dropped: they go with S), R and CA (taken before them) leave it: only S and
+    # the pinned messages are sent (SPEC §4: pinned are never dropped)
+    if work.costs(pinned) > limit - fixed_cost(parts, plan):
         parts.custom_agent = parts.reminder = parts.summary = None
         hard = f.budget.hard_limit_tokens
         room = hard - head - work.costs(i for i in pinned if i != work.u)
