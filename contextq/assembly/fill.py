@@ -160,7 +160,7 @@ def fill(
     )
     result = select(work, plan, parts, how, cut_seq=carry.cut_seq, line=line, memory=memory)
     return _fitted(work, parts, plan, result, how=how, outside=taken - anchored - work.costs(turn),
-                   warnings=warnings)  # fmt: skip
+                   loose=sorted(turn - pinned), warnings=warnings)  # fmt: skip
 
 
 def _fitted(
@@ -171,10 +171,12 @@ def _fitted(
     *,
     how: Selecting,
     outside: int,
+    loose: list[int],
     warnings: list[str],
 ) -> tuple[layout.Fill, Ran | None]:
     """The strategy's choice fitted to the limit (the hard room when it failed open),
-    with the warnings of what was left out."""
+    with the warnings of what was left out. `loose`: the newest turn's messages that may
+    still shrink should the count as sent pass the limit (`layout.shrink_turn`)."""
     f = plan.read.filter
     kept = result.kept
     limit, runs = how.limit, how.runs
@@ -194,7 +196,10 @@ def _fitted(
     ran = result if (f.strategy != "noop" and runs) or result.error else None
     if ran is None and result.clear_seq is not None:
         ran = Ran(kept, clear_seq=result.clear_seq)  # the hard room moved the line
-    return layout.Fill(kept, warnings, protected=how.protected | how.turn, limit=limit), ran
+    protected = how.protected | how.turn
+    room_name = _room_name(plan, runs)
+    return layout.Fill(kept, warnings, protected=protected, limit=limit, loose=loose,
+                       room_name=room_name), ran  # fmt: skip
 
 
 def _fit_preamble(
