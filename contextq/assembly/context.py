@@ -256,8 +256,8 @@ def _finish(
     limit: int,
 ) -> Rendered:
     """Order, cite and render; should the honest count still pass `limit`, leave out the
-    oldest unprotected history unit (none left: shrink the newest turn's non-pinned
-    messages by what is over) and render again."""
+    oldest unprotected history unit (none left: shrink what may still shrink by what is
+    over, `layout.shrink_loose`) and render again."""
     while True:
         pieces, turn_start = _order(work, parts, fill)
         rendered = render(_cite(pieces, citations, plan), turn_start=turn_start, target=plan.target)
@@ -265,7 +265,7 @@ def _finish(
             return rendered
         if any(i not in fill.protected for i in fill.kept):
             layout.fit_history(work, fill.kept, fill.protected, _history_cost(work, fill) - 1)
-        elif not layout.shrink_turn(work, fill, rendered.token_count - limit):
+        elif not layout.shrink_loose(work, fill, rendered.token_count - limit):
             fill.warnings.append(
                 f"the context ({rendered.token_count} tokens) is over its limit ({limit}): "
                 "what remains cannot be left out"

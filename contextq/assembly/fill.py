@@ -130,7 +130,7 @@ def fill(
         room = hard - head - work.costs(i for i in pinned if i != work.u)
         if work.u in pinned:
             warnings += fit_pinned_user_files(work, room, room_name=_room_name(plan, False))
-        return layout.pinned_only(pinned, limit=hard, warnings=warnings), None
+        return layout.pinned_only(work, pinned, limit=hard, warnings=warnings), None
     fixed = fixed_cost(parts, plan)
     turn_fit = fit_turn(
         work,
@@ -176,7 +176,7 @@ def _fitted(
 ) -> tuple[layout.Fill, Ran | None]:
     """The strategy's choice fitted to the limit (the hard room when it failed open),
     with the warnings of what was left out. `loose`: the newest turn's messages that may
-    still shrink should the count as sent pass the limit (`layout.shrink_turn`)."""
+    still shrink should the count as sent pass the limit (`layout.shrink_loose`)."""
     f = plan.read.filter
     kept = result.kept
     limit, runs = how.limit, how.runs
