@@ -256,20 +256,21 @@ def _finish(
     limit: int,
 ) -> Rendered:
     """Order, cite and render; should the honest count still pass `limit`, leave out the
-    oldest unprotected history unit and render again."""
+    oldest unprotected history unit (none left: shrink what may still shrink by what is
+    over, `layout.shrink_loose`) and render again."""
     while True:
         pieces, turn_start = _order(work, parts, fill)
         rendered = render(_cite(pieces, citations, plan), turn_start=turn_start, target=plan.target)
         if rendered.token_count <= limit:
             return rendered
-        droppable = sorted(i for i in fill.kept if i not in fill.protected)
-        if not droppable:
+        if any(i not in fill.protected for i in fill.kept):
+            layout.fit_history(work, fill.kept, fill.protected, _history_cost(work, fill) - 1)
+        elif not layout.shrink_loose(work, fill, rendered.token_count - limit):
             fill.warnings.append(
                 f"the context ({rendered.token_count} tokens) is over its limit ({limit}): "
                 "what remains cannot be left out"
             )
             return rendered
-        layout.fit_history(work, fill.kept, fill.protected, _history_cost(work, fill) - 1)
 
 
 def _history_cost(work: Work, fill: layout.Fill) -> int:

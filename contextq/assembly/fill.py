@@ -121,17 +121,16 @@ def fill(
         work, pinned, f.budget.hard_limit_tokens - head, _room_name(plan, False)
     )
     warnings = [warning] if warning else []
-    # pinned alone over the limit, or over what S, R and CA (taken before them) leave
-    # it: only S and the pinned messages are sent (SPEC §4: pinned are never dropped)
-    if work.costs(i for i in pinned if work.history[i].role != "system") > limit - fixed_cost(
-        parts, plan
-    ):
+    # pinned alone over the limit, or over what S with the history's system messages
+    # (never dropped: they go with S), R and CA (taken before them) leave it: only S and
+    # the pinned messages are sent (SPEC §4: pinned are never dropped)
+    if work.costs(pinned) > limit - fixed_cost(parts, plan):
         parts.custom_agent = parts.reminder = parts.summary = None
         hard = f.budget.hard_limit_tokens
         room = hard - head - work.costs(i for i in pinned if i != work.u)
         if work.u in pinned:
             warnings += fit_pinned_user_files(work, room, room_name=_room_name(plan, False))
-        return layout.pinned_only(pinned, limit=hard, warnings=warnings), None
+        return layout.pinned_only(work, pinned, limit=hard, warnings=warnings), None
     fixed = fixed_cost(parts, plan)
     turn_fit = fit_turn(
         work, _turn_room(work, parts, plan, pinned, limit), pinned=pinned,
@@ -159,7 +158,7 @@ def fill(
     )
     result = select(work, plan, parts, how, cut_seq=carry.cut_seq, line=line, memory=memory)
     return _fitted(work, parts, plan, result, how=how, outside=taken - anchored - work.costs(turn),
-                   warnings=warnings)  # fmt: skip
+                   loose=sorted(turn - pinned), warnings=warnings)  # fmt: skip
 
 
 def _turn_room(work: Work, parts: Parts, plan: ContextPlan, pinned: set[int], limit: int) -> int:
@@ -189,10 +188,12 @@ def _fitted(
     *,
     how: Selecting,
     outside: int,
+    loose: list[int],
     warnings: list[str],
 ) -> tuple[layout.Fill, Ran | None]:
     """The strategy's choice fitted to the limit (the hard room when it failed open),
-    with the warnings of what was left out."""
+    with the warnings of what was left out. `loose`: the newest turn's messages that may
+    still shrink should the count as sent pass the limit (`layout.shrink_loose`)."""
     f = plan.read.filter
     kept = result.kept
     limit, runs = how.limit, how.runs
@@ -212,7 +213,10 @@ def _fitted(
     ran = result if (f.strategy != "noop" and runs) or result.error else None
     if ran is None and result.clear_seq is not None:
         ran = Ran(kept, clear_seq=result.clear_seq)  # the hard room moved the line
-    return layout.Fill(kept, warnings, protected=how.protected | how.turn, limit=limit), ran
+    protected = how.protected | how.turn
+    room_name = _room_name(plan, runs)
+    return layout.Fill(kept, warnings, protected=protected, limit=limit, loose=loose,
+                       room_name=room_name), ran  # fmt: skip
 
 
 def _fit_preamble(

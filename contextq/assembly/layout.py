@@ -19,7 +19,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 
-from contextq.assembly.pieces import Piece, text_piece
+from contextq.assembly.pieces import Piece, message_piece, text_piece
 from contextq.assembly.shrink import shrink
 from contextq.assembly.turn_fit import fit_files
 from contextq.assembly.work import Work, includable
@@ -46,6 +46,10 @@ class Fill:
     pinned_only: bool = False
     protected: set[int] = field(default_factory=set)  # never left out to fit (turn, pinned)
     limit: int | None = None  # what the final count must fit (None: the caller's)
+    # what may still shrink should the count as sent pass the limit (`shrink_loose`): the
+    # newest turn's non-pinned messages, or (pinned alone) the pinned ones already previews
+    loose: list[int] = field(default_factory=list)
+    room_name: str = "the model's room"  # what `limit` is, for warnings
 
 
 def pinned_indices(work: Work, max_pinned: int) -> set[int]:
@@ -143,13 +147,62 @@ def _previews(work: Work, pinned: set[int], excess: int) -> None:
         excess -= before - work.cost(i)
 
 
-def pinned_only(pinned: set[int], *, limit: int, warnings: list[str]) -> Fill:
-    """Only the pinned messages (with S and the history's system messages): they alone
-    exceed the budget (seed 002), logged and in the answer."""
-    log.warning("%s", PINNED_ALONE)
-    return Fill(
-        set(pinned), [*warnings, PINNED_ALONE], pinned_only=True, protected=set(pinned), limit=limit
+def shrink_loose(work: Work, fill: Fill, excess: int) -> bool:
+    """`fill.loose` shrunk by `excess` tokens (the newest tool result first, then the
+    others largest first), when the count as sent passed the limit with nothing else
+    left to leave out; whether any shrank. The fill sizes them before the cache
+    breakpoints are placed: a breakpoint is counted with its block, whose calibrated
+    factor it may change, so its cost is known only once rendered. Each message of the
+    newest turn shrunk is named in a warning with its new size."""
+    history = work.history
+    tools = [i for i in sorted(fill.loose, reverse=True) if history[i].role == "tool"]
+    others = sorted((i for i in fill.loose if i not in tools), key=work.cost, reverse=True)
+    shrunk = False
+    for i in tools + others:
+        before = work.cost(i)
+        if excess > 0 and shrink(work, i, before - excess):
+            excess -= before - work.cost(i)
+            _said_preview(work, fill, i)
+            shrunk = True
+    return shrunk
+
+
+def _whole_cost(work: Work, i: int) -> int:
+    """What message i costs whole (not as a preview), its documents included."""
+    docs = work.docs.get(i)
+    whole = message_piece(work.history[i], work.target, work.attached.get(i)).cost
+    return whole + (docs.cost if docs is not None else 0)
+
+
+def _said_preview(work: Work, fill: Fill, i: int) -> None:
+    """The warning naming message i of the newest turn as a preview, in place of any
+    said before (a pinned message's preview has none: `cut_pinned`)."""
+    if fill.pinned_only:
+        return
+    whole = _whole_cost(work, i)
+    head = f"message {work.history[i].id} ("
+    fill.warnings = [w for w in fill.warnings if not w.startswith(head)]
+    fill.warnings.append(
+        f"{head}{whole} tokens) is shown as a preview of {work.cost(i)} tokens: the newest "
+        f"turn does not fit {fill.room_name} whole"
     )
+
+
+def pinned_only(work: Work, pinned: set[int], *, limit: int, warnings: list[str]) -> Fill:
+    """Only the pinned messages (with S and the history's system messages): they alone
+    exceed the budget (seed 002), logged and in the answer. Those shown as previews
+    (`cut_pinned`) may shrink further (`shrink_loose`)."""
+    log.warning("%s", PINNED_ALONE)
+    history = work.history
+    previews = [
+        i
+        for i in sorted(pinned)
+        if history[i].role != "system" and work.cost(i) < _whole_cost(work, i)
+    ]
+    return Fill(
+        set(pinned), [*warnings, PINNED_ALONE], pinned_only=True, protected=set(pinned),
+        limit=limit, loose=previews,
+    )  # fmt: skip
 
 
 SUMMARY_STEP = 0.75  # a cut summary's size is the limit times a power of this

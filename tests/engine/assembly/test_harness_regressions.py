@@ -55,6 +55,14 @@ REGRESSIONS = [
     (780, "system_verbatim", _warned("the pinned messages do not fit the model's room")),
     # S, R and CA with the pinned messages over the room: the pinned-alone case
     (2863, "within_hard_room", _warned("the pinned messages alone exceed budget_tokens")),
+    # the history's system messages count with the pinned ones against what S, R and CA
+    # leave: R was sent past the hard room next to a pinned result's preview
+    (12530, "within_hard_room", _warned("the pinned messages alone exceed budget_tokens")),
+    # a cache breakpoint's calibrated cost is known once rendered (it can change its
+    # block's factor): the newest turn's preview shrinks by what it passed the budget
+    (18284, "within_budget", _warned("is shown as a preview")),
+    # ... and so does the newest pinned result's preview when only the pinned are sent
+    (19618, "within_hard_room", _warned("the pinned messages alone exceed budget_tokens")),
     # the hierarchical memory block left out when it does not fit
     (1282, "within_budget", _warned("the hierarchical memory block")),
     # usage before the carried stubs: filtering does not stop the turn after a move
