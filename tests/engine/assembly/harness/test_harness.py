@@ -1,10 +1,10 @@
 """The invariant harness in CI: 10 000 generated conversations (seeds 0…9 999, so a run
 is reproducible), every answer judged by every invariant, one test per invariant.
 
-One module-scoped run feeds all the tests (about 2 minutes on one core of this
-machine); each test fails with the number of cases and answers that broke its promise,
-and the smallest case the shrinker found in a few seconds, with the seed and the command
-that reproduces it. `HARNESS_CASES` changes the number of cases (e.g. 500 while
+One run (session-scoped, on one xdist worker) feeds all the tests (about 2 minutes on
+one core of this machine); each test fails with the number of cases and answers that
+broke its promise, and the smallest case the shrinker found in a few seconds, with the
+seed and the command that reproduces it. `HARNESS_CASES` changes the number of cases (e.g. 500 while
 working on the engine); `bench/context_fuzz.py --cases 100000` runs more.
 """
 
@@ -21,13 +21,13 @@ from tests.engine.assembly.harness.run import NAMES, Report, minimal, run
 CASES = int(os.environ.get("HARNESS_CASES", "10000"))
 # about 130 s of one core for the run and 2 s a broken invariant for its shrinking; the
 # timeout leaves room for a machine whose cores are shared (pyproject's default is 300 s)
-# one worker runs the whole module (scripts/test distributes by --dist loadgroup): the
-# module-scoped run must not happen once per xdist worker
-pytestmark = [pytest.mark.timeout(900), pytest.mark.xdist_group("invariant-harness")]
+# one worker runs the whole file (scripts/test distributes by --dist loadfile), and the
+# run is session-scoped: once per worker whatever else that worker runs
+pytestmark = pytest.mark.timeout(900)
 SHRINK_SECONDS = 2.0  # per broken invariant: the seed reproduces the case anyway
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def report() -> Report:
     logging.disable(logging.WARNING)  # the engine warns on every pinned-alone case
     try:
