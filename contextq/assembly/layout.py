@@ -20,8 +20,8 @@ import logging
 from dataclasses import dataclass, field
 
 from contextq.assembly.pieces import Piece, message_piece, text_piece
-from contextq.assembly.shrink import shrink
-from contextq.assembly.turn_fit import fit_files
+from contextq.assembly.shrink import results_first, shrink_in_order
+from contextq.assembly.turn_fit import fit_files, preview_warning
 from contextq.assembly.work import Work, includable
 from contextq.history.chains import unit_at
 from contextq.history.plan import summary_wrapper
@@ -139,12 +139,7 @@ def _previews(work: Work, pinned: set[int], excess: int) -> None:
     loose = sorted((i for i in pinned if not history[i].pinned), reverse=True)
     loose.sort(key=lambda i: history[i].role != "tool")
     held = sorted((i for i in pinned if history[i].pinned), key=work.cost, reverse=True)
-    for i in loose + held:
-        if excess <= 0 or history[i].role == "system":
-            continue
-        before = work.cost(i)
-        shrink(work, i, before - excess)
-        excess -= before - work.cost(i)
+    shrink_in_order(work, [i for i in loose + held if history[i].role != "system"], excess)
 
 
 def shrink_loose(work: Work, fill: Fill, excess: int) -> bool:
@@ -154,17 +149,10 @@ def shrink_loose(work: Work, fill: Fill, excess: int) -> bool:
     breakpoints are placed: a breakpoint is counted with its block, whose calibrated
     factor it may change, so its cost is known only once rendered. Each message of the
     newest turn shrunk is named in a warning with its new size."""
-    history = work.history
-    tools = [i for i in sorted(fill.loose, reverse=True) if history[i].role == "tool"]
-    others = sorted((i for i in fill.loose if i not in tools), key=work.cost, reverse=True)
-    shrunk = False
-    for i in tools + others:
-        before = work.cost(i)
-        if excess > 0 and shrink(work, i, before - excess):
-            excess -= before - work.cost(i)
-            _said_preview(work, fill, i)
-            shrunk = True
-    return shrunk
+    shrunk = shrink_in_order(work, results_first(work, fill.loose), excess)
+    for i, _ in shrunk:
+        _said_preview(work, fill, i)
+    return bool(shrunk)
 
 
 def _whole_cost(work: Work, i: int) -> int:
@@ -179,13 +167,9 @@ def _said_preview(work: Work, fill: Fill, i: int) -> None:
     said before (a pinned message's preview has none: `cut_pinned`)."""
     if fill.pinned_only:
         return
-    whole = _whole_cost(work, i)
     head = f"message {work.history[i].id} ("
     fill.warnings = [w for w in fill.warnings if not w.startswith(head)]
-    fill.warnings.append(
-        f"{head}{whole} tokens) is shown as a preview of {work.cost(i)} tokens: the newest "
-        f"turn does not fit {fill.room_name} whole"
-    )
+    fill.warnings.append(preview_warning(work, i, _whole_cost(work, i), fill.room_name))
 
 
 def pinned_only(work: Work, pinned: set[int], *, limit: int, warnings: list[str]) -> Fill:

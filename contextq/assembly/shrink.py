@@ -9,7 +9,7 @@ preview is the largest whose honest count fits (`preview.fit_preview`).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from contextq.assembly.pieces import Piece, message_piece
@@ -99,3 +99,27 @@ def shrink(work: Work, i: int, target: int) -> bool:
     if source.tool:
         work.named.add(i)
     return True
+
+
+def results_first(work: Work, indices: Iterable[int]) -> list[int]:
+    """The order in which messages give way: tool results newest first, then the others
+    largest first."""
+    history = work.history
+    chosen = sorted(indices)
+    results = [i for i in reversed(chosen) if history[i].role == "tool"]
+    others = sorted((i for i in chosen if history[i].role != "tool"), key=work.cost, reverse=True)
+    return results + others
+
+
+def shrink_in_order(work: Work, order: Sequence[int], excess: int) -> list[tuple[int, int]]:
+    """Shrink the messages of `order`, one after another, until `excess` tokens are gone;
+    (index, cost before) of each that shrank."""
+    shrunk: list[tuple[int, int]] = []
+    for i in order:
+        if excess <= 0:
+            break
+        before = work.cost(i)
+        if shrink(work, i, before - excess):
+            excess -= before - work.cost(i)
+            shrunk.append((i, before))
+    return shrunk

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from contextq.assembly.shrink import shrink
+from contextq.assembly.shrink import results_first, shrink_in_order
 from contextq.assembly.work import Work, attach_files, includable
 
 
@@ -162,19 +162,15 @@ def _previews(
 ) -> set[int]:
     """Shrink the turn's non-pinned messages, newest tool result first, until it fits;
     returns the ones shrunk."""
-    shrunk: set[int] = set()
-    history = work.history
-    results = [i for i in reversed(turn) if history[i].role == "tool" and i not in pinned]
-    others = [i for i in turn if history[i].role != "tool" and i not in pinned]
-    for i in results + sorted(others, key=work.cost, reverse=True):
-        excess = work.costs(turn) - room
-        if excess <= 0:
-            break
-        before = work.cost(i)
-        if shrink(work, i, before - excess):
-            shrunk.add(i)
-            out.warnings.append(
-                f"message {history[i].id} ({before} tokens) is shown as a preview of "
-                f"{work.cost(i)} tokens: the newest turn does not fit {room_name} whole"
-            )
-    return shrunk
+    order = results_first(work, (i for i in turn if i not in pinned))
+    shrunk = shrink_in_order(work, order, work.costs(turn) - room)
+    out.warnings += [preview_warning(work, i, before, room_name) for i, before in shrunk]
+    return {i for i, _ in shrunk}
+
+
+def preview_warning(work: Work, i: int, whole: int, room_name: str) -> str:
+    """The warning naming message i of the newest turn, `whole` tokens, as a preview."""
+    return (
+        f"message {work.history[i].id} ({whole} tokens) is shown as a preview of "
+        f"{work.cost(i)} tokens: the newest turn does not fit {room_name} whole"
+    )
