@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from bench.retrieval_corpus import Query
-from contextq.retrieval.dense import fuse
+from contextq.retrieval.dense import bm25_head_weight, fuse
 
 GRID_K = (10, 30, 60)
 GRID_WEIGHTS = (0.5, 1.0, 1.5, 2.0)
@@ -74,8 +74,7 @@ def fusion_grid(
 
 def _head_fused(sharp: float, floor: float) -> Any:
     def fused(bm: Any, de: Any) -> Any:
-        flat = abs(bm[min(9, len(bm) - 1)][1]) / abs(bm[0][1]) if len(bm) > 1 and bm[0][1] else 0
-        return fuse(bm, de, bm25_weight=max(floor, min(1.0, (1 - flat) / sharp)))
+        return fuse(bm, de, bm25_weight=bm25_head_weight(bm, sharp=sharp, floor=floor))
 
     return fused
 

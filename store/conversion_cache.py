@@ -128,6 +128,6 @@ def _renew(lk: Any, done: threading.Event, every_s: float) -> None:
     while not done.wait(every_s):
         try:
             lk.reacquire()
-        except (redis.RedisError, redis.exceptions.LockError) as exc:
+        except redis.RedisError as exc:  # LockError too: the lock was lost
             log.warning("conversion lock not renewed (%s)", exc)
             return

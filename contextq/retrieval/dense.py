@@ -145,13 +145,16 @@ def dense_top(matrices: Sequence[SetMatrix], query: npt.NDArray[np.float32], n: 
     return [(int(ids[i]), float(scores[i])) for i in order]
 
 
-def bm25_head_weight(bm25: Ranked) -> float:
+def bm25_head_weight(
+    bm25: Ranked, *, sharp: float = SHARP_HEAD, floor: float = MIN_BM25_WEIGHT
+) -> float:
     """The bm25 ranking's weight in the fusion: how far its tenth score (the last, with
-    fewer hits) falls below its first (scores best first, of either sign)."""
+    fewer hits) falls below its first (scores best first, of either sign); `sharp` and
+    `floor` for the benchmark's grid."""
     if len(bm25) < 2 or not bm25[0][1]:
         return BM25_WEIGHT  # one chunk holds the query's words: as sharp as it gets
     flatness = abs(bm25[min(9, len(bm25) - 1)][1]) / abs(bm25[0][1])
-    return BM25_WEIGHT * max(MIN_BM25_WEIGHT, min(1.0, (1.0 - flatness) / SHARP_HEAD))
+    return BM25_WEIGHT * max(floor, min(1.0, (1.0 - flatness) / sharp))
 
 
 def fuse(
