@@ -43,7 +43,7 @@ HOW_TO_NAME = (
     f"`{CONVERSATION_HEADER}: <conversation id>`); the id is the one `POST /v1/conversations` "
     "answered, and the tools act on that conversation"
 )
-NOT_NAMED = f"Error: this MCP connection names no conversation, so no tool can run: {HOW_TO_NAME}"
+NOT_NAMED = f"this MCP connection names no conversation, so no tool can run: {HOW_TO_NAME}"
 
 
 def refusal_text(exc: ContextqError) -> str:
@@ -54,13 +54,13 @@ def refusal_text(exc: ContextqError) -> str:
 
 
 def conversation_named(request: Request) -> tuple[str | None, str]:
-    """(the conversation id, "") when the request names one; else (None, why not: the text
-    each tool call answers)."""
+    """(the conversation id, "") when the request names one; else (None, why not: what
+    each tool call answers and `initialize`'s instructions open with)."""
     header = request.headers.get(CONVERSATION_HEADER, "").strip()
     param = request.query_params.get(CONVERSATION_PARAM, "").strip()
     if header and param and header != param:
         return None, (
-            f"Error: the {CONVERSATION_HEADER} header names {header[:MAX_ID_CHARS]!r} and "
+            f"the {CONVERSATION_HEADER} header names {header[:MAX_ID_CHARS]!r} and "
             f"?{CONVERSATION_PARAM}= names {param[:MAX_ID_CHARS]!r}: name one conversation"
         )
     value = header or param
@@ -68,7 +68,7 @@ def conversation_named(request: Request) -> tuple[str | None, str]:
         return None, NOT_NAMED
     if len(value) > MAX_ID_CHARS:
         return None, (
-            f"Error: {value[:MAX_ID_CHARS]!r}… is not a conversation id (those are at most "
+            f"{value[:MAX_ID_CHARS]!r}… is not a conversation id (those are at most "
             f"{MAX_ID_CHARS} characters): {HOW_TO_NAME}"
         )
     return value, ""
@@ -88,7 +88,7 @@ async def _handle(scope: Scope, receive: Receive, send: Send) -> None:
 
     async def execute(name: str, arguments: Mapping[str, Any]) -> str:
         if conversation_id is None:
-            raise ToolRefused(problem)
+            raise ToolRefused(f"Error: {problem}")
         try:
             text: str = await write(
                 tools.execute_tool,
@@ -102,7 +102,7 @@ async def _handle(scope: Scope, receive: Receive, send: Send) -> None:
             raise ToolRefused(refusal_text(exc)) from None
         return text
 
-    instructions = INSTRUCTIONS if conversation_id else f"{problem}\n\n{INSTRUCTIONS}"
+    instructions = INSTRUCTIONS if conversation_id else f"Note: {problem}.\n\n{INSTRUCTIONS}"
     server = build_server(builtin_tools.definitions("mcp"), execute, instructions=instructions)
     manager = StreamableHTTPSessionManager(app=server, json_response=True, stateless=True)
     async with manager.run():

@@ -167,15 +167,18 @@ def observe_context_build(answer: dict[str, Any]) -> None:
     CONTEXT_BUILD.labels(str(answer.get("strategy")), str(answer.get("format"))).observe(seconds)
 
 
-def observe_compaction(result: Any, *, failed: bool = False) -> None:
-    """A `compact_conversation` result: {"method": …} when it wrote a compaction,
-    {"skipped": …} when it had nothing to do; `failed` when it raised."""
+def compaction_labels(result: Any, *, failed: bool = False) -> tuple[str, str]:
+    """(method, outcome) of a `compact_conversation` result: {"method": …} when it wrote
+    a compaction, {"skipped": …} when it had nothing to do; `failed` when it raised."""
     if failed:
-        COMPACTIONS.labels("none", "failed").inc()
-    elif isinstance(result, dict) and result.get("method"):
-        COMPACTIONS.labels(str(result["method"]), "compacted").inc()
-    else:
-        COMPACTIONS.labels("none", "skipped").inc()
+        return "none", "failed"
+    if isinstance(result, dict) and result.get("method"):
+        return str(result["method"]), "compacted"
+    return "none", "skipped"
+
+
+def observe_compaction(result: Any, *, failed: bool = False) -> None:
+    COMPACTIONS.labels(*compaction_labels(result, failed=failed)).inc()
 
 
 def zero_known_series(
