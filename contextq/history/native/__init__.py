@@ -22,15 +22,26 @@ Pure: no I/O, no web framework, no database.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, cast
 
 from contextq.history.native import anthropic, gemini, responses
 from contextq.history.native.common import CallBook, kind_name, refuse
 from contextq.history.native.default_form import holds_native_blocks, parse_default
-from contextq.history.types import NATIVE_FORMATS, Message, Native
+from contextq.history.types import NATIVE_FORMATS, Message, Native, NativeFormat
 
 # where each format's turns are in the request body
 BODY_KEYS: dict[str, str] = {"anthropic": "messages", "responses": "items", "gemini": "contents"}
+
+
+def check_format(value: Any) -> NativeFormat:
+    """`value` as a native format (ValidationFailed naming `format` otherwise)."""
+    if value not in NATIVE_FORMATS:
+        raise refuse(
+            "format",
+            f"format must be one of {', '.join(sorted(NATIVE_FORMATS))}, not {value!r} "
+            "(leave it out to post OpenAI chat messages)",
+        )
+    return cast(NativeFormat, value)
 
 
 def parse_native(
@@ -42,13 +53,7 @@ def parse_native(
 ) -> list[Message]:
     """The engine messages of a native batch, in order (ValidationFailed naming the
     place when the vendor's API would refuse it; nothing is half-parsed)."""
-    if format not in NATIVE_FORMATS:
-        raise refuse(
-            "format",
-            f"format must be one of {', '.join(sorted(NATIVE_FORMATS))}, not {format!r} "
-            "(leave it out to post OpenAI chat messages)",
-        )
-    key = BODY_KEYS[format]
+    key = BODY_KEYS[check_format(format)]
     if not isinstance(items, list):
         raise refuse(key, f"{key} is a list, not {kind_name(items)}")
     book = CallBook(open_calls)
@@ -78,6 +83,7 @@ def reasoning_units(native: Native | None) -> int:
 __all__ = [
     "BODY_KEYS",
     "CallBook",
+    "check_format",
     "holds_native_blocks",
     "parse_default",
     "parse_native",

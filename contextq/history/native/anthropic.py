@@ -28,6 +28,7 @@ from typing import Any
 
 from contextq.history.native.common import (
     CallBook,
+    check_call_count,
     data_url,
     image_part,
     joined_text,
@@ -154,6 +155,7 @@ def _assistant(
                 )
         elif kind == "tool_use":
             calls.append(_tool_use(block, place, book))
+            check_call_count(calls, place)
         elif kind == "tool_result":
             raise refuse(place, "tool_result blocks answer the model: they go in a user turn")
     return native_message(
@@ -185,7 +187,7 @@ def _tool_use(block: Mapping[str, Any], place: str, book: CallBook) -> dict[str,
         raise refuse(
             at(place, "input"), f"a tool_use input is an object, not {kind_name(arguments)}"
         )
-    book.make(call_id, name)
+    book.make(call_id, name, where=at(place, "id"))
     return openai_call(call_id, name, arguments)
 
 
@@ -235,7 +237,7 @@ def _tool_result(
     call_id = block.get("tool_use_id")
     if not non_empty_text(call_id):
         raise refuse(at(place, "tool_use_id"), "a tool_result needs the tool_use_id it answers")
-    if not book.answer(call_id):
+    if not book.answer(call_id, where=at(place, "tool_use_id")):
         raise refuse(
             at(place, "tool_use_id"),
             f"this tool_result answers no call: {call_id!r} is not the id of a tool_use "

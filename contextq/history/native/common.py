@@ -8,7 +8,9 @@ from collections.abc import Iterable, Mapping
 from typing import Any, TypeGuard
 
 from contextq.errors import ValidationFailed
-from contextq.history.types import Content, Message, Native, NativeFormat, Role
+from contextq.history.types import MAX_TOOL_CALLS, Content, Message, Native, NativeFormat, Role
+
+MAX_CALL_ID_CHARS = 200  # a call id is stored as a row's tool_call_id (200 characters)
 
 
 def refuse(where: str, reason: str) -> ValidationFailed:
@@ -28,12 +30,12 @@ class CallBook:
         self._open: dict[str, str] = {str(k): str(v) for k, v in pairs}  # id -> name
         self._made: dict[str, int] = {}  # name -> calls of it made in this batch
 
-    def make(self, call_id: str, name: str) -> None:
-        self._open[call_id] = name
+    def make(self, call_id: str, name: str, *, where: str) -> None:
+        self._open[fit_id(call_id, where)] = name
 
-    def answer(self, call_id: str) -> bool:
+    def answer(self, call_id: str, *, where: str) -> bool:
         """Close `call_id`; False when it is not an open call."""
-        return self._open.pop(call_id, None) is not None
+        return self._open.pop(fit_id(call_id, where), None) is not None
 
     def answer_by_name(self, name: str) -> str | None:
         """Close the oldest open call of `name` and return its id (Gemini results need
@@ -50,7 +52,7 @@ class CallBook:
         n = self._made.get(name, 0)
         while True:
             n += 1
-            call_id = f"{prefix}-{name}-{n}"
+            call_id = f"{prefix}-{name[:150]}-{n}"
             if call_id not in self._open:
                 self._made[name] = n
                 return call_id
@@ -60,6 +62,21 @@ class CallBook:
         is not checked against the calls: it never was)."""
         if call_id is not None:
             self._open.pop(call_id, None)
+
+
+def fit_id(call_id: str, where: str) -> str:
+    """A call id as the store keeps it: at most MAX_CALL_ID_CHARS, no NUL."""
+    if len(call_id) > MAX_CALL_ID_CHARS or "\x00" in call_id:
+        raise refuse(
+            where, f"a call id has at most {MAX_CALL_ID_CHARS} characters and no NUL character"
+        )
+    return call_id
+
+
+def check_call_count(calls: list[dict[str, Any]], where: str) -> None:
+    """At most MAX_TOOL_CALLS calls in one assistant turn (as in the default form)."""
+    if len(calls) > MAX_TOOL_CALLS:
+        raise refuse(where, f"one assistant turn makes at most {MAX_TOOL_CALLS} tool calls")
 
 
 def openai_call(call_id: str, name: str, arguments: Any) -> dict[str, Any]:

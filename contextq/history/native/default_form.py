@@ -59,7 +59,8 @@ def _chat_message(data: Mapping[str, Any], where: str, book: CallBook) -> Messag
         raise refuse(at(where, field), reason)
     for call in message.tool_calls or ():
         function = call.get("function") or {}
-        book.make(str(call.get("id", "")), str(function.get("name", "")))
+        call_id = str(call.get("id", ""))
+        book.make(call_id, str(function.get("name", "")), where=at(where, "tool_calls"))
     if message.role == "tool":
         book.close_default(message.tool_call_id)
     return message

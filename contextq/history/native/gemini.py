@@ -26,6 +26,7 @@ from typing import Any
 
 from contextq.history.native.common import (
     CallBook,
+    check_call_count,
     data_url,
     image_part,
     joined_text,
@@ -117,6 +118,7 @@ def _model(
         key, call = field(part, "functionCall")
         if call is not None:
             calls.append(_call(call, f"{where}.{key}", book))
+            check_call_count(calls, where)
         elif isinstance(part.get("text"), str) and part.get("thought") is not True:
             texts.append(part["text"])
     return native_message(
@@ -131,7 +133,7 @@ def _call(call: Any, where: str, book: CallBook) -> dict[str, Any]:
     call_id = call.get("id")
     if not non_empty_text(call_id):
         call_id = book.synthetic_id(ID_PREFIX, name)
-    book.make(call_id, name)
+    book.make(call_id, name, where=f"{where}.id")
     arguments = call.get("args")
     return openai_call(call_id, name, arguments if arguments is not None else {})
 
@@ -177,7 +179,7 @@ def _answered(response: Any, where: str, book: CallBook) -> str:
         raise refuse(where, f"a functionResponse is an object, not {kind_name(response)}")
     call_id, name = response.get("id"), response.get("name")
     if non_empty_text(call_id):
-        if book.answer(call_id):
+        if book.answer(call_id, where=f"{where}.id"):
             return str(call_id)
         raise refuse(
             f"{where}.id",

@@ -25,6 +25,7 @@ from typing import Any, Literal
 
 from contextq.history.native.common import (
     CallBook,
+    check_call_count,
     image_part,
     joined_text,
     kind_name,
@@ -123,6 +124,7 @@ def _output(
         texts.extend(_output_texts(item["content"]))
     elif kind in CALL_TYPES:
         calls.append(_call(item, place, CALL_TYPES[kind], book))
+        check_call_count(calls, place)
     elif kind == "reasoning":
         if not isinstance(item.get("summary"), list):
             raise refuse(
@@ -157,7 +159,7 @@ def _call(item: Mapping[str, Any], place: str, argument_key: str, book: CallBook
         raise refuse(f"{place}.name", f"a {kind} needs the name of the tool it calls")
     if not isinstance(item.get(argument_key), str):
         raise refuse(f"{place}.{argument_key}", f"a {kind}'s {argument_key} is a string")
-    book.make(call_id, name)
+    book.make(call_id, name, where=f"{place}.call_id")
     return openai_call(call_id, name, item[argument_key])
 
 
@@ -168,7 +170,7 @@ def _result(item: Mapping[str, Any], place: str, book: CallBook, model: str | No
         raise refuse(f"{place}.call_id", f"a {kind} needs the call_id of the call it answers")
     if "output" not in item:
         raise refuse(f"{place}.output", f"a {kind} needs its output")
-    if not book.answer(call_id):
+    if not book.answer(call_id, where=f"{place}.call_id"):
         raise refuse(
             f"{place}.call_id",
             f"this {kind} answers no call: {call_id!r} is not the call_id of a call "
