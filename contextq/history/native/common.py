@@ -111,9 +111,10 @@ def normal_content(parts: list[dict[str, Any]]) -> Content:
     return parts
 
 
-def joined_text(texts: list[str]) -> str | None:
-    """An assistant's visible text: its text pieces joined by newlines; None when none."""
-    return "\n".join(texts) if texts else None
+def joined_text(texts: list[str], separator: str = "") -> str | None:
+    """An assistant's visible text: its text pieces joined (the blocks or parts of one
+    turn are pieces of one text, as the SDKs' own `.text` joins them); None when none."""
+    return separator.join(texts) if texts else None
 
 
 def native_message(

@@ -61,7 +61,7 @@ def parse_items(items: list[Any], book: CallBook, model: str | None) -> list[Mes
                     model,
                     payload,
                     "assistant",
-                    joined_text(texts),
+                    joined_text(texts, "\n"),  # one text per message item
                     tool_calls=calls[:],
                 )
             )
@@ -121,7 +121,7 @@ def _output(
     item = items[i]
     kind = item.get("type", "message")
     if kind == "message":
-        texts.extend(_output_texts(item["content"]))
+        texts.append("".join(_output_texts(item["content"])))
     elif kind in CALL_TYPES:
         calls.append(_call(item, place, CALL_TYPES[kind], book))
         check_call_count(calls, place)
