@@ -35,7 +35,7 @@ BODY_KEYS: dict[str, str] = {"anthropic": "messages", "responses": "items", "gem
 
 def check_format(value: Any) -> NativeFormat:
     """`value` as a native format (ValidationFailed naming `format` otherwise)."""
-    if value not in NATIVE_FORMATS:
+    if not isinstance(value, str) or value not in NATIVE_FORMATS:
         raise refuse(
             "format",
             f"format must be one of {', '.join(sorted(NATIVE_FORMATS))}, not {value!r} "

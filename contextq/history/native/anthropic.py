@@ -285,7 +285,8 @@ def _user_content(blocks: list[Any]) -> Content:
 
 def is_reasoning(block: Any) -> bool:
     """A thinking or redacted_thinking block."""
-    return isinstance(block, Mapping) and block.get("type") in REASONING_BLOCKS
+    kind = block.get("type") if isinstance(block, Mapping) else None
+    return isinstance(kind, str) and kind in REASONING_BLOCKS
 
 
 def is_opaque(block: Any) -> bool:
@@ -295,11 +296,12 @@ def is_opaque(block: Any) -> bool:
         return False
     kind = block.get("type")
     if kind == "text":
-        return any(
-            isinstance(c, Mapping) and any(k.startswith("encrypted_") for k in c)
-            for c in block.get("citations") or ()
+        citations = block.get("citations")
+        return isinstance(citations, list) and any(
+            isinstance(c, Mapping) and any(str(k).startswith("encrypted_") for k in c)
+            for c in citations
         )
-    return kind not in VISIBLE_BLOCKS
+    return not isinstance(kind, str) or kind not in VISIBLE_BLOCKS
 
 
 def blocks_of(payload: Any) -> list[Any]:

@@ -222,7 +222,8 @@ def _output_texts(content: Any) -> list[str]:
 
 def is_reasoning(item: Any) -> bool:
     """A `reasoning` item."""
-    return isinstance(item, Mapping) and item.get("type") in REASONING_TYPES
+    kind = item.get("type") if isinstance(item, Mapping) else None
+    return isinstance(kind, str) and kind in REASONING_TYPES
 
 
 def is_opaque(item: Any) -> bool:
@@ -231,7 +232,7 @@ def is_opaque(item: Any) -> bool:
     if not isinstance(item, Mapping) or is_reasoning(item):
         return False
     kind = item.get("type", "message")
-    return kind not in VISIBLE_TYPES
+    return not isinstance(kind, str) or kind not in VISIBLE_TYPES
 
 
 def reasoning_units(payload: Any) -> int:

@@ -7,6 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from contextq.errors import ValidationFailed
 from contextq.history.native import (
@@ -433,5 +435,97 @@ def test_gemini_classifiers() -> None:
 
 def test_unknown_formats_and_shapes_are_refused() -> None:
     assert _refused("bedrock", [])[0] == "format"
+    assert _refused(["anthropic"], [])[0] == "format"  # type: ignore[arg-type]
     assert _refused("gemini", {"role": "user"})[0] == "contents"  # type: ignore[arg-type]
     assert reasoning_units(None) == 0
+
+
+# ---------------------------------------------------------------- any JSON at all
+
+
+_WORDS = st.sampled_from(
+    [
+        "role",
+        "content",
+        "type",
+        "text",
+        "thinking",
+        "signature",
+        "data",
+        "id",
+        "name",
+        "input",
+        "tool_use",
+        "tool_result",
+        "tool_use_id",
+        "user",
+        "assistant",
+        "system",
+        "model",
+        "parts",
+        "functionCall",
+        "functionResponse",
+        "function_call",
+        "call_id",
+        "arguments",
+        "output",
+        "function_call_output",
+        "reasoning",
+        "summary",
+        "message",
+        "redacted_thinking",
+        "thought",
+        "thoughtSignature",
+        "args",
+        "response",
+        "is_error",
+        "image",
+        "source",
+        "inlineData",
+        "citations",
+        "custom_tool_call",
+        "",
+    ]
+)
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | _WORDS,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_WORDS, inner, max_size=5),
+    max_leaves=25,
+)
+
+
+@settings(max_examples=600, deadline=None)
+@given(fmt=st.sampled_from(["anthropic", "responses", "gemini"]), items=st.lists(_JSON, max_size=5))
+def test_any_json_is_rows_or_a_refusal_naming_a_place(fmt: str, items: list[Any]) -> None:
+    try:
+        rows = parse_native(fmt, items, model=None, open_calls={"id": "name"})
+    except ValidationFailed as refused:
+        assert refused.field
+        return
+    for row in rows:
+        assert row.native is not None and row.native.format == fmt
+        reasoning_units(row.native)
+        for piece in (
+            row.native.payload if isinstance(row.native.payload, list) else [row.native.payload]
+        ):
+            for unit in (
+                (piece.get("content") or piece.get("parts") or [])
+                if isinstance(piece, dict)
+                else []
+            ):
+                (anthropic if fmt == "anthropic" else gemini).is_opaque(unit)
+        responses.is_opaque(row.native.payload)
+
+
+@settings(max_examples=300, deadline=None)
+@given(messages=st.lists(st.dictionaries(_WORDS, _JSON, max_size=5), max_size=4))
+def test_default_form_blocks_are_rows_or_a_refusal(messages: list[dict[str, Any]]) -> None:
+    shaped = [
+        {**m, "role": m.get("role") if m.get("role") in ("user", "assistant", "system") else "user"}
+        for m in messages
+        if isinstance(m.get("content"), list)
+    ]
+    try:
+        parse_default(shaped, model=None, book=CallBook())
+    except ValidationFailed as refused:
+        assert refused.field
