@@ -197,6 +197,147 @@ def gemini_parallel() -> list[dict[str, Any]]:
     ]
 
 
+# ---------------------------------------------------------------- batches an API refuses
+
+
+def turn(role: str, *blocks: dict[str, Any]) -> dict[str, Any]:
+    return {"role": role, "content": list(blocks)}
+
+
+USE = {"type": "tool_use", "id": "toolu_1", "name": "read_file", "input": {}}
+RESULT = {"type": "tool_result", "tool_use_id": "toolu_1", "content": "ok"}
+HELLO = {"role": "user", "content": "hello"}
+
+REFUSED: dict[str, tuple[dict[str, Any], str, str]] = {
+    "unanswered tool_result": (
+        {"format": "anthropic", "messages": [HELLO, turn("user", RESULT)]},
+        "messages[1].content[0].tool_use_id",
+        "answers no call",
+    ),
+    "thinking without signature": (
+        {
+            "format": "anthropic",
+            "messages": [HELLO, turn("assistant", {"type": "thinking", "thinking": "hm"})],
+        },
+        "messages[1].content[0].signature",
+        "signature",
+    ),
+    "thinking with an empty signature": (
+        {
+            "format": "anthropic",
+            "messages": [
+                HELLO,
+                turn("assistant", {"type": "thinking", "thinking": "", "signature": ""}),
+            ],
+        },
+        "messages[1].content[0].signature",
+        "signature",
+    ),
+    "redacted_thinking without data": (
+        {
+            "format": "anthropic",
+            "messages": [HELLO, turn("assistant", {"type": "redacted_thinking"})],
+        },
+        "messages[1].content[0].data",
+        "data",
+    ),
+    "tool_use without id": (
+        {
+            "format": "anthropic",
+            "messages": [HELLO, turn("assistant", {"type": "tool_use", "name": "f", "input": {}})],
+        },
+        "messages[1].content[0].id",
+        "id",
+    ),
+    "tool_use without name": (
+        {
+            "format": "anthropic",
+            "messages": [HELLO, turn("assistant", {"type": "tool_use", "id": "t", "input": {}})],
+        },
+        "messages[1].content[0].name",
+        "name",
+    ),
+    "text before a tool_result": (
+        {
+            "format": "anthropic",
+            "messages": [
+                HELLO,
+                turn("assistant", USE),
+                turn("user", {"type": "text", "text": "here:"}, RESULT),
+            ],
+        },
+        "messages[2].content[1]",
+        "come first",
+    ),
+    "anthropic role tool": (
+        {"format": "anthropic", "messages": [HELLO, {"role": "tool", "content": "x"}]},
+        "messages[1].role",
+        "role",
+    ),
+    "functionResponse with no call": (
+        {
+            "format": "gemini",
+            "contents": [
+                {"role": "user", "parts": [{"text": "hi"}]},
+                {"role": "user", "parts": [{"functionResponse": {"name": "f", "response": {}}}]},
+            ],
+        },
+        "contents[1].parts[0].functionResponse.name",
+        "answers no call",
+    ),
+    "role assistant in gemini contents": (
+        {
+            "format": "gemini",
+            "contents": [
+                {"role": "user", "parts": [{"text": "hi"}]},
+                {"role": "assistant", "parts": [{"text": "hello"}]},
+            ],
+        },
+        "contents[1].role",
+        '"model"',
+    ),
+    "orphan function_call_output": (
+        {
+            "format": "responses",
+            "items": [
+                {"role": "user", "content": "hi"},
+                {"type": "function_call_output", "call_id": "call_x", "output": "1"},
+            ],
+        },
+        "items[1].call_id",
+        "answers no call",
+    ),
+    "reasoning item with no following item": (
+        {
+            "format": "responses",
+            "items": [
+                {"role": "user", "content": "hi"},
+                {"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "e"},
+            ],
+        },
+        "items[1]",
+        "following item",
+    ),
+    "reasoning item followed by a user message": (
+        {
+            "format": "responses",
+            "items": [
+                {"type": "reasoning", "id": "rs_1", "summary": []},
+                {"role": "user", "content": "hi"},
+            ],
+        },
+        "items[0]",
+        "following item",
+    ),
+    "unknown format": (
+        {"format": "bedrock", "messages": [HELLO]},
+        "format",
+        "anthropic, gemini, responses",
+    ),
+}
+"""name → (body, the place its 422 names, words of its message)"""
+
+
 def dumps(value: Any) -> str:
     """JSON with keys in their order: equal strings are the same JSON, byte for byte."""
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))

@@ -281,146 +281,9 @@ def test_gemini_responses_without_ids_pair_with_stored_calls_by_name(app_client:
 # ---------------------------------------------------------------- refused batches
 
 
-def _turn(role: str, *blocks: dict[str, Any]) -> dict[str, Any]:
-    return {"role": role, "content": list(blocks)}
-
-
-USE = {"type": "tool_use", "id": "toolu_1", "name": "read_file", "input": {}}
-RESULT = {"type": "tool_result", "tool_use_id": "toolu_1", "content": "ok"}
-HELLO = {"role": "user", "content": "hello"}
-
-REFUSED: dict[str, tuple[dict[str, Any], str, str]] = {
-    "unanswered tool_result": (
-        {"format": "anthropic", "messages": [HELLO, _turn("user", RESULT)]},
-        "messages[1].content[0].tool_use_id",
-        "answers no call",
-    ),
-    "thinking without signature": (
-        {
-            "format": "anthropic",
-            "messages": [HELLO, _turn("assistant", {"type": "thinking", "thinking": "hm"})],
-        },
-        "messages[1].content[0].signature",
-        "signature",
-    ),
-    "thinking with an empty signature": (
-        {
-            "format": "anthropic",
-            "messages": [
-                HELLO,
-                _turn("assistant", {"type": "thinking", "thinking": "", "signature": ""}),
-            ],
-        },
-        "messages[1].content[0].signature",
-        "signature",
-    ),
-    "redacted_thinking without data": (
-        {
-            "format": "anthropic",
-            "messages": [HELLO, _turn("assistant", {"type": "redacted_thinking"})],
-        },
-        "messages[1].content[0].data",
-        "data",
-    ),
-    "tool_use without id": (
-        {
-            "format": "anthropic",
-            "messages": [HELLO, _turn("assistant", {"type": "tool_use", "name": "f", "input": {}})],
-        },
-        "messages[1].content[0].id",
-        "id",
-    ),
-    "tool_use without name": (
-        {
-            "format": "anthropic",
-            "messages": [HELLO, _turn("assistant", {"type": "tool_use", "id": "t", "input": {}})],
-        },
-        "messages[1].content[0].name",
-        "name",
-    ),
-    "text before a tool_result": (
-        {
-            "format": "anthropic",
-            "messages": [
-                HELLO,
-                _turn("assistant", USE),
-                _turn("user", {"type": "text", "text": "here:"}, RESULT),
-            ],
-        },
-        "messages[2].content[1]",
-        "come first",
-    ),
-    "anthropic role tool": (
-        {"format": "anthropic", "messages": [HELLO, {"role": "tool", "content": "x"}]},
-        "messages[1].role",
-        "role",
-    ),
-    "functionResponse with no call": (
-        {
-            "format": "gemini",
-            "contents": [
-                {"role": "user", "parts": [{"text": "hi"}]},
-                {"role": "user", "parts": [{"functionResponse": {"name": "f", "response": {}}}]},
-            ],
-        },
-        "contents[1].parts[0].functionResponse.name",
-        "answers no call",
-    ),
-    "role assistant in gemini contents": (
-        {
-            "format": "gemini",
-            "contents": [
-                {"role": "user", "parts": [{"text": "hi"}]},
-                {"role": "assistant", "parts": [{"text": "hello"}]},
-            ],
-        },
-        "contents[1].role",
-        '"model"',
-    ),
-    "orphan function_call_output": (
-        {
-            "format": "responses",
-            "items": [
-                {"role": "user", "content": "hi"},
-                {"type": "function_call_output", "call_id": "call_x", "output": "1"},
-            ],
-        },
-        "items[1].call_id",
-        "answers no call",
-    ),
-    "reasoning item with no following item": (
-        {
-            "format": "responses",
-            "items": [
-                {"role": "user", "content": "hi"},
-                {"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "e"},
-            ],
-        },
-        "items[1]",
-        "following item",
-    ),
-    "reasoning item followed by a user message": (
-        {
-            "format": "responses",
-            "items": [
-                {"type": "reasoning", "id": "rs_1", "summary": []},
-                {"role": "user", "content": "hi"},
-            ],
-        },
-        "items[0]",
-        "following item",
-    ),
-    "unknown format": (
-        {"format": "bedrock", "messages": [HELLO]},
-        "format",
-        "anthropic, gemini, responses",
-    ),
-}
-
-
-@pytest.mark.parametrize("name", list(REFUSED))
+@pytest.mark.parametrize("name", list(data.REFUSED))
 def test_a_batch_its_api_would_refuse_is_422_naming_the_place(app_client: Any, name: str) -> None:
-    body, place, words = REFUSED[name]
+    body, place, words = data.REFUSED[name]
     cid = _conv(app_client)
     r = _post(app_client, cid, body)
     assert r.status_code == 422, r.text
@@ -435,7 +298,7 @@ def test_a_batch_its_api_would_refuse_is_422_naming_the_place(app_client: Any, n
 
 def test_body_shape_errors_and_limits(app_client: Any) -> None:
     cid = _conv(app_client)
-    r = _post(app_client, cid, {"format": "gemini", "messages": [HELLO]})
+    r = _post(app_client, cid, {"format": "gemini", "messages": [data.HELLO]})
     assert r.status_code == 422  # gemini takes `contents`
     assert {tuple(e["loc"]) for e in r.json()["detail"]} >= {("body", "contents")}
     r = _post(app_client, cid, {"format": "responses", "items": []})
@@ -444,7 +307,7 @@ def test_body_shape_errors_and_limits(app_client: Any) -> None:
     assert _post(app_client, cid, {"format": "anthropic", "messages": [huge]}).status_code == 413
     many = {"format": "responses", "items": [{"role": "user", "content": "x"}] * 10_001}
     assert _post(app_client, cid, many).status_code == 413
-    r = _post(app_client, cid, {"format": "anthropic", "messages": [HELLO], "model": "a\x00b"})
+    r = _post(app_client, cid, {"format": "anthropic", "messages": [data.HELLO], "model": "a\x00b"})
     assert r.status_code == 422
     assert _stored(app_client, cid) == []
 
