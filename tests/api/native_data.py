@@ -208,6 +208,7 @@ USE = {"type": "tool_use", "id": "toolu_1", "name": "read_file", "input": {}}
 RESULT = {"type": "tool_result", "tool_use_id": "toolu_1", "content": "ok"}
 HELLO = {"role": "user", "content": "hello"}
 
+# name → (body, the place its 422 names, words of its message)
 REFUSED: dict[str, tuple[dict[str, Any], str, str]] = {
     "unanswered tool_result": (
         {"format": "anthropic", "messages": [HELLO, turn("user", RESULT)]},
@@ -335,7 +336,6 @@ REFUSED: dict[str, tuple[dict[str, Any], str, str]] = {
         "anthropic, gemini, responses",
     ),
 }
-"""name → (body, the place its 422 names, words of its message)"""
 
 
 def dumps(value: Any) -> str:
