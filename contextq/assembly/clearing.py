@@ -43,16 +43,21 @@ def moved_line(work: Work, keep: int) -> int | None:
     return keep_line(work.history, keep)
 
 
-def clear_below(work: Work, line: int | None, protected: Iterable[int]) -> list[int]:
-    """Clear the tool results below `line` not cleared yet; returns their indices."""
+def clearable(work: Work, line: int | None, protected: Iterable[int]) -> list[int]:
+    """The tool results below `line` not cleared yet (their indices)."""
     if line is None:
         return []
     done = set(work.cleared)
-    found = [
+    return [
         i
         for i in to_clear(work.history, line=line, protected=protected)
         if str(work.history[i].id) not in done
     ]
+
+
+def clear_below(work: Work, line: int | None, protected: Iterable[int]) -> list[int]:
+    """Clear the tool results below `line` not cleared yet; returns their indices."""
+    found = clearable(work, line, protected)
     for i in found:
         cleared = _stub_for(work, i)
         work.cleared.append(str(work.history[i].id))
