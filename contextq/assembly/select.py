@@ -75,7 +75,7 @@ def select(
         return ran
     exceeded = _exceeded(work, ran, how, cut_seq, plan)
     if not exceeded and not _over_threshold(work, parts, plan, how, ran):
-        return ran
+        return _window_cut(work, plan, how, ran, cut_seq)
     keep = plan.read.filter.keep_tool_results
     target = moved_line(work, keep)
     if target is None or (line is not None and target <= line):
@@ -90,6 +90,26 @@ def select(
 
 
 MOVE_BATCH = 5  # a move the budget does not force clears at least this many results
+
+
+def _window_cut(
+    work: Work, plan: ContextPlan, how: Selecting, ran: Ran, cut_seq: int | None
+) -> Ran:
+    """`ran`, with a cut point at its oldest message when it kept the whole of a window
+    read with no cut point carried (token_budget): the service reads only the newest
+    messages of a long history, as many as the budget could hold stored, and stubs can
+    make all of them fit; the start of the window is then where the kept history starts.
+    Stored, it stays put (the next reads start there), instead of a window that slides
+    by a turn every read and changes the prefix each time."""
+    f = plan.read.filter
+    if not how.runs or f.strategy != "token_budget" or plan.read.window is None:
+        return ran
+    if cut_seq is not None or ran.cut_seq is not None:
+        return ran
+    oldest = min((i for i in ran.kept - how.turn if not _anchor(work.history[i])), default=None)
+    if oldest is not None:
+        ran.cut_seq = work.history[oldest].seq
+    return ran
 
 
 def _over_threshold(work: Work, parts: Parts, plan: ContextPlan, how: Selecting, ran: Ran) -> bool:
