@@ -197,7 +197,7 @@ def report_clearing(section: dict[str, Any], turns: int) -> None:
             print(
                 f"{label:<18} {r['result_tokens']:>5.0f}tk {case:<4} "
                 f"{drop:>10} {r['turns_kept']:>10} {r['mean_turns']:>6.1f} {r['tokens']:>7} "
-                f"{r['cleared']:>8} {r['prefix']:>10.0%} {_ms(r, 'p50')} {_ms(r, 'p99')}"
+                f"{r['cleared']:>8} {r['prefix']:>10.1%} {_ms(r, 'p50')} {_ms(r, 'p99')}"
             )
     print("turns kept on / off (mean over the filtered turns) and the targets:")
     met = True
@@ -209,7 +209,7 @@ def report_clearing(section: dict[str, Any], turns: int) -> None:
         print(
             f"  {model}, ~{on['result_tokens']:.0f}-token results: {ratio:.2f}x "
             f"({on['turns_kept'] / max(1, off['turns_kept']):.2f}x final), prefix kept "
-            f"{on['prefix']:.0%} on / {off['prefix']:.0%} off: {'MET' if ok else 'MISSED'}"
+            f"{on['prefix']:.1%} on / {off['prefix']:.1%} off: {'MET' if ok else 'MISSED'}"
         )
     print(
         f"target prefix kept with clearing >= {TARGET_PREFIX:.0%} and turns kept on / off "
