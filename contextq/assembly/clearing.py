@@ -8,8 +8,9 @@ from turn to turn and providers' prompt caches keep hitting:
 - each answer applies the carried line, never above the `keep`-th newest tool result
   (the newest `keep_tool_results` stay whole, whatever the carried line says);
 - the line moves only when the context with the carried line and cut point does not
-  fit (`fill` decides), and then to the `keep`-th newest result at once: everything
-  older is cleared in one move;
+  fit, or is over the threshold with a batch of results to clear (`select` decides),
+  and then to the `keep`-th newest result at once: everything older is cleared in one
+  move;
 - between moves it stays put, and new results accumulate whole.
 
 Protected messages (the newest turn, pinned messages and their chains) are never

@@ -3,12 +3,16 @@ cut point and clearing line (SPEC §4 "A prefix that stays put", §9).
 
 Between moves, an answer keeps what the previous one held before its newest turn: the
 history from the carried cut point, old tool results cleared below the carried line.
-When that no longer fits, both move in the same answer (one change of the prefix, not
-two): the line to the `keep_tool_results`-th newest tool result (everything older
-cleared at once), then the cut down to `trim_to` of the budget from what is left, even
-when all of it would fit (the prefix changes in this answer anyway, and a deep cut puts
-the next change as far off as a cut's; otherwise each turn's new result would move the
-line again). Old results are always cleared before any message is dropped.
+When that no longer fits (or is itself over the threshold, with a batch of results to
+clear), both move in the same answer (one change of the prefix, not two): the line to
+the `keep_tool_results`-th newest tool result (everything older cleared at once), then
+the cut from what is left, even when all of it would fit (the prefix changes in this
+answer anyway, and a deep cut puts the next change as far off as a cut's; otherwise each
+turn's new result would move the line again). That cut keeps the newest
+`keep_tool_results` pairs whole whenever they fit the budget, the stubs of the older
+ones in the room they leave, the headroom out of the stubs (`move_cut`). Old results are
+always cleared before any message is dropped. A window read kept whole with no carried
+cut point gets one at its start (`_window_cut`).
 """
 
 from __future__ import annotations
@@ -73,15 +77,33 @@ def select(
     ran = _select(work, plan, parts, how, cut_seq=cut_seq, memory=memory)
     if ran.error is not None:
         return ran
+    moved = _moved(work, plan, parts, how, ran, cut_seq=cut_seq, line=line, memory=memory)
+    return moved if moved is not None else _window_cut(work, plan, how, ran, cut_seq)
+
+
+def _moved(
+    work: Work,
+    plan: ContextPlan,
+    parts: Parts,
+    how: Selecting,
+    ran: Ran,
+    *,
+    cut_seq: int | None,
+    line: int | None,
+    memory: HierarchicalMemory | None,
+) -> Ran | None:
+    """The strategy again after the line moved to the `keep_tool_results`-th newest
+    result, or None when it does not move: the carried state fits and is under the
+    threshold, or there is nothing (over the threshold alone: too little) to clear."""
     exceeded = _exceeded(work, ran, how, cut_seq, plan)
     if not exceeded and not _over_threshold(work, parts, plan, how, ran):
-        return _window_cut(work, plan, how, ran, cut_seq)
+        return None
     keep = plan.read.filter.keep_tool_results
     target = moved_line(work, keep)
     if target is None or (line is not None and target <= line):
-        return ran
+        return None
     if len(clearable(work, target, how.protected)) < (1 if exceeded else MOVE_BATCH):
-        return ran
+        return None
     clear_below(work, target, how.protected)
     move = move_cut(work, plan, how, keep) if how.runs else None
     moved = _select(work, plan, parts, how, cut_seq=None, memory=memory, move=move)

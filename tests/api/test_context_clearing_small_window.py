@@ -8,6 +8,7 @@ run on gpt-4o with `context_threshold` 0.1 cleared nothing). Every answer passes
 
 from __future__ import annotations
 
+import itertools
 import json
 import random
 from typing import Any
@@ -167,3 +168,33 @@ def test_an_agent_run_over_its_threshold_clears_before_its_budget(app_client: An
     assert moves  # over the threshold again, it moved
     gaps = [b - a for a, b in zip([40, *moves], moves, strict=False)]
     assert min(gaps) >= KEEP  # a batch of results a move, never one per step
+
+
+def test_a_window_read_kept_whole_keeps_its_start_as_the_cut_point(app_client: Any) -> None:
+    """gpt-4-32k: a line moved for the hard room before filtering starts, then past the
+    threshold the service reads only the newest messages the budget could hold stored,
+    and with the stubs all of them fit. The window's start is stored as the cut point,
+    so the next answers keep the prefix (they slid by a turn on every read, 62 % of
+    answers keeping the prefix in bench/context.py section 3)."""
+    rng = random.Random(5)
+    body = {"model": "gpt-4-32k", "system_prompt": "You watch services."}
+    cid, _ = _post(app_client, body, [m for n in range(1, 56) for m in _health_turn(rng, n)])
+    hard_room_moves = 0
+    answers: list[dict[str, Any]] = []
+    for n in range(56, 100):
+        batch = {"messages": _health_turn(rng, n)}
+        r = app_client.post(f"/v1/conversations/{cid}/messages", json=batch)
+        assert r.status_code == 201, r.text
+        answer = _context(app_client, cid)
+        if not answer["filtered"]:
+            hard_room_moves += bool(answer["cleared_tool_result_ids"])
+            continue
+        answers.append(answer)
+        if len(answers) == 8:
+            break
+    assert hard_room_moves and len(answers) == 8
+    assert answers[0]["removed_message_ids"]  # the window left the oldest out
+    for previous, answer in itertools.pairwise(answers):
+        turn = max(i for i, m in enumerate(previous["messages"]) if m["role"] == "user")
+        assert answer["messages"][:turn] == previous["messages"][:turn]
+        assert answer["removed_message_ids"] == previous["removed_message_ids"]
