@@ -272,7 +272,7 @@ class MoveCut:
     whole: int  # the newest messages of the rest kept whole (the newest pairs' turns)
 
 
-MIN_TURNS_OF_ROOM = 4  # a move's cut gives way to the stubs down to room for four turns
+MIN_TURNS_OF_ROOM = 3  # a move's cut gives way to the stubs down to room for three turns
 
 
 def move_cut(work: Work, plan: ContextPlan, how: Selecting, keep: int) -> MoveCut:
@@ -293,8 +293,9 @@ def move_trim(work: Work, plan: ContextPlan, newest: int) -> int:
     with everything taken first (`newest`). The headroom (`trim_target`'s: room for five
     turns like the newest on a small window, `trim_to` on a large one) comes out of the
     stubs, never out of the pairs; where it would leave the stubs less than one turn's
-    room, it gives way to them in whole turns, down to `MIN_TURNS_OF_ROOM` (four turns
-    in five then keep their prefix), and below that only to the pairs themselves."""
+    room, it gives way to them in whole turns, down to `MIN_TURNS_OF_ROOM` (three turns
+    in four then keep their prefix: where the prefix and the stubs pull apart, the stubs
+    win), and below that only to the pairs themselves."""
     budget = plan.read.filter.budget.budget_tokens
     normal = trim_target(work, plan)
     growth = max(1, turn_growth(work))
