@@ -12,6 +12,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from contextq.history.types import FormatName
+
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -48,7 +50,7 @@ class ContextAnswer(_Strict):
     conversation_id: str | None
     model: str
     provider: str
-    format: Literal["openai", "anthropic"]
+    format: FormatName
     context_limit: int
     budget_tokens: int
     max_output_tokens: int = Field(

@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 from contextq.assembly.context import assemble_context
 from contextq.assembly.inputs import Prompts
 from contextq.assembly.plan import plan_context
-from contextq.history.plan import CompactionView, Format
-from contextq.history.types import Message
+from contextq.history.plan import CompactionView
+from contextq.history.types import FormatName, Message
 from contextq.settings import Settings
 
 if TYPE_CHECKING:
@@ -46,7 +46,7 @@ def build_history_context(
     context_threshold: float | None = None,
     force_filter: bool = False,
     skip_filter: bool = False,
-    format: Format = "openai",
+    format: FormatName = "openai",
     tools: Sequence[Mapping[str, Any]] | None = None,
     memory: HierarchicalMemory | None = None,
     history_tokens: int | None = None,

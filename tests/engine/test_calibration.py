@@ -18,9 +18,9 @@ from contextq import tokens
 from contextq.assembly import build_history_context
 from contextq.catalog import resolve_model
 from contextq.history import Message, count_message_tokens
-from contextq.history.plan import Format
 from contextq.history.retention import fit_summary
 from contextq.history.summary_format import parse_summary
+from contextq.history.types import FORMAT_NAMES, FormatName
 from contextq.settings import Settings
 from tests.engine.history.test_structured_summaries import _structured
 from tests.support.recount import recount
@@ -227,8 +227,8 @@ def _history(stored: bool) -> list[Message]:
     return out
 
 
-@pytest.mark.parametrize("fmt", ["openai", "anthropic"])
-def test_stored_open_counts_calibrate_to_the_fresh_count(fmt: Format) -> None:
+@pytest.mark.parametrize("fmt", FORMAT_NAMES)
+def test_stored_open_counts_calibrate_to_the_fresh_count(fmt: FormatName) -> None:
     """A stored count (cl100k, no calibration) is reused calibrated by the message's kinds:
     the same count as counting the message afresh, and as the recount from the answer."""
     answers = [

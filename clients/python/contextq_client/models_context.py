@@ -4,9 +4,14 @@ for field (`tests/sdk/test_contract.py` compares them)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from contextq_client.base import Model
+
+# the context's `format=` (the server's `contextq.history.types.FormatName`, which this
+# distribution cannot import: `tests/sdk/test_contract.py` checks they are equal)
+ContextFormat = Literal["openai", "anthropic"]
+ToolFormat = Literal[ContextFormat, "mcp"]  # `GET /v1/tools`: a context format, or MCP's
 
 
 class TokenBreakdown(Model):

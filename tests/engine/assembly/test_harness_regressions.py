@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from contextq.history.formats import ANTHROPIC_OPENING
+from contextq.assembly.formats import OPENING_TEXT as ANTHROPIC_OPENING
 from tests.engine.assembly.harness import engine
 from tests.engine.assembly.harness.cases import generate_case
 from tests.engine.assembly.harness.run import check_case

@@ -7,8 +7,8 @@ import json
 from typing import Any
 
 from contextq.assembly import FileView
+from contextq.assembly.formats import OPENING_TEXT as ANTHROPIC_OPENING
 from contextq.catalog import resolve_model
-from contextq.history.formats import ANTHROPIC_OPENING
 from tests.engine.assembly.harness.facts import Facts, newest_user
 from tests.engine.assembly.harness.oracle import answer_tokens
 
