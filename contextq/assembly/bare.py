@@ -25,8 +25,9 @@ if TYPE_CHECKING:
 
 @dataclass(slots=True)
 class HistoryContext:
-    """A context answer: `messages` in the requested format, the Anthropic `system`
-    blocks, and the rest of the answer (`report`: token_count, removed_message_ids, …)."""
+    """A context answer: `messages`, the list in the requested format (its `messages`,
+    `input` or `contents`), the Anthropic `system` blocks, and the rest of the answer
+    (`report`: token_count, removed_message_ids, a format's own fields, …)."""
 
     messages: list[dict[str, Any]]
     system: list[dict[str, Any]] | None
@@ -84,7 +85,7 @@ def build_history_context(
         conversation_id=conversation_id,
     )
     answer = dict(assembled.answer)
-    out = answer.pop("messages")
+    out = answer.pop(plan.target.wire.list_key)
     system = answer.pop("system", None)
     answer["cut_seq"] = assembled.cut_seq
     answer["carry"] = assembled.carry

@@ -126,6 +126,7 @@ def build_work(
 ) -> Work:
     """`history` as pieces: the files of its user messages attached now, large tool
     results as their previews (`tool_views`), the messages rendered when first used."""
+    history = target.wire.prepare(history)
     large = tool_views or {}
     originals = {i: m for i, m in enumerate(history) if m.role == "tool" and str(m.id) in large}
     if originals:

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from contextq import calibration as cal
 from contextq import tokens
 from contextq.assembly import build_history_context
+from contextq.assembly.formats import FORMATS
 from contextq.catalog import resolve_model
 from contextq.history import Message, count_message_tokens
 from contextq.history.retention import fit_summary
@@ -239,7 +240,8 @@ def test_stored_open_counts_calibrate_to_the_fresh_count(fmt: FormatName) -> Non
     ]
     reused, fresh = (a.report["token_count"] for a in answers)
     assert reused == fresh
-    answer = {**answers[0].report, "messages": answers[0].messages, "system": answers[0].system}
+    listed = FORMATS[fmt].list_key  # messages, input, …
+    answer = {**answers[0].report, listed: answers[0].messages, "system": answers[0].system}
     assert recount(answer) == reused
     assert answer["token_count_method"] == "calibrated"
 

@@ -5,10 +5,11 @@ text (S, CA, R, the summary, P, a documents message) and each stored message bec
 piece holding its *nodes* in the target format, with their tokens. Everything that
 differs from one vendor's API to another is asked of the format, through this class:
 
-- nodes: `text_nodes` (a generated text), `system_nodes` (S), `message_nodes` (a stored
-  message; a same-vendor native payload is rendered here, verbatim), `attach_parts`
-  (a user message's image/audio parts put in), `frame` (what a turn costs around its
-  nodes when the render merges consecutive same-role pieces into one turn);
+- nodes: `prepare` (the visible history, once per answer), `text_nodes` (a generated
+  text), `system_nodes` (S), `message_nodes` (a stored message; a same-vendor native
+  payload is rendered here, verbatim), `attach_parts` (a user message's image/audio
+  parts put in), `frame` (what a turn costs around its nodes when the render merges
+  consecutive same-role pieces into one turn);
 - counting: `media_of` (its image and audio nodes), `children` (the key of a node's
   part list), `stored_count_applies` (whether a stored message's count is its exact
   count here: only OpenAI's Chat JSON, for a message with no native payload);
@@ -53,6 +54,11 @@ class WireFormat(ABC):
     native_tools: ClassVar[frozenset[str]] = frozenset()  # vendor tool shapes passed through
 
     # --- pieces ---------------------------------------------------------------------
+
+    def prepare(self, history: Sequence[Message]) -> Sequence[Message]:
+        """The visible history before it becomes pieces (same length and order: Gemini
+        names each tool result after its call's function)."""
+        return history
 
     @abstractmethod
     def text_nodes(self, text: str, role: str) -> list[Any]:
