@@ -92,14 +92,24 @@ class ContextAnswer(_Strict):
     filter_duration_ms: float
     error: str | None
     warnings: list[str]
-    messages: list[dict[str, Any]] = Field(
-        description="ready for openai.chat.completions.create or anthropic.messages.create"
+    messages: list[dict[str, Any]] | None = Field(
+        default=None,
+        description="format=openai|anthropic: ready for openai.chat.completions.create or "
+        "anthropic.messages.create",
     )
     system: list[dict[str, Any]] | None = Field(
         default=None, description="format=anthropic: the system text blocks"
     )
     stable_prefix_tokens: int | None = Field(
         default=None, description="format=anthropic: tokens up to the second cache breakpoint"
+    )
+    instructions: str | None = Field(
+        default=None, description="format=responses: the system prompt, for `instructions=`"
+    )
+    input: list[dict[str, Any]] | None = Field(
+        default=None,
+        description="format=responses: the Responses API input items, ready for "
+        "openai.responses.create(input=…)",
     )
     duration_ms: float
     original_message_count: int

@@ -5,8 +5,9 @@ list costs the sum of its messages, a message its node count, nothing added; a n
 whose `content` is a list counts as itself with `content: []` plus each element; an
 image counts by the model provider's formula for its decoded pixel size; an
 `input_audio` part by its duration; anything else is its compact JSON in the model's
-encoding. Anthropic's `system` blocks count as nodes. Nothing here imports the
-assembly: it reads the answer as a client would.
+encoding. Anthropic's `system` blocks count as nodes; the Responses API's
+`instructions` is a JSON string, its `input` items nodes (an `input_image` by formula).
+Nothing here imports the assembly: it reads the answer as a client would.
 
 A calibrated answer (`token_count_method: "calibrated"`, a model whose tokenizer is not
 published) is recounted from its own fields, as docs/token-counting.md tells a user to:
@@ -71,6 +72,8 @@ def _image(node: dict[str, Any], provider: str) -> int:
     if node["type"] == "image_url":
         detail = node["image_url"].get("detail", "high")
         data = node["image_url"]["url"].split(",", 1)[1]
+    elif node["type"] == "input_image":
+        detail, data = node.get("detail", "high"), node["image_url"].split(",", 1)[1]
     else:
         detail, data = "high", node["source"]["data"]
     width, height = _image_size(data)
@@ -88,7 +91,7 @@ def node_tokens(
 ) -> int:
     """One node: a message, a content part or an Anthropic system block."""
     kind = node.get("type")
-    if kind in ("image_url", "image"):
+    if kind in ("image_url", "image", "input_image"):
         return _image(node, provider)
     if kind == "input_audio":
         assert audio is not None, "an input_audio part needs its duration to be counted"
@@ -112,6 +115,10 @@ def recount(answer: dict[str, Any], *, audio: AudioSeconds | None = None) -> int
     enc = Counter(answer)
     provider = answer["provider"]
     total = 0
+    if answer["format"] == "responses":
+        if answer["instructions"] is not None:
+            total += json_tokens(answer["instructions"], enc)
+        return total + sum(node_tokens(item, enc, provider, audio) for item in answer["input"])
     for block in answer.get("system") or ():
         total += node_tokens(block, enc, provider, audio)
     for message in answer["messages"]:

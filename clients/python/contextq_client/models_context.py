@@ -10,7 +10,7 @@ from contextq_client.base import Model
 
 # the context's `format=` (the server's `contextq.history.types.FormatName`, which this
 # distribution cannot import: `tests/sdk/test_contract.py` checks they are equal)
-ContextFormat = Literal["openai", "anthropic"]
+ContextFormat = Literal["openai", "anthropic", "responses"]
 ToolFormat = Literal[ContextFormat, "mcp"]  # `GET /v1/tools`: a context format, or MCP's
 
 
@@ -40,8 +40,9 @@ class Citation(Model):
 
 
 class Context(Model):
-    """The message list to send now (`messages`, and `system` in the Anthropic format),
-    the tools, and where the tokens went (README, "The ready-to-send context")."""
+    """The message list to send now (`messages`, and `system` in the Anthropic format;
+    `instructions` and `input` in the Responses format), the tools, and where the tokens
+    went (README, "The ready-to-send context")."""
 
     conversation_id: str | None
     model: str
@@ -74,9 +75,11 @@ class Context(Model):
     filter_duration_ms: float
     error: str | None
     warnings: list[str]
-    messages: list[dict[str, Any]]
-    system: list[dict[str, Any]] | None = None
+    messages: list[dict[str, Any]] | None = None  # format=openai|anthropic
+    system: list[dict[str, Any]] | None = None  # format=anthropic
     stable_prefix_tokens: int | None = None
+    instructions: str | None = None  # format=responses
+    input: list[dict[str, Any]] | None = None
     duration_ms: float
     original_message_count: int
     original_tokens: int

@@ -14,10 +14,11 @@ from types import MappingProxyType
 from contextq.assembly.formats.anthropic import ANTHROPIC
 from contextq.assembly.formats.base import OPENING_TEXT, WireFormat
 from contextq.assembly.formats.openai import OPENAI
+from contextq.assembly.formats.responses import RESPONSES
 from contextq.history.types import FORMAT_NAMES, FormatName, check_format
 
 FORMATS: Mapping[FormatName, WireFormat] = MappingProxyType(
-    {wire.name: wire for wire in (OPENAI, ANTHROPIC)}
+    {wire.name: wire for wire in (OPENAI, ANTHROPIC, RESPONSES)}
 )
 assert tuple(FORMATS) == FORMAT_NAMES, "every FormatName has its module, in the same order"
 

@@ -18,7 +18,7 @@ def _sent_file_ids(f: Facts) -> set[str]:
     out = {by_name[d["title"]] for d in f.sent.documents if d.get("title") in by_name}
     for label, after in f.sent.labels:
         name = label.split(": ", 1)[1] if ": " in label else ""
-        if after in ("image_url", "image", "input_audio") and name in by_name:
+        if after in ("image_url", "image", "input_audio", "input_image") and name in by_name:
             out.add(by_name[name])
     return out
 
@@ -38,7 +38,8 @@ def includable(f: Facts, view: FileView) -> bool:
         return model.takes("image") and bool(view.data_b64) and media_ok
     if view.category == "audio":
         model = resolve_model(f.answer["model"] or None, f.read.settings)
-        return f.answer["format"] == "openai" and model.takes("audio") and bool(view.data_b64)
+        takes_audio = f.answer["format"] == "openai"  # Anthropic and Responses have no part
+        return takes_audio and model.takes("audio") and bool(view.data_b64)
     return view.text is not None
 
 
@@ -88,6 +89,12 @@ def _entry(view: FileView) -> dict[str, Any]:
 def _text_node(f: Facts, text: str) -> dict[str, Any]:
     if f.answer["format"] == "anthropic":  # a text block of the merged user message
         return {"type": "text", "text": text}
+    if f.answer["format"] == "responses":
+        return {
+            "type": "message",
+            "role": "user",
+            "content": [{"type": "input_text", "text": text}],
+        }
     return {"role": "user", "content": text}
 
 
@@ -116,11 +123,15 @@ def _documents_of(f: Facts, file_ids: list[str]) -> str | None:
     return None
 
 
-def anthropic_slack(f: Facts) -> int:
-    """What an Anthropic answer may leave unused by the engine's conservative measure: it
-    sizes the parts one message at a time before the Messages API's merge of consecutive
-    user turns into one (each merged block saves a message frame) and keeps room for an
-    opening turn and two cache breakpoints (SPEC §6 "format=anthropic")."""
+def format_slack(f: Facts) -> int:
+    """What an answer may leave unused by the engine's conservative measure: the room
+    kept for an opening message (Responses: a list left with no item), and for Anthropic
+    the merge of consecutive user turns into one (each merged block saves a message
+    frame) and two cache breakpoints (SPEC §6 "format=anthropic")."""
+    if f.answer["format"] == "responses":
+        opening = {"type": "message", "role": "user", "content": []}
+        text = {"type": "input_text", "text": ANTHROPIC_OPENING}
+        return answer_tokens(f.answer, opening) + answer_tokens(f.answer, text)
     if f.answer["format"] != "anthropic":
         return 0
     frame = answer_tokens(f.answer, {"role": "user", "content": []})
@@ -155,7 +166,7 @@ def newest_files_first(f: Facts) -> list[str]:
     older = sorted(fid for fid in sent - anchored if files[fid].category not in ("image", "audio"))
     freed = sum(answer_tokens(f.answer, files[fid].text or "") for fid in older)
     room = (f.limits.budget if f.answer["filtered"] else f.limits.hard) - f.recount
-    room -= anthropic_slack(f)
+    room -= format_slack(f)
     beside = _documents_of(f, u.file_ids)
     costs = {fid: document_upper_cost(f, files[fid], beside) for fid in docs}
     fitting = [fid for fid in docs if costs[fid] <= room + freed]

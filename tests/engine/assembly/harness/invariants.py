@@ -17,12 +17,12 @@ from contextq.history import Message
 from contextq.history.chains import unit_at
 from tests.engine.assembly.harness.facts import Facts, newest_user
 from tests.engine.assembly.harness.file_checks import (
-    anthropic_slack,
     document_upper_cost,
     files_accounted,
+    format_slack,
     newest_files_first,
 )
-from tests.engine.assembly.harness.oracle import answer_tokens, sdk_problems
+from tests.engine.assembly.harness.oracle import answer_tokens, sdk_problems, wire_list
 from tests.engine.assembly.harness.prefix import prefix_between_cuts
 
 STUB_START = "[Old tool result cleared"
@@ -50,9 +50,9 @@ def sdk_valid(f: Facts) -> list[str]:
     list also keeps the Messages API's rules (user first, roles alternate, no empty text
     block, tool results first in their message, at most 4 cache breakpoints)."""
     problems = sdk_problems(f.answer)
-    messages = f.answer["messages"]
+    messages = wire_list(f.answer)
     if not messages:
-        problems.append("no message at all (both APIs need at least one)")
+        problems.append("no message at all (every API needs at least one)")
     if f.answer["format"] != "anthropic":
         return problems
     if messages and messages[0]["role"] != "user":
@@ -78,6 +78,8 @@ def tool_calls_paired(f: Facts) -> list[str]:
     """No orphan: every tool call answered right after it, every result after its call."""
     if f.answer["format"] == "anthropic":
         return _paired_anthropic(f.answer["messages"])
+    if f.answer["format"] == "responses":
+        return _paired_items(f.answer["input"])
     problems: list[str] = []
     waiting: set[str] = set()
     for i, m in enumerate(f.answer["messages"]):
@@ -89,6 +91,34 @@ def tool_calls_paired(f: Facts) -> list[str]:
         if waiting:
             problems.append(f"messages[{i}]: calls {sorted(waiting)} left without results")
         waiting = {c["id"] for c in m.get("tool_calls") or ()}
+    if waiting:
+        problems.append(f"the list ends with calls {sorted(waiting)} unanswered")
+    return problems
+
+
+def _paired_items(items: list[dict[str, Any]]) -> list[str]:
+    """Responses items: each run of `function_call`s answered by the outputs right after."""
+    problems: list[str] = []
+    waiting: set[str] = set()
+    calling = False
+    for i, item in enumerate(items):
+        kind = item.get("type")
+        if kind == "function_call":
+            if not calling:
+                if waiting:
+                    problems.append(f"input[{i}]: calls {sorted(waiting)} left without results")
+                waiting = set()
+            waiting.add(item["call_id"])
+            calling = True
+            continue
+        calling = False
+        if kind == "function_call_output":
+            if item["call_id"] not in waiting:
+                problems.append(f"input[{i}]: output {item['call_id']} has no call")
+            waiting.discard(item["call_id"])
+        elif waiting:
+            problems.append(f"input[{i}]: calls {sorted(waiting)} left without results")
+            waiting = set()
     if waiting:
         problems.append(f"the list ends with calls {sorted(waiting)} unanswered")
     return problems
@@ -123,7 +153,7 @@ def token_count_recount(f: Facts) -> list[str]:
     reported, counted = f.answer["token_count"], f.recount
     if reported == counted:
         return []
-    n = len(f.answer["messages"])
+    n = len(wire_list(f.answer))
     framing = " (+3 per message and +3 priming: the count before SPEC §3's clarification)"
     why = framing if reported - counted == 3 * n + 3 else ""
     return [f"token_count {reported} != recount {counted} ({reported - counted:+d}){why}"]
@@ -311,7 +341,7 @@ def _turn_gave_way(f: Facts, missing: list[Message]) -> list[str]:
     ]
     freed = sum(answer_tokens(f.answer, _sent_text(f, m)) for m in instead)
     limit = f.limits.budget if f.answer["filtered"] else f.limits.hard
-    room = limit - f.recount + freed - anthropic_slack(f)
+    room = limit - f.recount + freed - format_slack(f)
     needed = sum(_smallest(f, m) for m in turn)
     if needed <= room:
         return [f"{s}: the newest turn needs at least {needed} of {room} tokens" for s in said]

@@ -35,7 +35,8 @@ def stable_part(read: Read) -> list[Any] | None:
             out.append({"role": m["role"], "content": _strip(m["content"])})
         return out[:1]
     u = newest_user(read.history)
-    messages = answer["messages"]
+    responses = answer["format"] == "responses"
+    messages = answer["input"] if responses else answer["messages"]
     if u is None:
         return None
     found = [i for i, m in enumerate(messages) if _first_text(m).startswith(f"[#m{u.seq}]")]
@@ -45,12 +46,12 @@ def stable_part(read: Read) -> list[Any] | None:
     ca = read.case.prompts.custom_agent_prompt
     while start > 0:
         text = _first_text(messages[start - 1])
-        if messages[start - 1]["role"] != "user" or text.startswith("[#m"):
+        if messages[start - 1].get("role") != "user" or text.startswith("[#m"):
             break
         if not (text == ca or '{"documents": [' in text or text.startswith("Project")):
             break
         start -= 1
-    return messages[:start]
+    return [answer["instructions"], *messages[:start]] if responses else messages[:start]
 
 
 def _first_text(m: dict[str, Any]) -> str:
@@ -58,13 +59,15 @@ def _first_text(m: dict[str, Any]) -> str:
     if isinstance(content, str):
         return content
     for part in content or ():
-        if part.get("type") == "text":
+        if part.get("type") in ("text", "input_text"):
             return str(part.get("text", ""))
     return ""
 
 
 def _starts_with(read: Read, prefix: list[Any]) -> bool:
     answer = read.answer
+    if answer["format"] == "responses":
+        return [answer["instructions"], *answer["input"]][: len(prefix)] == prefix
     if answer["format"] != "anthropic":
         return answer["messages"][: len(prefix)] == prefix
     if _strip(answer.get("system") or []) != prefix[0]:
@@ -140,4 +143,7 @@ def _system_texts(read: Read) -> list[str]:
     answer = read.answer
     if answer["format"] == "anthropic":
         return [b.get("text", "") for b in answer.get("system") or ()]
+    if answer["format"] == "responses":
+        items = [i for i in answer["input"] if i.get("role") == "system"]
+        return [answer["instructions"] or "", *(_first_text(i) for i in items)]
     return [m["content"] for m in answer["messages"] if m["role"] == "system"]
