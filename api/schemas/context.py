@@ -111,6 +111,16 @@ class ContextAnswer(_Strict):
         description="format=responses: the Responses API input items, ready for "
         "openai.responses.create(input=…)",
     )
+    system_instruction: dict[str, Any] | None = Field(
+        default=None,
+        description='format=gemini: the system prompt as {"parts": [{"text": …}]}, for '
+        "config={'system_instruction': …}",
+    )
+    contents: list[dict[str, Any]] | None = Field(
+        default=None,
+        description="format=gemini: the Contents (role user/model, parts), ready for "
+        "client.models.generate_content(contents=…)",
+    )
     duration_ms: float
     original_message_count: int
     original_tokens: int

@@ -15,7 +15,7 @@ ROLES: frozenset[str] = frozenset(get_args(Role))
 KINDS: frozenset[str] = frozenset(get_args(Kind))
 # the wire formats a context is given in (SPEC §2 `format=`); each has its module in
 # `contextq.assembly.formats`, registered in its `FORMATS` table under this name
-FormatName = Literal["openai", "anthropic", "responses"]
+FormatName = Literal["openai", "anthropic", "responses", "gemini"]
 FORMAT_NAMES: tuple[FormatName, ...] = get_args(FormatName)
 
 Content = str | list[dict[str, Any]] | None

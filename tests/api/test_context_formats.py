@@ -126,19 +126,64 @@ def test_format_responses_is_ready_for_responses_create(app_client: Any) -> None
     assert answer["token_breakdown"]["files"] > 0
 
 
+def test_format_gemini_is_ready_for_generate_content(app_client: Any) -> None:
+    from google.genai import types
+
+    answer = _context(app_client, _tool_loop(app_client, MODELS["gemini"]), "gemini")
+    assert answer["provider"] == "google" and answer["token_count_method"] == "calibrated"
+    system = types.Content.model_validate(answer["system_instruction"])
+    assert system.role is None and system.parts and system.parts[-1].text == "Answer in English."
+    contents = [types.Content.model_validate(c) for c in answer["contents"]]
+    assert [c.role for c in contents] == ["user", "model", "user", "model", "user", "model", "user"]
+    first = answer["contents"][0]["parts"]  # F (the documents) and U, its image inline
+    assert '{"documents": [' in first[0]["text"] and first[1]["text"] == "What does the chart show?"
+    assert first[-1]["inlineData"]["mimeType"] == "image/png"
+    assert [p["functionCall"] for p in answer["contents"][1]["parts"][1:]] == [
+        {"name": "read_file", "args": {"path": "a.py"}, "id": "call_1"},
+        {"name": "run_tests", "args": {"k": "x"}, "id": "call_2"},
+    ]  # parallel calls: FC, FC, then FR, FR, each response named after its call
+    assert [p["functionResponse"] for p in answer["contents"][2]["parts"]] == [
+        {"name": "read_file", "response": {"output": "print('a')"}, "id": "call_1"},
+        {"name": "run_tests", "response": {"error": "Error: 2 failed"}, "id": "call_2"},
+    ]
+    last = answer["contents"][-1]["parts"]
+    assert last == [
+        {
+            "functionResponse": {
+                "name": "read_file",
+                "response": {"output": "def test_a(): assert 1 == 2"},
+                "id": "call_3",
+            }
+        }
+    ]
+    (tool,) = [types.Tool.model_validate(t) for t in answer["tools"]]
+    assert [d.name for d in tool.function_declarations or ()] == ["read_file", "run_tests"]
+    config = types.GenerateContentConfig.model_validate(
+        {"system_instruction": answer["system_instruction"], "tools": answer["tools"]}
+    )
+    assert config.tools and answer["token_breakdown"]["files"] > 0
+
+
 def test_an_unknown_format_is_refused_with_422(app_client: Any) -> None:
     cid = app_client.post("/v1/conversations", json={}).json()["id"]
     r = app_client.get(f"/v1/conversations/{cid}/context", params={"format": "cohere"})
     assert r.status_code == 422
-    assert "responses" in r.text
+    assert "responses" in r.text and "gemini" in r.text
 
 
-@pytest.mark.parametrize("fmt", ["responses"])
+def _names(tools: list[dict[str, Any]]) -> set[str]:
+    """Tool names in any format (Gemini lists its declarations inside one tool)."""
+    declared = [d for t in tools for d in t.get("function_declarations", ())]
+    return {d["name"] for d in declared} | {
+        t.get("name") or t["function"]["name"] for t in tools if "function_declarations" not in t
+    }
+
+
+@pytest.mark.parametrize("fmt", ["responses", "gemini"])
 def test_builtin_tools_in_each_format(app_client: Any, fmt: str) -> None:
     listed = app_client.get("/v1/tools", params={"format": fmt})
     assert listed.status_code == 200, listed.text
-    names = {t["name"] for t in listed.json()["data"]}
-    assert {"workspace_read", "memory_get"} <= names
+    assert {"workspace_read", "memory_get"} <= _names(listed.json()["data"])
     cid = app_client.post("/v1/conversations", json={"model": MODELS[fmt]}).json()["id"]
     app_client.post(f"/v1/conversations/{cid}/messages", json={"role": "user", "content": "hi"})
     r = app_client.get(
@@ -146,6 +191,4 @@ def test_builtin_tools_in_each_format(app_client: Any, fmt: str) -> None:
     )
     assert r.status_code == 200, r.text
     check(r.json())
-    assert {"workspace_read", "workspace_list", "project_search"} <= {
-        t["name"] for t in r.json()["tools"]
-    }
+    assert {"workspace_read", "workspace_list", "project_search"} <= _names(r.json()["tools"])

@@ -13,12 +13,13 @@ from types import MappingProxyType
 
 from contextq.assembly.formats.anthropic import ANTHROPIC
 from contextq.assembly.formats.base import OPENING_TEXT, WireFormat
+from contextq.assembly.formats.gemini import GEMINI
 from contextq.assembly.formats.openai import OPENAI
 from contextq.assembly.formats.responses import RESPONSES
 from contextq.history.types import FORMAT_NAMES, FormatName, check_format
 
 FORMATS: Mapping[FormatName, WireFormat] = MappingProxyType(
-    {wire.name: wire for wire in (OPENAI, ANTHROPIC, RESPONSES)}
+    {wire.name: wire for wire in (OPENAI, ANTHROPIC, RESPONSES, GEMINI)}
 )
 assert tuple(FORMATS) == FORMAT_NAMES, "every FormatName has its module, in the same order"
 

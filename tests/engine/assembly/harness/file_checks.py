@@ -12,13 +12,20 @@ from contextq.catalog import resolve_model
 from tests.engine.assembly.harness.facts import Facts, newest_user
 from tests.engine.assembly.harness.oracle import answer_tokens
 
+# the image types a format takes (None: every one the pipeline makes)
+IMAGE_TYPES: dict[str, tuple[str, ...] | None] = {
+    "anthropic": ("image/png", "image/jpeg", "image/gif", "image/webp"),
+    "gemini": ("image/png", "image/jpeg", "image/webp", "image/heic", "image/heif"),
+}
+
 
 def _sent_file_ids(f: Facts) -> set[str]:
     by_name = {v.filename: fid for fid, v in f.read.case.files.items() if v.filename}
     out = {by_name[d["title"]] for d in f.sent.documents if d.get("title") in by_name}
     for label, after in f.sent.labels:
         name = label.split(": ", 1)[1] if ": " in label else ""
-        if after in ("image_url", "image", "input_audio", "input_image") and name in by_name:
+        media = ("image_url", "image", "input_audio", "input_image", "inlineData")
+        if after in media and name in by_name:
             out.add(by_name[name])
     return out
 
@@ -29,16 +36,12 @@ def includable(f: Facts, view: FileView) -> bool:
         return False
     if view.category == "image":
         model = resolve_model(f.answer["model"] or None, f.read.settings)
-        media_ok = f.answer["format"] != "anthropic" or view.media_type in (
-            "image/png",
-            "image/jpeg",
-            "image/gif",
-            "image/webp",
-        )
+        taken = IMAGE_TYPES.get(f.answer["format"])
+        media_ok = taken is None or view.media_type in taken
         return model.takes("image") and bool(view.data_b64) and media_ok
     if view.category == "audio":
         model = resolve_model(f.answer["model"] or None, f.read.settings)
-        takes_audio = f.answer["format"] == "openai"  # Anthropic and Responses have no part
+        takes_audio = f.answer["format"] in ("openai", "gemini")  # WAV: both take it
         return takes_audio and model.takes("audio") and bool(view.data_b64)
     return view.text is not None
 
@@ -89,6 +92,8 @@ def _entry(view: FileView) -> dict[str, Any]:
 def _text_node(f: Facts, text: str) -> dict[str, Any]:
     if f.answer["format"] == "anthropic":  # a text block of the merged user message
         return {"type": "text", "text": text}
+    if f.answer["format"] == "gemini":  # a text part of the merged user content
+        return {"text": text}
     if f.answer["format"] == "responses":
         return {
             "type": "message",
@@ -132,6 +137,14 @@ def format_slack(f: Facts) -> int:
         opening = {"type": "message", "role": "user", "content": []}
         text = {"type": "input_text", "text": ANTHROPIC_OPENING}
         return answer_tokens(f.answer, opening) + answer_tokens(f.answer, text)
+    if f.answer["format"] == "gemini":  # the merge saves a frame a part; no marks
+        frame = answer_tokens(f.answer, {"role": "user", "parts": []})
+        opening = answer_tokens(f.answer, {"text": ANTHROPIC_OPENING})
+        merged = sum(
+            max(0, sum(1 for p in c["parts"] if "text" in p or "functionResponse" in p) - 1)
+            for c in f.answer["contents"]
+        )
+        return frame + opening + frame * merged
     if f.answer["format"] != "anthropic":
         return 0
     frame = answer_tokens(f.answer, {"role": "user", "content": []})

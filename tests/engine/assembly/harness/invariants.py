@@ -53,6 +53,8 @@ def sdk_valid(f: Facts) -> list[str]:
     messages = wire_list(f.answer)
     if not messages:
         problems.append("no message at all (every API needs at least one)")
+    if f.answer["format"] == "gemini":
+        return problems + _gemini_rules(messages)
     if f.answer["format"] != "anthropic":
         return problems
     if messages and messages[0]["role"] != "user":
@@ -74,12 +76,34 @@ def sdk_valid(f: Facts) -> list[str]:
     return problems
 
 
+def _gemini_rules(contents: list[dict[str, Any]]) -> list[str]:
+    """Gemini: user first (a function call follows a user turn), roles alternate, no
+    content without parts nor a blank text part, function responses first in theirs."""
+    problems: list[str] = []
+    if contents and contents[0]["role"] != "user":
+        problems.append("the first content is not the user's")
+    for i, c in enumerate(contents):
+        if i and contents[i - 1]["role"] == c["role"]:
+            problems.append(f"contents[{i}] has the role of the content before it")
+        parts = c["parts"]
+        if not parts:
+            problems.append(f"contents[{i}] has no part")
+        if any("text" in p and not str(p["text"]).strip() for p in parts):
+            problems.append(f"contents[{i}] has an empty text part")
+        kinds = ["functionResponse" in p for p in parts]
+        if kinds != sorted(kinds, reverse=True):
+            problems.append(f"contents[{i}] has a part before a functionResponse")
+    return problems
+
+
 def tool_calls_paired(f: Facts) -> list[str]:
     """No orphan: every tool call answered right after it, every result after its call."""
     if f.answer["format"] == "anthropic":
         return _paired_anthropic(f.answer["messages"])
     if f.answer["format"] == "responses":
         return _paired_items(f.answer["input"])
+    if f.answer["format"] == "gemini":
+        return _paired_contents(f.answer["contents"])
     problems: list[str] = []
     waiting: set[str] = set()
     for i, m in enumerate(f.answer["messages"]):
@@ -121,6 +145,31 @@ def _paired_items(items: list[dict[str, Any]]) -> list[str]:
             waiting = set()
     if waiting:
         problems.append(f"the list ends with calls {sorted(waiting)} unanswered")
+    return problems
+
+
+def _paired_contents(contents: list[dict[str, Any]]) -> list[str]:
+    """Gemini: a model content's function calls answered, by id, in the next content."""
+    problems: list[str] = []
+    calls: set[str] = set()
+    for i, c in enumerate(contents):
+        ids = {
+            p[k]["id"] for p in c["parts"] for k in ("functionCall", "functionResponse") if k in p
+        }
+        if c["role"] == "user":
+            if ids - calls:
+                problems.append(
+                    f"contents[{i}]: functionResponse {sorted(ids - calls)} has no call"
+                )
+            if calls - ids:
+                problems.append(f"contents[{i}]: functionCall {sorted(calls - ids)} unanswered")
+            calls = set()
+        else:
+            if calls:
+                problems.append(f"contents[{i}]: functionCall {sorted(calls)} unanswered")
+            calls = ids
+    if calls:
+        problems.append(f"the list ends with functionCall {sorted(calls)} unanswered")
     return problems
 
 

@@ -10,7 +10,8 @@
 - `hard_room` / `budget`: SPEC §4's formulas from the model catalogue and the options.
 - `sdk_problems`: every message checked against the installed `openai` / `anthropic`
   SDK's own parameter types (pydantic over their TypedDicts, strictly, extra keys caught):
-  Chat messages, Messages API turns, Responses input items.
+  Chat messages, Messages API turns, Responses input items; google-genai's `Content`
+  (a pydantic model that forbids unknown keys) for Gemini's contents.
 - `Sent`: what an answer holds, found by the markers every generated message starts with.
 """
 
@@ -51,7 +52,8 @@ def answer_tokens(answer: dict[str, Any], node: Any) -> int:
 
 def wire_list(answer: dict[str, Any]) -> list[Any]:
     """The answer's list of turns or items, whatever its format."""
-    return list(answer["input"] if answer["format"] == "responses" else answer["messages"])
+    key = {"responses": "input", "gemini": "contents"}.get(answer["format"], "messages")
+    return list(answer[key])
 
 
 # ---------------------------------------------------------------- limits
@@ -140,6 +142,8 @@ def sdk_problems(answer: dict[str, Any]) -> list[str]:
                 problems.append(f"messages[{i}]: role {m.get('role')!r} is not user/assistant")
                 continue
             problems.append(_check(adapter, m, f"messages[{i}]") or "")
+    elif answer["format"] == "gemini":
+        problems += _gemini_problems(answer)
     elif answer["format"] == "responses":
         if not isinstance(answer["instructions"], str | None):
             problems.append("instructions is not a string")
@@ -149,6 +153,30 @@ def sdk_problems(answer: dict[str, Any]) -> list[str]:
         for i, m in enumerate(answer["messages"]):
             problems.append(_check(adapters["openai"], m, f"messages[{i}]") or "")
     return [p for p in problems if p]
+
+
+def _gemini_problems(answer: dict[str, Any]) -> list[str]:
+    from google.genai import types
+
+    problems: list[str] = []
+    named = (
+        [("system_instruction", answer["system_instruction"])]
+        if answer["system_instruction"]
+        else []
+    )
+    named += [(f"contents[{i}]", c) for i, c in enumerate(answer["contents"])]
+    for where, content in named:
+        try:
+            types.Content.model_validate(content)
+        except pydantic.ValidationError as exc:
+            first = exc.errors()[0]
+            problems.append(f"{where}: {first['msg']} at {first['loc']}")
+    for i, tool in enumerate(answer["tools"]):
+        try:
+            types.Tool.model_validate(tool)
+        except pydantic.ValidationError as exc:
+            problems.append(f"tools[{i}]: {exc.errors()[0]['msg']}")
+    return problems
 
 
 # ---------------------------------------------------------------- what was sent
@@ -183,11 +211,13 @@ class Sent:
 
 
 def _is_text(part: dict[str, Any]) -> bool:
+    if "type" not in part:  # a Gemini part: one key says what it is
+        return "text" in part
     return part.get("type") in ("text", "input_text")
 
 
 def _kind(part: dict[str, Any]) -> str:
-    return str(part.get("type", ""))
+    return str(part.get("type") or next(iter(part), ""))
 
 
 def _text_of(content: Any) -> str:
@@ -248,9 +278,32 @@ def _read_responses(answer: dict[str, Any]) -> Sent:
     return sent
 
 
+def _read_gemini(answer: dict[str, Any]) -> Sent:
+    sent = Sent()
+    system = answer["system_instruction"] or {"parts": []}
+    sent.system = [str(p.get("text", "")) for p in system["parts"]]
+    for text in sent.system:
+        _add_text(sent, text)
+    for content in answer["contents"]:
+        parts = content["parts"]
+        _parts(sent, [p for p in parts if "functionCall" not in p and "functionResponse" not in p])
+        for part in parts:
+            if "functionCall" in part:
+                sent.calls[part["functionCall"]["id"]] = part["functionCall"]["name"]
+            elif "functionResponse" in part:
+                made = part["functionResponse"]
+                response = made["response"]
+                text = str(response.get("output", response.get("error", "")))
+                sent.results.setdefault(made["id"], []).append(text)
+                _add_text(sent, text)
+    return sent
+
+
 def read_sent(answer: dict[str, Any], tool_id: Callable[[str], str] = lambda s: s) -> Sent:
     if answer["format"] == "responses":
         return _read_responses(answer)
+    if answer["format"] == "gemini":
+        return _read_gemini(answer)
     sent = Sent()
     if answer["format"] == "anthropic":
         sent.system = [b.get("text", "") for b in answer.get("system") or ()]
