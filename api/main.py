@@ -35,7 +35,7 @@ from contextq import __version__
 from contextq.logs import configure_logging
 from contextq.settings import get_settings
 from contextq.startup import log_context_management
-from service import event_buffer
+from service import event_buffer, ops
 from store import metrics as store_metrics
 from store.blobs import BlobStoreUnavailable, check_blob_store
 from store.db import set_lock_timeout
@@ -90,6 +90,7 @@ def create_app() -> FastAPI:
     settings = get_settings()
     # before any request is counted: every API process counts into DATA_DIR/metrics
     store_metrics.setup_multiprocess(settings)
+    ops.count_from_zero()  # every metrics family from the first scrape (known labels at 0)
     set_lock_timeout(settings.DATABASE_LOCK_TIMEOUT_S)  # a locked database: 503, not a hang
     app = ContextqAPI(
         title="contextq",

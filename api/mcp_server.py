@@ -37,9 +37,12 @@ class ToolRefused(Exception):
     conversation): its text goes back to the model as an error result."""
 
 
-def build_server(definitions: Sequence[Mapping[str, Any]], execute: Execute) -> Server[Any]:
+def build_server(
+    definitions: Sequence[Mapping[str, Any]], execute: Execute, *, instructions: str = INSTRUCTIONS
+) -> Server[Any]:
     """The MCP server listing `definitions` (MCP shape: name, description, inputSchema)
-    and running each call with `execute(name, arguments)`."""
+    and running each call with `execute(name, arguments)`; `instructions` go to the
+    client at `initialize`."""
     tools = [types.Tool.model_validate(d) for d in definitions]
 
     async def list_tools(
@@ -59,7 +62,7 @@ def build_server(definitions: Sequence[Mapping[str, Any]], execute: Execute) -> 
     return Server(
         "contextq",
         version=__version__,
-        instructions=INSTRUCTIONS,
+        instructions=instructions,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
     )

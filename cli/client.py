@@ -1,6 +1,7 @@
-"""What the CLI's client commands share: the target (`--api`/`--key`, the env, the dev
-key), a `contextq.Client` on it, and the renderings of `upload`, `context` and `events`.
-Every HTTP call goes through the SDK (`contextq_client`, the thin client)."""
+"""What the CLI's client commands share: the target (`--api`/`--key`, the env, the URL
+and dev key `contextq up` saved), a `contextq.Client` on it, and the renderings of
+`upload`, `context` and `events`. Every HTTP call goes through the SDK (`contextq_client`,
+the thin client)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from contextq.secret_files import DEV_KEY_FILE, read_secret
+from contextq.secret_files import API_URL_FILE, DEV_KEY_FILE, read_secret
 from contextq.settings import Settings
 from contextq_client import Client, ContextqError
 
@@ -35,8 +36,14 @@ class Target:
 
 
 def resolve_target(api: str | None, key: str | None, settings: Settings) -> Target:
-    """--api/--key, else CONTEXTQ_API_URL/CONTEXTQ_API_KEY, else the dev key `contextq up` saved."""
-    api = api or os.environ.get("CONTEXTQ_API_URL") or DEFAULT_API_URL
+    """--api/--key, else CONTEXTQ_API_URL/CONTEXTQ_API_KEY, else the URL and the dev key
+    `contextq up` saved in DATA_DIR (else http://127.0.0.1:8000)."""
+    api = (
+        api
+        or os.environ.get("CONTEXTQ_API_URL")
+        or read_secret(settings.data_dir / API_URL_FILE)
+        or DEFAULT_API_URL
+    )
     key = key or os.environ.get("CONTEXTQ_API_KEY")
     if not key:
         key = read_secret(settings.data_dir / DEV_KEY_FILE)

@@ -12,7 +12,8 @@ ApiOpt = Annotated[
         "--api",
         envvar="CONTEXTQ_API_URL",
         show_envvar=True,
-        help="API base URL (default: http://127.0.0.1:8000)",
+        help="API base URL (default: the one `contextq up` saved in DATA_DIR/api-url, else "
+        "http://127.0.0.1:8000)",
     ),
 ]
 KeyOpt = Annotated[

@@ -1,7 +1,8 @@
-"""Secrets kept as files in DATA_DIR (mode 0600): the dev key, Flower's and Valkey's passwords.
+"""Secrets kept as files in DATA_DIR (mode 0600): the dev key, Flower's and Valkey's
+passwords, and beside the key the API's URL `contextq up` printed.
 
-Stdlib only: the CLI's client commands read the development key `contextq up` saved
-without importing the launcher.
+Stdlib only: the CLI's client commands read the development key and the URL `contextq up`
+saved without importing the launcher.
 """
 
 from __future__ import annotations
@@ -11,6 +12,9 @@ import secrets
 from pathlib import Path
 
 DEV_KEY_FILE = "dev-api-key"
+# the API's URL of the newest `contextq up` on this DATA_DIR (kept after it stops, like the
+# key: a client command then names where the stack was, not a default port)
+API_URL_FILE = "api-url"
 FLOWER_PASSWORD_FILE = "flower-password"  # noqa: S105  (a file name, not a secret)
 VALKEY_PASSWORD_FILE = "valkey-password"  # noqa: S105
 # the embedded broker's URL while `contextq up` runs (its port is picked at each start), so

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from prometheus_client.core import GaugeMetricFamily, Metric
 from sqlalchemy import text
 
+from contextq.history.options import STRATEGY_NAMES
+from contextq.history.types import FORMAT_NAMES
 from contextq.settings import Settings
 from store import broker_state, metrics
 from store import files_queries as q
@@ -121,6 +123,15 @@ def _queues(url: str) -> Iterable[Metric]:
     )
     live.add_metric([], broker_state.workers(url).live)
     return [depth, delivered, live]
+
+
+def count_from_zero() -> None:
+    """The API's start: every known series at 0, so every family is in the first scrape
+    (SPEC §11): compactions, quota refusals, blob deletions, each task's duration, each
+    strategy and format's context builds, the polled routes' requests."""
+    metrics.zero_known_series(
+        task_names=names.TASKS, strategies=STRATEGY_NAMES, formats=FORMAT_NAMES
+    )
 
 
 def scrape_metrics(*, settings: Settings) -> bytes:

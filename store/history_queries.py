@@ -113,6 +113,7 @@ def append_messages(
         seq += 1
         message.seq = seq
         cum += message.token_count or 0
+        native = message.native
         rows.append(
             {
                 "id": message.id,
@@ -130,6 +131,9 @@ def append_messages(
                 "cum_tokens": cum,
                 "file_ids": message.file_ids,
                 "created_at": now,
+                "native_format": native.format if native else None,
+                "native_model": native.model if native else None,
+                "native_payload": native.payload if native else None,
             }
         )
     if rows:
@@ -145,6 +149,39 @@ def append_messages(
     session.add(conversation)
     session.flush()
     return rows
+
+
+OPEN_CALLS_SCAN = 1000  # newest messages read for the current turn's open calls
+
+
+def open_tool_calls(session: Session, *, conversation: Conversation) -> dict[str, str]:
+    """The current turn's tool calls not answered yet (the messages after the newest
+    user message, at most the newest OPEN_CALLS_SCAN): call id → function name, oldest
+    first. A native batch's results may answer them (SPEC §2)."""
+    m = StoredMessage
+    newest_user = (
+        select(func.coalesce(func.max(m.seq), 0))
+        .where(m.conversation_id == conversation.id, m.role == "user")
+        .scalar_subquery()
+    )
+    rows = session.execute(
+        select(m.role, m.tool_calls, m.tool_call_id)
+        .where(
+            m.conversation_id == conversation.id,
+            m.seq > newest_user,
+            m.seq > conversation.last_seq - OPEN_CALLS_SCAN,
+            m.role.in_(("assistant", "tool")),  # type: ignore[attr-defined]
+        )
+        .order_by(m.seq)  # type: ignore[arg-type]
+    ).all()
+    calls: dict[str, str] = {}
+    for role, tool_calls, tool_call_id in rows:
+        if role == "tool":
+            calls.pop(str(tool_call_id), None)
+            continue
+        for call in tool_calls or ():
+            calls[str(call.get("id", ""))] = str((call.get("function") or {}).get("name", ""))
+    return calls
 
 
 def list_messages(

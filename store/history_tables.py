@@ -89,6 +89,11 @@ class StoredMessage(SQLModel, table=True):
     cum_tokens: int = 0
     file_ids: list[str] | None = Field(default=None, sa_column=Column(JSON))
     created_at: datetime = _ts()
+    # a native turn's slice (SPEC §2 "Native turns"): the vendor's format, the model that
+    # produced it and the payload exactly as posted; all NULL for the default form
+    native_format: str | None = Field(default=None, max_length=16)
+    native_model: str | None = Field(default=None, max_length=200)
+    native_payload: Any = Field(default=None, sa_column=Column(JSON(none_as_null=True)))
 
 
 class Compaction(SQLModel, table=True):

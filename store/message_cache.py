@@ -14,6 +14,8 @@ seqs are only ever appended.
 from __future__ import annotations
 
 import gc
+import json
+import re
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -25,7 +27,7 @@ from sqlalchemy import Text, bindparam, cast, select
 from sqlmodel import Session
 
 from contextq.history.chains import unit_at
-from contextq.history.types import MAX_TOOL_CALLS, Message
+from contextq.history.types import MAX_TOOL_CALLS, Message, Native
 from store.history_tables import Conversation, StoredMessage
 
 # Columns the engine needs (no created_at, no cum_tokens), in `to_engine`'s order. JSON
@@ -43,6 +45,9 @@ CONTEXT_COLUMNS = (
     StoredMessage.importance,
     StoredMessage.token_count,
     cast(StoredMessage.file_ids, Text),
+    StoredMessage.native_format,
+    StoredMessage.native_model,
+    cast(StoredMessage.native_payload, Text),
 )
 
 
@@ -79,10 +84,22 @@ def _json(text: str | None) -> Any:
     return None if text is None else orjson.loads(text)
 
 
+# orjson reads an integer past 64 bits as a float: a native payload goes back to its
+# vendor verbatim, so one holding such a number is read with `json` (kept exact)
+_LONG_NUMBER = re.compile(r"\d{19}")
+
+
+def _payload(text: str) -> Any:
+    return json.loads(text) if _LONG_NUMBER.search(text) else orjson.loads(text)
+
+
 def to_engine(row: Sequence[Any], pinned: bool | None = None) -> Message:
     """An engine message from a `CONTEXT_COLUMNS` row (JSON columns as text)."""
     id_, seq, role, content, calls, call_id, name, stored_pinned, kind, importance = row[:10]
-    tokens, files = row[10], row[11]
+    tokens, files, native_format = row[10], row[11], row[12]
+    native = None
+    if native_format is not None:  # a native turn's slice: its payload parsed only then
+        native = Native(native_format, row[13], _payload(row[14]))
     return Message(
         id=id_,
         seq=seq,
@@ -96,6 +113,7 @@ def to_engine(row: Sequence[Any], pinned: bool | None = None) -> Message:
         importance=importance,
         token_count=tokens,
         file_ids=_json(files) or [],
+        native=native,
     )
 
 

@@ -21,10 +21,13 @@ Gauges that describe the world rather than one process (files by status, queue d
 live workers) are read at scrape time from the database and the broker
 (`ScrapeCollector`), not counted.
 
-Every metric here has labels, so no sample exists before the first observation; a
-process calls `setup_multiprocess()` before it observes anything (the API at import of
-its app, the worker in its first signal), and observations made without it stay in
-the process (single-process mode, e.g. an in-process test client).
+Every metric here has labels, so no sample would exist before the first observation:
+a dashboard or an alert on compactions would find no series until one ran. The API
+process therefore creates the series of every known label value at 0 when it starts
+(`zero_known_series`, Prometheus' own advice), so every family is there from the first
+scrape (SPEC §11). A process calls `setup_multiprocess()` before it observes anything
+(the API at import of its app, the worker in its first signal), and observations made
+without it stay in the process (single-process mode, e.g. an in-process test client).
 """
 
 from __future__ import annotations
@@ -90,6 +93,20 @@ BLOBS_DELETED = Counter(
 )
 
 
+# the label values each family is known to take (its series start at 0)
+COMPACTION_SERIES = (
+    ("summary", "compacted"),
+    ("truncation", "compacted"),
+    ("none", "skipped"),
+    ("none", "failed"),
+)
+QUOTA_LIMITS = ("MAX_FILES_PER_OWNER", "MAX_STORAGE_BYTES_PER_OWNER", "RATE_LIMIT_PER_MINUTE")
+BLOB_KINDS = ("blob", "temp")
+TASK_STATES = ("SUCCESS", "FAILURE")  # RETRY and the rarer ones appear when seen
+# every deployment polls these two; other routes' series appear with their first status
+POLLED_ROUTES = (("GET", "/healthz", "200"), ("GET", "/metrics", "200"))
+
+
 # --- multiprocess mode -------------------------------------------------------------------
 def _process_identifier() -> str:
     host = re.sub(r"[^A-Za-z0-9.-]", "-", socket.gethostname()) or "host"
@@ -150,15 +167,40 @@ def observe_context_build(answer: dict[str, Any]) -> None:
     CONTEXT_BUILD.labels(str(answer.get("strategy")), str(answer.get("format"))).observe(seconds)
 
 
-def observe_compaction(result: Any, *, failed: bool = False) -> None:
-    """A `compact_conversation` result: {"method": …} when it wrote a compaction,
-    {"skipped": …} when it had nothing to do; `failed` when it raised."""
+def compaction_labels(result: Any, *, failed: bool = False) -> tuple[str, str]:
+    """(method, outcome) of a `compact_conversation` result: {"method": …} when it wrote
+    a compaction, {"skipped": …} when it had nothing to do; `failed` when it raised."""
     if failed:
-        COMPACTIONS.labels("none", "failed").inc()
-    elif isinstance(result, dict) and result.get("method"):
-        COMPACTIONS.labels(str(result["method"]), "compacted").inc()
-    else:
-        COMPACTIONS.labels("none", "skipped").inc()
+        return "none", "failed"
+    if isinstance(result, dict) and result.get("method"):
+        return str(result["method"]), "compacted"
+    return "none", "skipped"
+
+
+def observe_compaction(result: Any, *, failed: bool = False) -> None:
+    COMPACTIONS.labels(*compaction_labels(result, failed=failed)).inc()
+
+
+def zero_known_series(
+    *, task_names: Iterable[str], strategies: Iterable[str], formats: Iterable[str]
+) -> None:
+    """Create every known series at 0 (creating a child writes its zero into this
+    process's multiprocess file, which every scrape merges)."""
+    for labels in COMPACTION_SERIES:
+        COMPACTIONS.labels(*labels)
+    for limit in QUOTA_LIMITS:
+        QUOTA_REFUSALS.labels(limit)
+    for kind in BLOB_KINDS:
+        BLOBS_DELETED.labels(kind)
+    for task in task_names:
+        for state in TASK_STATES:
+            TASK_DURATION.labels(task, state)
+    formats = tuple(formats)
+    for strategy in strategies:
+        for fmt in formats:
+            CONTEXT_BUILD.labels(strategy, fmt)
+    for labels in POLLED_ROUTES:
+        HTTP_REQUESTS.labels(*labels)
 
 
 # --- a scrape ---------------------------------------------------------------------------------

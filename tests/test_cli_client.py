@@ -10,7 +10,14 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from cli.client import ClientError, context_report, display_names, files_table, resolve_target
+from cli.client import (
+    ClientError,
+    Target,
+    context_report,
+    display_names,
+    files_table,
+    resolve_target,
+)
 from contextq.secret_files import read_secret, secret_once, write_secret
 from contextq.settings import Settings
 
@@ -67,6 +74,20 @@ def test_target_precedence(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
     assert resolve_target(None, None, settings).key == "cq_env"
     assert resolve_target(None, None, settings).api == "http://h:1"
     assert resolve_target("http://x:2", "cq_flag", settings).key == "cq_flag"
+
+
+def test_the_url_up_saved_is_used_when_none_is_given(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("CONTEXTQ_API_URL", raising=False)
+    monkeypatch.delenv("CONTEXTQ_API_KEY", raising=False)
+    settings = Settings(DATA_DIR=tmp_path)
+    write_secret(tmp_path / "dev-api-key", "cq_saved")
+    write_secret(tmp_path / "api-url", "http://127.0.0.1:8711")  # `contextq up --port 8711`
+    assert resolve_target(None, None, settings) == Target("http://127.0.0.1:8711", "cq_saved")
+    monkeypatch.setenv("CONTEXTQ_API_URL", "http://h:1")
+    assert resolve_target(None, None, settings).api == "http://h:1"
+    assert resolve_target("http://x:2", None, settings).api == "http://x:2"
 
 
 def test_secrets_are_0600_and_stable(tmp_path: Path) -> None:

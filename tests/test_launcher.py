@@ -203,3 +203,23 @@ def test_api_argv_runs_several_api_processes_when_asked() -> None:
     several = api_argv("127.0.0.1", 8000, workers=3)
     assert several[several.index("--workers") + 1] == "3"
     assert "--workers" not in api_argv("127.0.0.1", 8000, workers=1)
+
+
+def test_every_python_part_runs_in_safe_path_mode_on_contextqs_code(tmp_path: Path) -> None:
+    """The working directory never joins sys.path (SPEC §1; the real check, with decoy
+    packages, is tests/test_cli_up_in_a_project.py)."""
+    from cli.launcher.argv import CODE_ROOT, api_argv, beat_argv, flower_argv, worker_argv
+
+    parts = {
+        "api": api_argv("127.0.0.1", 8000, workers=2),
+        "worker": worker_argv(1),
+        "beat": beat_argv(tmp_path / "schedule", tmp_path / "pid", quiet=True),
+        "flower": flower_argv("127.0.0.1", 5555),
+    }
+    for name, argv in parts.items():
+        assert argv[:3] == [sys.executable, "-P", "-m"], name
+    assert parts["api"][3:5] == ["uvicorn", "api.asgi:app"]
+    app_dir = Path(parts["api"][parts["api"].index("--app-dir") + 1])
+    assert app_dir == CODE_ROOT and (app_dir / "api" / "asgi.py").is_file()
+    for name in ("worker", "beat", "flower"):  # worker/__main__.py: our app before Celery's
+        assert parts[name][3:6] == ["worker", "-A", "worker.app"], name

@@ -14,3 +14,16 @@ SWEEP_COMPACTIONS = "contextq.sweep_compactions"
 DELIVER_WEBHOOK = "contextq.deliver_webhook"
 SWEEP_EVENTS = "contextq.sweep_events"
 NOOP = "contextq.noop"  # the framework's floor, for bench/upload_queue.py
+# every task the worker registers (its metrics series exist from the first scrape)
+TASKS = (
+    PROCESS_FILE,
+    INDEX_FILE,
+    RECOVER_FILES,
+    SWEEP_BLOBS,
+    EMBED_MISSING,
+    COMPACT_CONVERSATION,
+    SWEEP_COMPACTIONS,
+    DELIVER_WEBHOOK,
+    SWEEP_EVENTS,
+    NOOP,
+)

@@ -10,11 +10,27 @@ from pydantic import ValidationError
 
 from api.deps import OwnerDep, SettingsDep, read, write
 from api.responses import json_response
-from api.schemas.history import MessageBatch, MessageCreate, MessageList, MessagePin, MessagePublic
+from api.schemas.history import (
+    NATIVE_BATCHES,
+    MessageBatch,
+    MessageCreate,
+    MessageList,
+    MessagePin,
+    MessagePublic,
+)
+from contextq.history.native import BODY_KEYS, check_format
 from service import history
-from service.history.messages import messages_by_seqs
+from service.history.messages import NativeBatch, messages_by_seqs
 
 router = APIRouter(tags=["messages"])
+
+
+def _invalid(exc: ValidationError) -> HTTPException:
+    detail = [
+        {"loc": ["body", *e["loc"]], "msg": e["msg"], "type": e["type"]}
+        for e in exc.errors(include_url=False)[:20]
+    ]
+    return HTTPException(422, detail)
 
 
 def _parse(payload: Any) -> tuple[list[dict[str, Any]], bool]:
@@ -31,12 +47,22 @@ def _parse(payload: Any) -> tuple[list[dict[str, Any]], bool]:
             else [MessageCreate.model_validate(payload)]
         )
     except ValidationError as exc:
-        detail = [
-            {"loc": ["body", *e["loc"]], "msg": e["msg"], "type": e["type"]}
-            for e in exc.errors(include_url=False)[:20]
-        ]
-        raise HTTPException(422, detail) from None
+        raise _invalid(exc) from None
     return [m.model_dump(exclude_none=True) for m in parsed], batch
+
+
+def _parse_native(payload: dict[str, Any]) -> NativeBatch:
+    """`{"format": …, "messages" | "items" | "contents": [...], "model"?}` (SPEC §2 "Native
+    turns"): the body's shape here, each turn's in the engine."""
+    fmt = check_format(payload["format"])
+    key = BODY_KEYS[fmt]
+    if isinstance(payload.get(key), list):
+        history.check_batch_size(len(payload[key]))  # before validating them all
+    try:
+        body = NATIVE_BATCHES[fmt].model_validate(payload)
+    except ValidationError as exc:
+        raise _invalid(exc) from None
+    return NativeBatch(fmt, getattr(body, key), body.model)
 
 
 @router.post("/conversations/{conversation_id}/messages", status_code=201)
@@ -46,14 +72,19 @@ async def append_messages(
     settings: SettingsDep,
     payload: Any = Body(...),  # noqa: B008
 ) -> Response:
-    """One message, or `{"messages": [...]}` (up to 10 000 in one transaction)."""
-    messages, batch = _parse(payload)
+    """One message, or `{"messages": [...]}` (up to 10 000 in one transaction), or a
+    native batch: `{"format": "anthropic", "messages": [...]}`, `{"format": "responses",
+    "items": [...]}`, `{"format": "gemini", "contents": [...]}`, with an optional
+    `"model"` (SPEC §2 "Native turns")."""
+    native = _parse_native(payload) if isinstance(payload, dict) and "format" in payload else None
+    messages, batch = ([], True) if native else _parse(payload)
     appended = await write(
         history.append_messages,
         settings=settings,
         owner_id=owner_id,
         conversation_id=conversation_id,
         messages=messages,
+        native=native,
         batch=batch,
     )
     public = [MessagePublic.model_validate(row) for row in appended.rows]

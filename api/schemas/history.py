@@ -11,9 +11,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from contextq.history.types import MAX_TOOL_CALLS, Kind, Role
+from contextq.history.types import MAX_TOOL_CALLS, Kind, NativeFormat, Role
 
 MAX_TEXT_FIELD = 200
 Impact = Literal["high", "medium", "low"]
@@ -127,6 +127,70 @@ class MessageBatch(BaseModel):
     messages: list[MessageCreate] = Field(min_length=1)
 
 
+# ---------------------------------------------------------------- native turns (SPEC §2)
+
+NATIVE_MODEL = Field(
+    default=None,
+    max_length=200,
+    description="The model that produced the assistant turns (default: the conversation's).",
+)
+
+
+class _NativeBatch(BaseModel):
+    """A batch in a vendor's own shape: each turn is stored verbatim beside the normalised
+    message(s) the engine reasons over; a batch the vendor's API would refuse is a 422
+    naming the place, and nothing of it is stored."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model: str | None = NATIVE_MODEL
+
+    _nul = field_validator("model")(_no_nul)
+
+
+class AnthropicBatch(_NativeBatch):
+    format: Literal["anthropic"]
+    messages: list[dict[str, Any]] = Field(
+        min_length=1,
+        description="Messages API `MessageParam`s: an assistant turn is "
+        '`{"role": "assistant", "content": response.content}`, tool results are '
+        "`tool_result` blocks in user turns.",
+    )
+
+
+class ResponsesBatch(_NativeBatch):
+    format: Literal["responses"]
+    items: list[dict[str, Any]] = Field(
+        min_length=1,
+        description="Responses API items: `response.output` items (`message`, `reasoning`, "
+        "`function_call`, …), input messages and the `function_call_output`s of the agent.",
+    )
+
+
+class GeminiBatch(_NativeBatch):
+    format: Literal["gemini"]
+    contents: list[dict[str, Any]] = Field(
+        min_length=1,
+        description="Gemini `Content`s: role `user` or `model`, `parts` with `text`, "
+        "`functionCall`, `functionResponse`, `inlineData`, `thought`, `thoughtSignature`.",
+    )
+
+
+NATIVE_BATCHES: dict[str, type[AnthropicBatch | ResponsesBatch | GeminiBatch]] = {
+    "anthropic": AnthropicBatch,
+    "responses": ResponsesBatch,
+    "gemini": GeminiBatch,
+}
+
+
+class NativePublic(BaseModel):
+    """A stored message's slice of its vendor's turn, exactly as posted."""
+
+    format: NativeFormat
+    model: str | None
+    payload: Any
+
+
 class MessagePin(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -142,11 +206,37 @@ class MessagePublic(MessageBase, _Public):
     importance: float | None
     token_count: int
     created_at: datetime
+    native: NativePublic | None = Field(
+        default=None,
+        description="The vendor's own turn this message came from (its slice, verbatim); "
+        "null for a message in the default form.",
+    )
 
     @field_validator("file_ids", mode="before")
     @classmethod
     def _none_is_empty(cls, value: Any) -> Any:
         return [] if value is None else value
+
+    @model_validator(mode="before")
+    @classmethod
+    def _native_from_columns(cls, data: Any) -> Any:
+        """A row's `native_format`, `native_model`, `native_payload` as `native`."""
+        if isinstance(data, dict):
+            if "native" in data or data.get("native_format") is None:
+                return data
+            return {**data, "native": _native(data.get)}
+        if getattr(data, "native_format", None) is None:
+            return data
+        fields = {name: getattr(data, name, None) for name in cls.model_fields}
+        return {**fields, "native": _native(lambda key: getattr(data, key, None))}
+
+
+def _native(get: Any) -> dict[str, Any]:
+    return {
+        "format": get("native_format"),
+        "model": get("native_model"),
+        "payload": get("native_payload"),
+    }
 
 
 class MessageList(BaseModel):

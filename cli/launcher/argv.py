@@ -5,6 +5,18 @@ Logging is configured inside each part from `LOG_LEVEL` / `LOG_FORMAT` (see
 parent of `--workers N`, which never imports the app) through `--log-config`, the
 worker and beat through Celery's signals. In JSON mode Celery's banners (printed, not
 logged) are turned off with `--quiet`, so every line of a part's output is a JSON object.
+
+Every part runs contextq's own code whatever directory it is started from (SPEC §1): a
+user's project often holds `api/`, `tasks/` or `worker/` packages of its own.
+
+- `-P` (Python's safe-path mode) keeps the working directory off `sys.path`, in the part
+  and in what it spawns (uvicorn's `--workers` processes inherit the flag);
+- uvicorn puts its `--app-dir` first on `sys.path` (the working directory when not
+  given): it is given, the directory contextq's packages are in;
+- Celery imports the `-A` app and the task modules with the working directory first for
+  the time of each import: `python -m worker` imports our app before Celery looks for
+  it, and the app's loader imports the task modules from `sys.path` as it is
+  (`worker.app.OwnCodeLoader`).
 """
 
 from __future__ import annotations
@@ -16,6 +28,13 @@ from contextq.logs import UVICORN_LOG_CONFIG
 
 QUEUES = "files,history"
 ASGI_APP = "api.asgi:app"  # api.main's app, with logging configured before uvicorn logs
+# the directory `api`, `worker`, `cli` … were imported from (a checkout, or site-packages)
+CODE_ROOT = Path(__file__).resolve().parents[2]
+
+
+def python_module(module: str) -> list[str]:
+    """`python -P -m MODULE`: the working directory never joins `sys.path`."""
+    return [sys.executable, "-P", "-m", module]
 
 
 def api_argv(
@@ -24,10 +43,10 @@ def api_argv(
     """uvicorn; with `workers` > 1 its supervisor runs that many API processes on the one
     socket (each counts into DATA_DIR/metrics, and revocations reach each through Redis)."""
     return [
-        sys.executable,
-        "-m",
-        "uvicorn",
+        *python_module("uvicorn"),
         ASGI_APP,
+        "--app-dir",  # first on sys.path; uvicorn's default is the working directory
+        str(CODE_ROOT),
         "--host",
         host,
         "--port",
@@ -49,7 +68,8 @@ def api_argv(
 
 
 def _celery(*, quiet: bool) -> list[str]:
-    return [sys.executable, "-m", "celery", "-A", "worker.app", *(["--quiet"] if quiet else [])]
+    """The `celery` command over our app (`worker/__main__.py`)."""
+    return [*python_module("worker"), "-A", "worker.app", *(["--quiet"] if quiet else [])]
 
 
 def worker_argv(

@@ -27,7 +27,12 @@ from cli.launcher.probes import api_ready, connect_host, flower_ready, redis_rea
 from cli.launcher.processes import UP_LOGGER, LaunchError, ProcessTable, data_dir_lock, tail
 from cli.launcher.supervision import Supervisor
 from contextq.logs import make_formatter
-from contextq.secret_files import BROKER_URL_FILE, FLOWER_PASSWORD_FILE, write_secret
+from contextq.secret_files import (
+    API_URL_FILE,
+    BROKER_URL_FILE,
+    FLOWER_PASSWORD_FILE,
+    write_secret,
+)
 from contextq.settings import Settings
 from store import metrics
 
@@ -189,6 +194,12 @@ class Stack:
                 f"last lines of {child.log_path}:\n{tail(child.log_path)}"
             )
 
+    def save_api_url(self) -> None:
+        """Beside the dev key, the URL the banner prints: the CLI in this directory finds
+        a stack on any port (`contextq up --port 8711`, then `contextq upload`)."""
+        if "api" in self.options.parts:
+            write_secret(self.settings.data_dir / API_URL_FILE, self.api_url)
+
     def banner(self) -> list[str]:
         lines = []
         if "api" in self.options.parts:
@@ -275,6 +286,7 @@ def run_up(
                 stack.prepare()
                 stack.start()
                 stack.wait_ready()
+                stack.save_api_url()
                 for line in stack.banner():
                     out(line)
                 if "api" in options.parts:

@@ -10,9 +10,11 @@ from typing import Any, Literal, cast, get_args
 from contextq.errors import ValidationFailed
 
 Role = Literal["system", "user", "assistant", "tool"]
+NativeFormat = Literal["anthropic", "responses", "gemini"]
 Kind = Literal["user_prompt", "reasoning", "tool_call", "decision", "error", "observation"]
 ROLES: frozenset[str] = frozenset(get_args(Role))
 KINDS: frozenset[str] = frozenset(get_args(Kind))
+NATIVE_FORMATS: frozenset[str] = frozenset(get_args(NativeFormat))
 # the wire formats a context is given in (SPEC §2 `format=`); each has its module in
 # `contextq.assembly.formats`, registered in its `FORMATS` table under this name
 FormatName = Literal["openai", "anthropic", "responses", "gemini"]
@@ -21,6 +23,20 @@ FORMAT_NAMES: tuple[FormatName, ...] = get_args(FormatName)
 Content = str | list[dict[str, Any]] | None
 
 MAX_TOOL_CALLS = 128  # per assistant message: the longest tool chain is 1 + this
+
+
+@dataclass(frozen=True, slots=True)
+class Native:
+    """A message's slice of a vendor's own turn, verbatim (SPEC §2 "Native turns").
+
+    `payload` is the JSON value exactly as posted (key order, empty strings, nulls and
+    unknown keys kept): an Anthropic MessageParam, a list of Responses items, or a
+    Gemini Content (`contextq.history.native` says which slice each row holds).
+    """
+
+    format: NativeFormat
+    model: str | None  # the model that produced the turn (body "model", else the conversation's)
+    payload: Any
 
 
 @dataclass(slots=True)
@@ -44,6 +60,7 @@ class Message:
     token_count: int | None = None
     file_ids: list[str] = field(default_factory=list)
     created_at: datetime | None = None
+    native: Native | None = None  # the vendor's own turn this message came from, if any
 
     @property
     def call_ids(self) -> tuple[str, ...]:

@@ -10,6 +10,13 @@ The memory sees each message with the seq it is stored under, so what it records
 it (a decision, an error pattern) cites that message.
 A tool message over TOOL_RESULT_OFFLOAD_TOKENS is also written to the conversation's
 workspace once the append commits (`service.workspaces.tool_results`).
+
+Native turns (SPEC §2): a batch in a vendor's own shape (`NativeBatch`), and default-form
+messages holding Anthropic-only blocks, are parsed by the engine
+(`contextq.history.native`) into messages that each carry their slice of the payload;
+results may answer the calls the batch makes or the stored turn's open calls. From
+there one path stores both forms: the same checks (batch size, each message's size as
+JSON, the pin limit, file ids), all or nothing in one transaction.
 """
 
 from __future__ import annotations
@@ -24,8 +31,15 @@ from contextq.errors import InputTooLarge, NotFound, ValidationFailed
 from contextq.history import Message, count_message_tokens
 from contextq.history.memory import score_message
 from contextq.history.message_tokens import serialise
-from contextq.history.types import shape_problem
+from contextq.history.native import (
+    BODY_KEYS,
+    CallBook,
+    holds_native_blocks,
+    parse_default,
+    parse_native,
+)
 from contextq.settings import Settings
+from contextq.tokens import count_tokens, encoding_name_for_model
 from service.history.compaction import crossed_on_append, enqueue_compaction
 from service.history.memory import observe_messages
 from service.workspaces.locate import owned_conversation
@@ -62,30 +76,44 @@ def check_batch_size(count: int) -> None:
         )
 
 
+@dataclass(frozen=True, slots=True)
+class NativeBatch:
+    """A batch in a vendor's own shape: `items` are the body's `messages` (anthropic),
+    `items` (responses) or `contents` (gemini); `model` produced its assistant turns
+    (None: the conversation's)."""
+
+    format: str
+    items: list[Any]
+    model: str | None = None
+
+
 def append_messages(
     *,
     session: Session,
     settings: Settings,
     owner_id: str,
     conversation_id: str,
-    messages: Sequence[Mapping[str, Any]],
+    messages: Sequence[Mapping[str, Any]] = (),
+    native: NativeBatch | None = None,
     batch: bool = True,
 ) -> Appended:
-    """Append `messages` (dicts in the OpenAI shape, plus `pinned`, `kind`, `file_ids`).
+    """Append `messages` (dicts in the OpenAI shape, plus `pinned`, `kind`, `file_ids`)
+    or a `native` batch.
 
-    Raises NotFound, ValidationFailed (pairing, too many pinned; the field is named
-    `messages[i].<name>` when `batch`, else `<name>`), InputTooLarge (a message or the
+    Raises NotFound, ValidationFailed (pairing, a native turn its API would refuse, too
+    many pinned; the field is named `messages[i].<name>` when `batch`, else `<name>`,
+    and `items[i]…`, `contents[i]…` for those formats), InputTooLarge (a message or the
     batch too big)."""
-    check_batch_size(len(messages))
+    check_batch_size(len(native.items) if native else len(messages))
     conversation = owned_conversation(
         session, owner_id=owner_id, conversation_id=conversation_id, for_update=True
     )
-    _check_pin_room(conversation, sum(1 for m in messages if m.get("pinned")), settings)
-    parsed = [
-        _prepare(data, f"messages[{i}]." if batch else "", conversation.model)
-        for i, data in enumerate(messages)
-    ]
-    _check_file_ids(session, owner_id, parsed, batch)
+    _check_sizes(native, messages, batch)
+    _check_file_ids(session, owner_id, messages, batch)
+    parsed = _parse(session, conversation, messages, native, batch)
+    _check_pin_room(conversation, sum(1 for m in parsed if m.pinned), settings)
+    for message in parsed:
+        _prepare(message, conversation.model)
     for offset, message in enumerate(parsed, 1):  # the seqs the insert will give them
         message.seq = conversation.last_seq + offset
     now = utcnow()
@@ -111,16 +139,54 @@ def append_messages(
     return Appended(rows, job_id)
 
 
+def _parse(
+    session: Session,
+    conversation: Conversation,
+    messages: Sequence[Mapping[str, Any]],
+    native: NativeBatch | None,
+    batch: bool,
+) -> list[Message]:
+    """The engine messages of either form (ValidationFailed naming the place). Results
+    may answer the stored turn's open calls, read only when the batch can hold one."""
+    if native is not None:
+        return parse_native(
+            native.format,
+            native.items,
+            model=native.model or conversation.model,
+            open_calls=q.open_tool_calls(session, conversation=conversation),
+        )
+    open_calls: dict[str, str] = {}
+    if holds_native_blocks(messages):
+        open_calls = q.open_tool_calls(session, conversation=conversation)
+    return parse_default(
+        messages, model=conversation.model, book=CallBook(open_calls), single=not batch
+    )
+
+
+def _check_sizes(
+    native: NativeBatch | None, messages: Sequence[Mapping[str, Any]], batch: bool
+) -> None:
+    """Each message (each native turn or item) is at most MAX_MESSAGE_CHARS as JSON."""
+    key = BODY_KEYS.get(native.format, "items") if native else "messages"
+    for i, item in enumerate(native.items if native else messages):
+        if len(serialise(item)) > MAX_MESSAGE_CHARS:
+            where = f"{key}[{i}]" if native or batch else "the message"
+            raise InputTooLarge(
+                f"{where} is over {MAX_MESSAGE_CHARS} characters as JSON; upload large "
+                "content as a file instead"
+            )
+
+
 def _check_file_ids(
-    session: Session, owner_id: str, messages: Sequence[Message], batch: bool
+    session: Session, owner_id: str, messages: Sequence[Mapping[str, Any]], batch: bool
 ) -> None:
     """`file_ids` must name the owner's existing files (ValidationFailed naming the id)."""
-    wanted = [f for m in messages for f in m.file_ids]
+    wanted = [str(f) for m in messages for f in m.get("file_ids") or ()]
     if not wanted:
         return
     owned = owned_file_ids(session, owner_id=owner_id, file_ids=wanted)
     for i, message in enumerate(messages):
-        for j, file_id in enumerate(message.file_ids):
+        for j, file_id in enumerate(message.get("file_ids") or ()):
             if file_id not in owned:
                 where = f"messages[{i}].file_ids[{j}]" if batch else f"file_ids[{j}]"
                 raise ValidationFailed(
@@ -140,28 +206,19 @@ def _check_pin_room(conversation: Conversation, more: int, settings: Settings) -
         )
 
 
-def _prepare(data: Mapping[str, Any], where: str, model: str | None) -> Message:
-    """An engine message with its id, token count and importance, checked."""
-    message = Message.from_openai(
-        data,
-        id=new_id(),
-        pinned=bool(data.get("pinned")),
-        kind=data.get("kind"),
-        file_ids=list(data.get("file_ids") or []),
-    )
-    problem = shape_problem(message)
-    if problem is not None:
-        field, reason = problem
-        raise ValidationFailed(reason, field=where + field)
-    wire = message.to_openai()
-    if len(serialise(wire)) > MAX_MESSAGE_CHARS:
-        raise InputTooLarge(
-            f"{where.rstrip('.') or 'the message'} is over {MAX_MESSAGE_CHARS} characters "
-            "as JSON; upload large content as a file instead"
-        )
-    message.token_count = count_message_tokens(wire, model)
+def _prepare(message: Message, model: str | None) -> None:
+    """Give a parsed message its id, token count and importance."""
+    message.id = new_id()
+    if message.native is None:
+        message.token_count = count_message_tokens(message.to_openai(), model)
+    else:
+        # a native row counts its payload's JSON (the largest form: reasoning included)
+        # in the conversation model's encoding. It is NOT the exact OpenAI count of the
+        # row's normalised rendering: the engine must not take it for one (the output
+        # formats count what they render).
+        payload = serialise(message.native.payload)
+        message.token_count = count_tokens(payload, encoding_name_for_model(model))
     message.importance = round(float(score_message(message)), 4)
-    return message
 
 
 def list_messages(

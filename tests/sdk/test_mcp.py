@@ -80,13 +80,19 @@ def world(contextq_stack: RunningStack) -> World:
 
 @asynccontextmanager
 async def _session(
-    world: World, transport: str, key: str, conversation_id: str
+    world: World,
+    transport: str,
+    key: str,
+    conversation_id: str | None,
+    *,
+    via: str = "header",  # or "query": /mcp?conversation=…, for URL-and-token clients
 ) -> AsyncIterator[Any]:
     import httpx2
     from mcp import Client, StdioServerParameters
     from mcp.client.streamable_http import streamable_http_client
 
     if transport == "stdio":
+        assert conversation_id is not None
         command, *args = _contextq_command()
         params = StdioServerParameters(
             command=command,
@@ -96,12 +102,18 @@ async def _session(
         async with Client(params) as client:
             yield client
         return
-    headers = {"Authorization": f"Bearer {key}", "X-Contextq-Conversation": conversation_id}
+    headers = {"Authorization": f"Bearer {key}"}
+    url = f"{world.stack.base_url}/mcp"
+    if conversation_id is not None and via == "header":
+        headers["X-Contextq-Conversation"] = conversation_id
+    elif conversation_id is not None:
+        url += f"?conversation={conversation_id}"
     mode = "legacy" if transport == "http-handshake" else "auto"
-    async with httpx2.AsyncClient(headers=headers, timeout=60) as http:
-        url = f"{world.stack.base_url}/mcp"
-        async with Client(streamable_http_client(url, http_client=http), mode=mode) as client:
-            yield client
+    async with (
+        httpx2.AsyncClient(headers=headers, timeout=60) as http,
+        Client(streamable_http_client(url, http_client=http), mode=mode) as client,
+    ):
+        yield client
 
 
 def _text(result: Any) -> tuple[str, bool]:
@@ -189,11 +201,82 @@ def test_stdio_refuses_another_keys_conversation_before_serving(world: World) ->
     assert "conversation not found" in done.stderr
 
 
-def test_http_mcp_needs_the_key_and_names_the_missing_header(world: World) -> None:
+HTTP = ["http", "http-handshake"]
+HOW_TO_NAME = (
+    "connect to /mcp?conversation=<conversation id> (or send the header "
+    "`X-Contextq-Conversation: <conversation id>`); the id is the one `POST /v1/conversations` "
+    "answered, and the tools act on that conversation"
+)
+
+
+@pytest.mark.parametrize("transport", HTTP)
+def test_the_conversation_can_be_named_in_the_url(world: World, transport: str) -> None:
+    heavy = world.heavy
+    stub = heavy.stub_paths[0]
+
+    async def scenario() -> list[tuple[str, bool]]:
+        key = world.stack.api_key
+        async with _session(world, transport, key, heavy.conversation_id, via="query") as mcp:
+            return [
+                _text(await mcp.call_tool("workspace_read", {"path": stub})),
+                _text(await mcp.call_tool("workspace_list", {"prefix": "tool-results/"})),
+            ]
+
+    (read, error), (listed, list_error) = anyio.run(scenario)
+    assert not error and read.startswith(original_of(heavy, stub) + "\n\n[")
+    assert not list_error and all(p in listed for p in heavy.stub_paths)
+
+
+@pytest.mark.parametrize("transport", HTTP)
+def test_without_a_conversation_initialize_succeeds_and_each_tool_says_how_to_name_one(
+    world: World, transport: str
+) -> None:
+    async def scenario() -> tuple[str | None, list[str], list[tuple[str, bool]]]:
+        async with _session(world, transport, world.stack.api_key, None) as mcp:
+            listed = [t.name for t in (await mcp.list_tools()).tools]
+            calls = [_text(await mcp.call_tool(name, {"path": "a.txt"})) for name in listed]
+            return mcp.instructions, listed, calls
+
+    instructions, listed, calls = anyio.run(scenario)
+    assert listed == ALL_TOOLS
+    expected = (
+        f"Error: this MCP connection names no conversation, so no tool can run: {HOW_TO_NAME}"
+    )
+    assert calls == [(expected, True)] * len(ALL_TOOLS)
+    if transport == "http-handshake":  # the initialize answer carries the server's instructions
+        assert instructions is not None and instructions.startswith(
+            "Note: this MCP connection names no conversation"
+        )
+
+
+def _tools_call(url: str, name: str, **headers: str) -> httpx.Response:
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call"}
+    body["params"] = {"name": name, "arguments": {}}  # type: ignore[assignment]
+    accept = {"Accept": "application/json, text/event-stream"}
+    return httpx.post(url, json=body, headers={**accept, **headers}, timeout=30)
+
+
+def test_http_mcp_needs_the_key_and_refuses_two_different_conversations(world: World) -> None:
     url = f"{world.stack.base_url}/mcp"
-    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
-    assert httpx.post(url, json=body, timeout=30).status_code == 401
-    headers = {"Authorization": f"Bearer {world.stack.api_key}"}
-    missing = httpx.post(url, json=body, headers=headers, timeout=30)
-    assert missing.status_code == 400
-    assert "X-Contextq-Conversation" in missing.json()["detail"]
+    assert _tools_call(url, "memory_get").status_code == 401
+    auth = {"Authorization": f"Bearer {world.stack.api_key}"}
+    conversation = world.heavy.conversation_id
+    both = _tools_call(
+        f"{url}?conversation=other",
+        "memory_get",
+        **auth,
+        **{"X-Contextq-Conversation": conversation},
+    )
+    assert both.status_code == 200, both.text
+    result = both.json()["result"]
+    assert result["isError"] is True
+    assert result["content"][0]["text"] == (
+        f"Error: the X-Contextq-Conversation header names {conversation!r} and "
+        "?conversation= names 'other': name one conversation"
+    )
+    too_long = _tools_call(f"{url}?conversation={'x' * 65}", "memory_get", **auth).json()
+    assert too_long["result"]["isError"] is True
+    assert (
+        "is not a conversation id (those are at most 64 characters)"
+        in (too_long["result"]["content"][0]["text"])
+    )

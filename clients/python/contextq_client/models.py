@@ -87,6 +87,15 @@ class Conversation(Model):
     updated_at: datetime
 
 
+class NativeTurn(Model):
+    """A stored message's slice of its vendor's own turn, exactly as posted: `format` is
+    `anthropic`, `responses` or `gemini`, `model` the model that produced it."""
+
+    format: str
+    model: str | None
+    payload: Any
+
+
 class Message(Model):
     id: str
     seq: int
@@ -101,6 +110,7 @@ class Message(Model):
     importance: float | None
     token_count: int
     created_at: datetime
+    native: NativeTurn | None = None  # the vendor's own turn (native batches), else None
 
 
 class MessageBatchResult(Model):
@@ -301,6 +311,7 @@ SCHEMAS: dict[type[BaseModel], str] = {
     File: "FilePublic",
     Conversation: "ConversationPublic",
     Message: "MessagePublic",
+    NativeTurn: "NativePublic",
     JobAccepted: "JobAccepted",
     Job: "JobPublic",
     Compaction: "CompactionPublic",

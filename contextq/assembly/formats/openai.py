@@ -51,7 +51,8 @@ class OpenAIChat(WireFormat):
         return [{**out, "content": [*listed, *parts]}], [{**out, "content": listed}]
 
     def stored_count_applies(self, message: Message) -> bool:
-        return not isinstance(message.content, list)
+        # a native row's stored count is its payload's, not its Chat JSON's
+        return message.native is None and not isinstance(message.content, list)
 
     def text_part(self, text: str) -> dict[str, Any]:
         return {"type": "text", "text": text}
