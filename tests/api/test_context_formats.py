@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from PIL import Image
 
+from contextq.history.types import FORMAT_NAMES
 from tests.api.context_checks import check
 from tests.support.files import upload
 
@@ -192,3 +193,33 @@ def test_builtin_tools_in_each_format(app_client: Any, fmt: str) -> None:
     assert r.status_code == 200, r.text
     check(r.json())
     assert {"workspace_read", "workspace_list", "project_search"} <= _names(r.json()["tools"])
+
+
+NATIVE = {
+    "anthropic": ("messages", "anthropic_interleaved"),
+    "responses": ("items", "responses_loop"),
+    "gemini": ("contents", "gemini_parallel"),
+}
+
+
+@pytest.mark.parametrize("fmt", FORMAT_NAMES)
+@pytest.mark.parametrize("vendor", list(NATIVE))
+def test_native_turns_read_in_every_format_count_honestly(
+    app_client: Any, vendor: str, fmt: str
+) -> None:
+    """A native tool loop (stored with its payload's count) read in each format, from
+    its normalised rows: valid for that format's SDK, counted as sent (a native row's
+    stored count is its payload's, never taken for its count in another shape)."""
+    from tests.api import native_data
+
+    key, batch = NATIVE[vendor]
+    cid = app_client.post("/v1/conversations", json={"model": "claude-sonnet-4-5"}).json()["id"]
+    body = {"format": vendor, key: getattr(native_data, batch)()}
+    r = app_client.post(f"/v1/conversations/{cid}/messages", json=body)
+    assert r.status_code == 201, r.text
+    for model in ("gpt-4o", "claude-sonnet-4-5", "gemini-2.5-flash"):
+        r = app_client.get(
+            f"/v1/conversations/{cid}/context", params={"format": fmt, "model": model}
+        )
+        assert r.status_code == 200, r.text
+        check(r.json())
