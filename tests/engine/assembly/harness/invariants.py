@@ -22,7 +22,12 @@ from tests.engine.assembly.harness.file_checks import (
     format_slack,
     newest_files_first,
 )
-from tests.engine.assembly.harness.oracle import answer_tokens, sdk_problems, wire_list
+from tests.engine.assembly.harness.oracle import (
+    answer_tokens,
+    sdk_problems,
+    shape_overhead,
+    wire_list,
+)
 from tests.engine.assembly.harness.prefix import prefix_between_cuts
 
 STUB_START = "[Old tool result cleared"
@@ -264,7 +269,7 @@ def system_verbatim(f: Facts) -> list[str]:
 
 def _upper_cost(f: Facts, m: Message) -> int:
     """An upper bound of what message m costs as sent, its files included."""
-    cost = answer_tokens(f.answer, m.to_openai()) + 40
+    cost = answer_tokens(f.answer, m.to_openai()) + 40 + shape_overhead(f.answer)
     for file_id in m.file_ids:
         view = f.read.case.files.get(file_id)
         if view is not None and view.category in ("image", "audio"):
@@ -405,7 +410,7 @@ def _smallest(f: Facts, m: Message) -> int:
     """An upper bound of message m's smallest form as sent: whole, or the preview with
     no body (a tool result's line naming its path, another message's note naming it);
     a tool call keeps its call and text."""
-    whole = answer_tokens(f.answer, m.to_openai())
+    whole = answer_tokens(f.answer, m.to_openai()) + shape_overhead(f.answer)
     if m.role == "tool":
         line = (
             "[A tool result (99,999,999 tokens, 999,999,999 bytes) not shown here for lack "
@@ -422,7 +427,8 @@ def _smallest(f: Facts, m: Message) -> int:
         node = {"role": m.role, "content": note}
     # an image or audio file the model or format cannot take stays a text line in it
     media = [x for x in m.file_ids if f.read.case.files[x].category in ("image", "audio")]
-    return min(whole, answer_tokens(f.answer, node) + 4) + MEDIA_LINE_TOKENS * len(media)
+    note_cost = answer_tokens(f.answer, node) + 4 + shape_overhead(f.answer)
+    return min(whole, note_cost) + MEDIA_LINE_TOKENS * len(media)
 
 
 def tool_results_name_their_path(f: Facts) -> list[str]:

@@ -56,6 +56,19 @@ def wire_list(answer: dict[str, Any]) -> list[Any]:
     return list(answer[key])
 
 
+def shape_overhead(answer: dict[str, Any]) -> int:
+    """An upper bound of what a message costs more in the answer's format than as its
+    Chat JSON (which the checks size messages by): a Responses item's frame and its
+    `input_text` part's keys, a Gemini content's frame and its text part's key."""
+    if answer["format"] == "responses":
+        frame = {"type": "message", "role": "user", "content": []}
+        return answer_tokens(answer, frame) + answer_tokens(answer, {"type": "input_text"})
+    if answer["format"] == "gemini":
+        frame = {"role": "model", "parts": []}
+        return answer_tokens(answer, frame) + answer_tokens(answer, {"text": ""})
+    return 0
+
+
 # ---------------------------------------------------------------- limits
 
 
