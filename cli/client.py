@@ -245,9 +245,8 @@ def context_report(ctx: dict[str, Any]) -> list[tuple[str, str]]:
     if original is None:
         # history messages sent + removed; the synthetic system prompt (and the
         # summary of a compaction) are not history messages
+        # (a format that sends the system prompt outside its list has no system first)
         synthetic = 1 if messages and messages[0].get("role") == "system" else 0
-        if ctx.get("format") == "anthropic":
-            synthetic = 0  # the system prompt travels outside `messages`
         original = max(0, len(messages) - synthetic) + len(removed)
         if kept is None:
             kept = max(0, len(messages) - synthetic)

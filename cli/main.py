@@ -133,7 +133,9 @@ def context(  # noqa: PLR0917  (typer maps parameters to options)
     ] = None,
     options: Annotated[str | None, typer.Option(help="Strategy options as JSON.")] = None,
     model: Annotated[str | None, typer.Option(help="Target model.")] = None,
-    fmt: Annotated[str | None, typer.Option("--format", help="openai or anthropic.")] = None,
+    fmt: Annotated[
+        str | None, typer.Option("--format", help="The answer's format (the API's format=).")
+    ] = None,
     force: Annotated[
         bool, typer.Option("--force", help="Filter even under the threshold.")
     ] = False,
@@ -145,9 +147,10 @@ def context(  # noqa: PLR0917  (typer maps parameters to options)
     import json
 
     from cli.client import ClientError, fetch_context, print_context_report, resolve_target
+    from contextq.history.types import FORMAT_NAMES
 
-    if fmt is not None and fmt not in ("openai", "anthropic"):
-        _say("contextq context: --format must be openai or anthropic")
+    if fmt is not None and fmt not in FORMAT_NAMES:
+        _say(f"contextq context: --format must be one of {', '.join(FORMAT_NAMES)}")
         raise typer.Exit(2)
     try:
         target = resolve_target(api, key, get_settings())

@@ -5,7 +5,7 @@ a preview names: `workspace_read` reads a workspace file in portions, `workspace
 lists the workspace, `project_search` searches the project; the memory tools read the
 conversation's memory and record a decision or an error. Each tool is one `BuiltinTool`
 here: its name, its description and an arguments model, from which come the JSON schema
-(rendered to OpenAI, Anthropic or MCP shapes) and the check of what a model sends
+(rendered in each context format's shape, or MCP's) and the check of what a model sends
 (`parse_arguments`: a ValidationFailed naming the field). The service executes them
 (`service/tools.py`) for the API route, the MCP server and the SDK alike.
 """
@@ -19,10 +19,11 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic import ValidationError as PydanticValidationError
 
-from contextq.assembly.tools import Tool
+from contextq.assembly.tools import Tool, tools_for
 from contextq.errors import NotFound, ValidationFailed
+from contextq.history.types import FormatName
 
-ToolFormat = Literal["openai", "anthropic", "mcp"]
+ToolFormat = Literal[FormatName, "mcp"]  # a context's formats, and MCP's tool shape
 MAX_PATH_CHARS = 4096
 MAX_QUERY_CHARS = 2000
 MAX_TEXT_CHARS = 10_000
@@ -159,17 +160,15 @@ def get_tool(name: str) -> BuiltinTool:
 
 
 def definitions(fmt: ToolFormat, names: Sequence[str] | None = None) -> list[dict[str, Any]]:
-    """The definitions of these tools (all by default) in OpenAI's function-tool shape,
-    Anthropic's, or MCP's (`name`, `description`, `inputSchema`)."""
+    """The definitions of these tools (all by default) in a context format's shape
+    (`contextq.assembly.formats`), or MCP's (`name`, `description`, `inputSchema`)."""
     chosen = [get_tool(n) for n in names] if names is not None else list(TOOLS.values())
     if fmt == "mcp":
         return [
             {"name": t.name, "description": t.description, "inputSchema": t.input_schema()}
             for t in chosen
         ]
-    if fmt == "anthropic":
-        return [t.definition().to_anthropic() for t in chosen]
-    return [t.definition().to_openai() for t in chosen]
+    return tools_for([t.definition() for t in chosen], fmt)
 
 
 def parse_arguments(tool: BuiltinTool, raw: Any) -> Any:

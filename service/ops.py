@@ -10,13 +10,12 @@ import logging
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import get_args
 
 from prometheus_client.core import GaugeMetricFamily, Metric
 from sqlalchemy import text
 
 from contextq.history.options import STRATEGY_NAMES
-from contextq.history.plan import Format
+from contextq.history.types import FORMAT_NAMES
 from contextq.settings import Settings
 from store import broker_state, metrics
 from store import files_queries as q
@@ -131,7 +130,7 @@ def count_from_zero() -> None:
     (SPEC §11): compactions, quota refusals, blob deletions, each task's duration, each
     strategy and format's context builds, the polled routes' requests."""
     metrics.zero_known_series(
-        task_names=names.TASKS, strategies=STRATEGY_NAMES, formats=get_args(Format)
+        task_names=names.TASKS, strategies=STRATEGY_NAMES, formats=FORMAT_NAMES
     )
 
 

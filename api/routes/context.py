@@ -15,6 +15,7 @@ from api.deps import OwnerDep, SettingsDep, read
 from api.responses import json_response
 from api.schemas.context import ContextAnswer
 from contextq.errors import ValidationFailed
+from contextq.history.types import FormatName
 from service import history
 from store.metrics import observe_context_build
 
@@ -61,7 +62,7 @@ async def get_context(
     options: str | None = Query(None),
     force_filter: bool = False,
     skip_filter: bool = False,
-    format: Literal["openai", "anthropic"] = "openai",
+    format: FormatName = "openai",
     tools_used: list[str] | None = Query(None),  # noqa: B008
     tools: str | None = Query(None, description="JSON list of tool definitions (either format)"),
     query: str | None = Query(None, max_length=2000),

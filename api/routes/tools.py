@@ -8,7 +8,7 @@ tool result text; the work is `service.tools.execute_tool`, shared with `/mcp`.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 from fastapi import APIRouter, Body
 
@@ -22,7 +22,7 @@ router = APIRouter(tags=["tools"])
 
 @router.get("/tools", response_model=ToolDefinitionList)
 async def list_tools(
-    owner_id: OwnerDep, format: Literal["openai", "anthropic", "mcp"] = "openai"
+    owner_id: OwnerDep, format: builtin_tools.ToolFormat = "openai"
 ) -> ToolDefinitionList:
     """The definitions of the built-in tools (`workspace_read`, `workspace_list`,
     `project_search`, `memory_get`, `memory_add_decision`, `memory_record_error`)."""

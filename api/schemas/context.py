@@ -12,6 +12,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from contextq.history.types import FormatName
+
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -48,7 +50,7 @@ class ContextAnswer(_Strict):
     conversation_id: str | None
     model: str
     provider: str
-    format: Literal["openai", "anthropic"]
+    format: FormatName
     context_limit: int
     budget_tokens: int
     max_output_tokens: int = Field(
@@ -90,14 +92,34 @@ class ContextAnswer(_Strict):
     filter_duration_ms: float
     error: str | None
     warnings: list[str]
-    messages: list[dict[str, Any]] = Field(
-        description="ready for openai.chat.completions.create or anthropic.messages.create"
+    messages: list[dict[str, Any]] | None = Field(
+        default=None,
+        description="format=openai|anthropic: ready for openai.chat.completions.create or "
+        "anthropic.messages.create",
     )
     system: list[dict[str, Any]] | None = Field(
         default=None, description="format=anthropic: the system text blocks"
     )
     stable_prefix_tokens: int | None = Field(
         default=None, description="format=anthropic: tokens up to the second cache breakpoint"
+    )
+    instructions: str | None = Field(
+        default=None, description="format=responses: the system prompt, for `instructions=`"
+    )
+    input: list[dict[str, Any]] | None = Field(
+        default=None,
+        description="format=responses: the Responses API input items, ready for "
+        "openai.responses.create(input=…)",
+    )
+    system_instruction: dict[str, Any] | None = Field(
+        default=None,
+        description='format=gemini: the system prompt as {"parts": [{"text": …}]}, for '
+        "config={'system_instruction': …}",
+    )
+    contents: list[dict[str, Any]] | None = Field(
+        default=None,
+        description="format=gemini: the Contents (role user/model, parts), ready for "
+        "client.models.generate_content(contents=…)",
     )
     duration_ms: float
     original_message_count: int

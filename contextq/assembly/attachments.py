@@ -3,9 +3,11 @@
 - Documents (every category but image and audio) go into one user message per
   inclusion, just above their user message: `{"documents": [{"citation_id", "title",
   "contents", "metadata"}]}`, where `metadata` always says what was left out.
-- Images are image parts of the user message (OpenAI `image_url` with a `data:` URL and
-  `detail`; Anthropic `image` with a base64 source) when the model takes images.
-- Audio is an `input_audio` part (OpenAI format, a model that takes audio, MP3 or WAV).
+- Images are image parts of the user message in the target format (OpenAI `image_url`
+  with a `data:` URL and `detail`; Anthropic `image` with a base64 source; …: the
+  format's `image_part`) when the model takes images and the format takes their type.
+- Audio is an audio part (OpenAI's `input_audio`, MP3 or WAV: the format's
+  `audio_part`) when the model takes audio and the format has such a part.
 - Otherwise a text line names the file with its description, and the file is listed
   with the reason. A file that is not ready is listed (pending or failed) with a reason.
 """
@@ -15,16 +17,17 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from contextq.assembly.citations import CitationMap, file_key
 from contextq.assembly.counting import audio_tokens, image_tokens, json_tokens
 from contextq.assembly.inputs import FileView
 from contextq.catalog import ModelLimits
 
+if TYPE_CHECKING:
+    from contextq.assembly.formats.base import WireFormat
+
 IMAGE_DETAIL = "high"
-AUDIO_FORMATS = {"audio/mpeg": "mp3", "audio/mp3": "mp3", "audio/wav": "wav", "audio/x-wav": "wav"}
-ANTHROPIC_IMAGE_TYPES = ("image/jpeg", "image/png", "image/gif", "image/webp")
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,7 +95,7 @@ def attach(
     views: Sequence[FileView],
     *,
     limits: ModelLimits,
-    fmt: str,
+    wire: WireFormat,
     encoding: str,
 ) -> Attached:
     """The attachments of one user message (its `file_ids` resolved to views, in order)."""
@@ -108,9 +111,9 @@ def attach(
             else:
                 out.documents.append(_document(view))
         elif view.category == "image":
-            _image(view, out, limits=limits, fmt=fmt, encoding=encoding)
+            _image(view, out, limits=limits, wire=wire, encoding=encoding)
         else:
-            _audio(view, out, limits=limits, fmt=fmt, encoding=encoding)
+            _audio(view, out, limits=limits, wire=wire, encoding=encoding)
     return out
 
 
@@ -138,8 +141,8 @@ def _not_ready(view: FileView) -> FileNote:
     )
 
 
-def _text_part(text: str, fmt: str, encoding: str) -> tuple[dict[str, Any], int]:
-    part = {"type": "text", "text": text}
+def _text_part(text: str, wire: WireFormat, encoding: str) -> tuple[dict[str, Any], int]:
+    part = wire.text_part(text)
     return part, json_tokens(part, encoding)
 
 
@@ -148,62 +151,60 @@ def _label(view: FileView, kind: str) -> str:
 
 
 def _add_text_line(
-    view: FileView, out: Attached, *, kind: str, why: str, fmt: str, enc: str
+    view: FileView, out: Attached, *, kind: str, why: str, wire: WireFormat, enc: str
 ) -> None:
     description = " ".join((view.text or "").split())
     line = f"[{_label(view, kind)}. {description} Not included: {why}.]"
-    part, tokens = _text_part(line, fmt, enc)
+    part, tokens = _text_part(line, wire, enc)
     out.parts.append(part)
     out.part_tokens += tokens
     out.notes.append(FileNote(view.id, f"{why}; the message names the file instead"))
 
 
-def _image(view: FileView, out: Attached, *, limits: ModelLimits, fmt: str, encoding: str) -> None:
+def _image(
+    view: FileView, out: Attached, *, limits: ModelLimits, wire: WireFormat, encoding: str
+) -> None:
     name = limits.model or limits.catalog_id or "this model"
     if not limits.takes("image"):
         why = f"{name} takes no image input"
-        _add_text_line(view, out, kind="image", why=why, fmt=fmt, enc=encoding)
+        _add_text_line(view, out, kind="image", why=why, wire=wire, enc=encoding)
         return
     media = view.media_type or ""
-    if not view.data_b64 or (fmt == "anthropic" and media not in ANTHROPIC_IMAGE_TYPES):
+    taken = wire.image_types is None or media in wire.image_types
+    if not view.data_b64 or not taken:
         why = "its processed image is missing from storage; upload it again"
         out.notes.append(FileNote(view.id, why))
         return
-    label, label_tokens = _text_part(_label(view, "image"), fmt, encoding)
+    label, label_tokens = _text_part(_label(view, "image"), wire, encoding)
     width = int(view.metadata.get("width") or 0)
     height = int(view.metadata.get("height") or 0)
-    if fmt == "anthropic":
-        source = {"type": "base64", "media_type": media, "data": view.data_b64}
-        part: dict[str, Any] = {"type": "image", "source": source}
-    else:
-        url = f"data:{media};base64,{view.data_b64}"
-        part = {"type": "image_url", "image_url": {"url": url, "detail": IMAGE_DETAIL}}
+    part = wire.image_part(media, view.data_b64, IMAGE_DETAIL)
     out.parts.extend([label, part])
     out.part_tokens += label_tokens + image_tokens(width, height, limits.provider, IMAGE_DETAIL)
 
 
-def _audio(view: FileView, out: Attached, *, limits: ModelLimits, fmt: str, encoding: str) -> None:
+def _audio(
+    view: FileView, out: Attached, *, limits: ModelLimits, wire: WireFormat, encoding: str
+) -> None:
     name = limits.model or limits.catalog_id or "this model"
-    audio_format = AUDIO_FORMATS.get(view.media_type or "")
-    if fmt == "anthropic":
-        why = "the Anthropic Messages API takes no audio input"
+    part: dict[str, Any] | str | None = None
+    if wire.no_audio is not None:
+        why = wire.no_audio
     elif not limits.takes("audio"):
         why = f"{name} takes no audio input"
-    elif audio_format is None:
-        why = f"input_audio takes MP3 or WAV, not {view.media_type or 'this format'}"
-    elif not view.data_b64:
-        why = "its processed audio is missing from storage; upload it again"
     else:
-        label, label_tokens = _text_part(_label(view, "audio"), fmt, encoding)
-        part = {
-            "type": "input_audio",
-            "input_audio": {"data": view.data_b64, "format": audio_format},
-        }
-        out.parts.extend([label, part])
-        seconds = float(view.metadata.get("kept_s") or view.metadata.get("duration_s") or 0.0)
-        out.part_tokens += label_tokens + audio_tokens(seconds, limits.provider)
-        return
-    _add_text_line(view, out, kind="audio", why=why, fmt=fmt, enc=encoding)
+        part = wire.audio_part(view.media_type or "", view.data_b64 or "")
+        if isinstance(part, str):
+            why = part
+        elif not view.data_b64:
+            why = "its processed audio is missing from storage; upload it again"
+        else:
+            label, label_tokens = _text_part(_label(view, "audio"), wire, encoding)
+            out.parts.extend([label, part])
+            seconds = float(view.metadata.get("kept_s") or view.metadata.get("duration_s") or 0.0)
+            out.part_tokens += label_tokens + audio_tokens(seconds, limits.provider)
+            return
+    _add_text_line(view, out, kind="audio", why=why, wire=wire, enc=encoding)
 
 
 def provisional_ids(documents: Sequence[Document], citations: CitationMap) -> dict[str, int]:

@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 from contextq.assembly.context import assemble_context
 from contextq.assembly.inputs import Prompts
 from contextq.assembly.plan import plan_context
-from contextq.history.plan import CompactionView, Format
-from contextq.history.types import Message
+from contextq.history.plan import CompactionView
+from contextq.history.types import FormatName, Message
 from contextq.settings import Settings
 
 if TYPE_CHECKING:
@@ -25,8 +25,9 @@ if TYPE_CHECKING:
 
 @dataclass(slots=True)
 class HistoryContext:
-    """A context answer: `messages` in the requested format, the Anthropic `system`
-    blocks, and the rest of the answer (`report`: token_count, removed_message_ids, …)."""
+    """A context answer: `messages`, the list in the requested format (its `messages`,
+    `input` or `contents`), the Anthropic `system` blocks, and the rest of the answer
+    (`report`: token_count, removed_message_ids, a format's own fields, …)."""
 
     messages: list[dict[str, Any]]
     system: list[dict[str, Any]] | None
@@ -46,7 +47,7 @@ def build_history_context(
     context_threshold: float | None = None,
     force_filter: bool = False,
     skip_filter: bool = False,
-    format: Format = "openai",
+    format: FormatName = "openai",
     tools: Sequence[Mapping[str, Any]] | None = None,
     memory: HierarchicalMemory | None = None,
     history_tokens: int | None = None,
@@ -84,7 +85,7 @@ def build_history_context(
         conversation_id=conversation_id,
     )
     answer = dict(assembled.answer)
-    out = answer.pop("messages")
+    out = answer.pop(plan.target.wire.list_key)
     system = answer.pop("system", None)
     answer["cut_seq"] = assembled.cut_seq
     answer["carry"] = assembled.carry

@@ -85,16 +85,17 @@ def _stub_for(work: Work, i: int) -> Message:
         size = view.size_bytes if view is not None else result_size(original)
         path = view.path if view is not None else result_path(original)
         made = stub(original, tokens=original.token_count, size_bytes=size, path=path)
-        found = replace(made, token_count=message_piece(made, _stored_meaning(target)).cost)
+        found = replace(made, token_count=message_piece(made, _stored_meaning(target, made)).cost)
         STUBS.put(key, found)
     return found
 
 
-def _stored_meaning(target: Target) -> Target:
+def _stored_meaning(target: Target, stub_message: Message) -> Target:
     """The target whose count a stub's `token_count` holds: a stored count's meaning (the
     open encoding's count of its OpenAI JSON) where the pieces calibrate stored counts
-    themselves (OpenAI format, a calibrated counter), else the target's own cost."""
+    themselves (a format whose stored counts apply, a calibrated counter), else the
+    target's own cost."""
     encoding, family = split_counter(target.encoding)
-    if family is None or target.format != "openai":
+    if family is None or not target.wire.stored_count_applies(stub_message):
         return target
     return replace(target, encoding=encoding)

@@ -388,9 +388,6 @@ def _answer(
         "filter_duration_ms": result.duration_ms if result is not None else 0.0,
         "error": result.error if result is not None else None,
         "warnings": list(dict.fromkeys([*f.warnings, *fill.warnings])),
-        "messages": rendered.messages,
+        **rendered.fields,  # the list and the format's own fields (system, …)
     }
-    if plan.target.format == "anthropic":
-        answer["system"] = rendered.system
-        answer["stable_prefix_tokens"] = rendered.stable_prefix_tokens
     return answer

@@ -1,4 +1,4 @@
-"""The token count of a context as sent (SPEC §6 "Budget"), one definition for both formats.
+"""The token count of a context as sent (SPEC §6 "Budget"), one definition for every format.
 
 A list costs the sum of its messages, and a message its *node* count: the JSON
 serialisation as the API sends it, nothing added (no per-message framing, no reply
@@ -7,16 +7,17 @@ priming: SPEC §3). A node (a message dict or a content part/block) counts:
 - an image part: the model provider's published formula for its pixel size (OpenAI
   high detail — 85 for `detail: low` —, Anthropic's wxh/750: `contextq.files.images`;
   Gemini's 258 per 768-px tile);
-- an `input_audio` part: its duration at the provider's rate (OpenAI 10 tokens/s,
-  Gemini 32 tokens/s);
-- a node whose `content` is a list: the node with `content: []` as compact JSON, plus
-  each element's count;
+- an audio part: its duration at the provider's rate (OpenAI 10 tokens/s, Gemini 32
+  tokens/s);
+- a node whose list of parts (`content`; the format says the key) is a list: the node
+  with that list empty as compact JSON, plus each element's count;
 - anything else: its compact JSON (`json.dumps(..., separators=(",", ":"),
   ensure_ascii=False)`) in the model's encoding.
 
-With `format=anthropic` the `system` blocks count as nodes. A string content is
-counted whole, exactly as `contextq.history.message_tokens` counts a stored message,
-so a stored count is reused as is when the encoding matches.
+Which nodes are images or audio is the format's to say (`WireFormat.media_of`; OpenAI's
+and Anthropic's shapes: `chat_media`). With `format=anthropic` the `system` blocks count
+as nodes. A string content is counted whole, exactly as `contextq.history.message_tokens`
+counts a stored message, so a stored count is reused as is when the encoding matches.
 
 Each JSON string is tokenized once and remembered (`_JSON_TOKENS`, bounded by size):
 documents and long messages are not re-tokenized on every request.
@@ -31,14 +32,17 @@ import math
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Literal
 
 from contextq.files.images import anthropic_tokens, openai_high_tokens
 from contextq.history.message_tokens import serialise
 from contextq.tokens import count_tokens
 
 __all__ = [
+    "Media",
     "audio_tokens",
+    "chat_media",
     "image_tokens",
     "json_tokens",
     "message_tokens",
@@ -131,42 +135,58 @@ def image_size_of_data(data_b64: str) -> tuple[int, int] | None:
         return None
 
 
-def _image_node_tokens(node: Mapping[str, Any], provider: str, size_of: SizeOf) -> int:
-    detail = "high"
-    data: str | None = None
-    if node.get("type") == "image_url":
+@dataclass(frozen=True, slots=True)
+class Media:
+    """An image or audio node, as counting needs it: its base64 data (None when it is not
+    carried in the node: a URL) and an image's detail."""
+
+    kind: Literal["image", "audio"]
+    data: str | None
+    detail: str = "high"
+
+
+MediaOf = Callable[[Mapping[str, Any]], Media | None]
+
+
+def chat_media(node: Mapping[str, Any]) -> Media | None:
+    """The image and audio nodes of OpenAI's and Anthropic's shapes: `image_url` (a
+    `data:` URL, its `detail`), `image` (a base64 source), `input_audio`."""
+    kind = node.get("type")
+    if kind == "image_url":
         image_url = node.get("image_url") or {}
-        detail = str(image_url.get("detail") or "high")
         url = str(image_url.get("url", ""))
-        if url.startswith("data:") and "," in url:
-            data = url.split(",", 1)[1]
-    else:
+        data = url.split(",", 1)[1] if url.startswith("data:") and "," in url else None
+        return Media("image", data, str(image_url.get("detail") or "high"))
+    if kind == "image":
         source = node.get("source") or {}
-        if source.get("type") == "base64":
-            data = str(source.get("data", ""))
-    size = (size_of(data) if data else None) or UNKNOWN_IMAGE_SIZE
-    return image_tokens(size[0], size[1], provider, detail)
+        return Media(
+            "image", str(source.get("data", "")) if source.get("type") == "base64" else None
+        )
+    if kind == "input_audio":
+        return Media("audio", str((node.get("input_audio") or {}).get("data", "")))
+    return None
 
 
 def node_tokens(
-    node: Mapping[str, Any],
+    node: Any,
     *,
     encoding: str,
     provider: str,
     size_of: SizeOf = image_size_of_data,
     audio_seconds: Callable[[str], float | None] | None = None,
+    media_of: MediaOf = chat_media,
+    children: str = "content",
 ) -> int:
-    """A node's count (module docstring)."""
-    kind = node.get("type")
-    if kind in ("image_url", "image"):
-        return _image_node_tokens(node, provider, size_of)
-    if kind == "input_audio":
-        data = str((node.get("input_audio") or {}).get("data", ""))
-        seconds = audio_seconds(data) if audio_seconds is not None else None
-        return audio_tokens(seconds if seconds is not None else 0.0, provider)
-    content = node.get("content")
+    """A node's count (module docstring). `media_of` tells the format's image and audio
+    nodes; `children`: the key of a node's list of parts (Gemini's `parts`)."""
+    if not isinstance(node, Mapping):
+        return json_tokens(node, encoding)
+    media = media_of(node)
+    if media is not None:
+        return _media_tokens(media, provider, size_of, audio_seconds)
+    content = node.get(children)
     if isinstance(content, list):
-        frame = json_tokens({**node, "content": []}, encoding)
+        frame = json_tokens({**node, children: []}, encoding)
         return frame + sum(
             node_tokens(
                 part,
@@ -174,6 +194,8 @@ def node_tokens(
                 provider=provider,
                 size_of=size_of,
                 audio_seconds=audio_seconds,
+                media_of=media_of,
+                children=children,
             )
             for part in content
             if isinstance(part, Mapping)
@@ -181,14 +203,22 @@ def node_tokens(
     return json_tokens(node, encoding)
 
 
+def _media_tokens(
+    media: Media,
+    provider: str,
+    size_of: SizeOf,
+    audio_seconds: Callable[[str], float | None] | None,
+) -> int:
+    if media.kind == "image":
+        size = (size_of(media.data) if media.data else None) or UNKNOWN_IMAGE_SIZE
+        return image_tokens(size[0], size[1], provider, media.detail)
+    seconds = audio_seconds(media.data or "") if audio_seconds is not None else None
+    return audio_tokens(seconds if seconds is not None else 0.0, provider)
+
+
 def message_tokens(message: Mapping[str, Any], *, encoding: str, provider: str) -> int:
     """A whole message: its node count."""
     return node_tokens(message, encoding=encoding, provider=provider)
-
-
-def frame_tokens(role: str, encoding: str) -> int:
-    """An Anthropic message's own cost around its blocks: `{"role", "content": []}`."""
-    return json_tokens({"role": role, "content": []}, encoding)
 
 
 def clear_caches() -> None:

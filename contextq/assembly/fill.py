@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING
 from contextq.assembly import layout
 from contextq.assembly.citations import CitationMap
 from contextq.assembly.clearing import applied_line, clear_below
-from contextq.assembly.counting import frame_tokens, json_tokens
 from contextq.assembly.inputs import Carry
 from contextq.assembly.pieces import Piece
 from contextq.assembly.plan import ContextPlan
@@ -25,7 +24,6 @@ from contextq.assembly.project import project_piece
 from contextq.assembly.select import Ran, Selecting, select
 from contextq.assembly.turn_fit import fit_pinned_user_files, fit_turn
 from contextq.assembly.work import Work, attach_files, includable
-from contextq.history.formats import ANTHROPIC_OPENING
 from contextq.history.strategies import short_of_minimum
 
 if TYPE_CHECKING:
@@ -47,14 +45,10 @@ class Parts:
 
 
 def head_cost(parts: Parts, plan: ContextPlan) -> int:
-    """S, and (Anthropic) the room for an opening turn and the breakpoints."""
+    """S, and the room the format's render may add (Anthropic: an opening turn and the
+    cache breakpoints: `WireFormat.head_room`)."""
     cost = parts.system.cost if parts.system else 0
-    if plan.target.format == "anthropic":
-        enc = plan.target.encoding
-        opening = {"type": "text", "text": ANTHROPIC_OPENING}
-        mark = json_tokens({"cache_control": {"type": "ephemeral"}}, enc)
-        cost += frame_tokens("user", enc) + json_tokens(opening, enc) + 2 * mark
-    return cost
+    return cost + plan.target.wire.head_room(plan.target.encoding)
 
 
 def fixed_cost(parts: Parts, plan: ContextPlan) -> int:
@@ -162,22 +156,18 @@ def fill(
 
 
 def _turn_room(work: Work, parts: Parts, plan: ContextPlan, pinned: set[int], limit: int) -> int:
-    """The newest turn's room: what S, R, CA and the pinned messages leave. With
-    `format=anthropic`, a turn that starts with its user message and has no pinned
-    message before it may also take the room kept for an opening turn and the
-    breakpoint before the turn: a turn over the rest leaves the history, the summary
-    and P no room, so nothing stands before it and neither is sent."""
+    """The newest turn's room: what S, R, CA and the pinned messages leave. A turn that
+    starts with its user message and has no pinned message before it may also take
+    what the format keeps for a list's head (Anthropic: the opening turn and the
+    breakpoint before the turn, `WireFormat.turn_room`): a turn over the rest leaves the
+    history, the summary and P no room, so nothing stands before it and neither is
+    sent."""
     room = limit - fixed_cost(parts, plan) - work.costs(pinned - work.required)
-    if plan.target.format != "anthropic" or work.u is None:
+    bonus = plan.target.wire.turn_room(plan.target.encoding)
+    if not bonus or work.u is None:
         return room
     before = [i for i in pinned - work.required if work.history[i].role != "system"]
-    return room if before else room + head_cost(parts, plan) - _system_and_mark(parts, plan)
-
-
-def _system_and_mark(parts: Parts, plan: ContextPlan) -> int:
-    """S with its breakpoint: what `head_cost` keeps when nothing stands before the turn."""
-    mark = json_tokens({"cache_control": {"type": "ephemeral"}}, plan.target.encoding)
-    return (parts.system.cost if parts.system else 0) + mark
+    return room if before else room + bonus
 
 
 def _fitted(

@@ -10,12 +10,12 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from contextq.assembly.formats import wire_format
 from contextq.assembly.inputs import ProjectContext, Prompts
-from contextq.assembly.pieces import Format, Target, text_piece
+from contextq.assembly.pieces import Target, text_piece
 from contextq.assembly.prompts import custom_agent_text, reminder_text, system_text
 from contextq.assembly.tools import Tool, parse_tools, tools_for
 from contextq.catalog import resolve_model
-from contextq.errors import ValidationFailed
 from contextq.history.plan import CompactionView, ReadPlan, plan_read
 from contextq.settings import Settings
 from contextq.tokens import encoding_name_for_model
@@ -64,14 +64,15 @@ def plan_context(
     for (reused when its encoding is the requested model's). `tools`: definitions in
     either format (the request's, else the conversation's). Raises ValidationFailed for
     a bad format, options or tool definition."""
-    if format not in ("openai", "anthropic"):
-        raise ValidationFailed("format must be openai or anthropic", field="format")
-    fmt: Format = "anthropic" if format == "anthropic" else "openai"
+    wire = wire_format(format)
     parsed = parse_tools(tools)
-    tools_out = tools_for(parsed, fmt)
+    tools_out = tools_for(parsed, wire.name)
     limits = resolve_model(model, settings)
     target = Target(
-        fmt, limits.counting.counter, limits.provider, encoding_name_for_model(stored_model or None)
+        wire,
+        limits.counting.counter,
+        limits.provider,
+        encoding_name_for_model(stored_model or None),
     )
     read = plan_read(
         settings=settings,
@@ -85,7 +86,7 @@ def plan_context(
         context_threshold=context_threshold,
         force_filter=force_filter,
         skip_filter=skip_filter,
-        format=fmt,
+        format=wire.name,
         tools=tools_out,
         extra_fixed_tokens=_fixed_tokens(prompts, parsed, now, target),
         memory_options=memory_options,

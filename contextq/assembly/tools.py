@@ -1,11 +1,13 @@
 """Tool definitions: read in OpenAI's function-tool form or Anthropic's, given back in
-the target format (SPEC §2 `tools`, §6), and the "when to use which tool" section.
+the target format (SPEC §2 `tools`, §6: each format's `tool`), and the "when to use
+which tool" section.
 
-OpenAI: `{"type": "function", "function": {"name", "description", "parameters"}}`
-(a bare `{"name", "description", "parameters"}` is taken too). Anthropic: `{"name",
-"description", "input_schema"}`. Anthropic's server tools (a `type` such as
-`web_search_20250305`) and OpenAI's non-function tools have no equivalent in the other
-format: they are passed through in their own format and refused for the other one.
+Read: OpenAI's `{"type": "function", "function": {"name", "description",
+"parameters"}}` (a bare `{"name", "description", "parameters"}` is taken too), or
+Anthropic's `{"name", "description", "input_schema"}`. Anthropic's server tools (a
+`type` such as `web_search_20250305`) and OpenAI's non-function tools have no neutral
+form: they are passed through as given into a format that takes their vendor's shapes
+(`WireFormat.native_tools`) and refused for any other.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
+from contextq.assembly.formats import wire_format
 from contextq.errors import ValidationFailed
 
 _NAME = re.compile(r"^[a-zA-Z0-9_-]{1,128}$")
@@ -31,23 +34,7 @@ class Tool:
     description: str
     schema: Mapping[str, Any]
     native: Mapping[str, Any] | None = None  # passed through as given
-    native_format: str | None = None  # "openai" | "anthropic"
-
-    def to_openai(self) -> dict[str, Any]:
-        if self.native is not None:
-            return dict(self.native)
-        function: dict[str, Any] = {"name": self.name, "parameters": dict(self.schema)}
-        if self.description:
-            function["description"] = self.description
-        return {"type": "function", "function": function}
-
-    def to_anthropic(self) -> dict[str, Any]:
-        if self.native is not None:
-            return dict(self.native)
-        out: dict[str, Any] = {"name": self.name, "input_schema": dict(self.schema)}
-        if self.description:
-            out["description"] = self.description
-        return out
+    native_format: str | None = None  # the vendor of a passed-through tool: openai | anthropic
 
 
 def parse_tools(tools: Sequence[Any] | None, *, field: str = "tools") -> tuple[Tool, ...]:
@@ -117,18 +104,22 @@ def _neutral(definition: Mapping[str, Any], schema_key: str, where: str) -> Tool
 
 
 def tools_for(tools: Sequence[Tool], fmt: str) -> list[dict[str, Any]]:
-    """The definitions in the target format (ValidationFailed for a provider-specific
-    tool asked for in the other format)."""
+    """The definitions in the target format (ValidationFailed for a vendor's own tool
+    asked for in a format that does not take it)."""
+    wire = wire_format(fmt)
     out: list[dict[str, Any]] = []
     for tool in tools:
-        if tool.native_format is not None and tool.native_format != fmt:
+        if tool.native is None:
+            out.append(wire.tool(tool))
+            continue
+        if tool.native_format not in wire.native_tools:
             raise ValidationFailed(
                 f"tool {tool.name!r} is a {tool.native_format} built-in tool; it has no "
                 f"{fmt} form (drop it from `tools` or ask for format={tool.native_format})",
                 field="tools",
             )
-        out.append(tool.to_anthropic() if fmt == "anthropic" else tool.to_openai())
-    return out
+        out.append(dict(tool.native))
+    return wire.tools(out)
 
 
 def guidance(tools: Sequence[Tool]) -> str:

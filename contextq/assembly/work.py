@@ -126,6 +126,7 @@ def build_work(
 ) -> Work:
     """`history` as pieces: the files of its user messages attached now, large tool
     results as their previews (`tool_views`), the messages rendered when first used."""
+    history = target.wire.prepare(history)
     large = tool_views or {}
     originals = {i: m for i, m in enumerate(history) if m.role == "tool" and str(m.id) in large}
     if originals:
@@ -161,7 +162,7 @@ def attach_files(work: Work, i: int, file_ids: Sequence[str], left_out: str | No
         return
     work.shown_files[i] = key
     views = [work.files.get(f) or FileView(f, "missing") for f in message.file_ids if f in wanted]
-    found = attach(views, limits=work.limits, fmt=work.target.format, encoding=work.target.encoding)
+    found = attach(views, limits=work.limits, wire=work.target.wire, encoding=work.target.encoding)
     if left_out is not None:
         noted = {n.file_id for n in found.notes}
         found.notes.extend(
@@ -184,8 +185,8 @@ def includable(work: Work, i: int) -> list[str]:
     out: list[str] = []
     for file_id in dict.fromkeys(work.history[i].file_ids):
         view = work.files.get(file_id) or FileView(file_id, "missing")
-        fmt, encoding = work.target.format, work.target.encoding
-        found = attach([view], limits=work.limits, fmt=fmt, encoding=encoding)
+        wire, encoding = work.target.wire, work.target.encoding
+        found = attach([view], limits=work.limits, wire=wire, encoding=encoding)
         if found.documents or (found.parts and not found.notes):
             out.append(file_id)
     return out

@@ -14,11 +14,13 @@ The service layer calls:
   compaction task;
 - `HierarchicalMemory` (`from_dict`, `observe`, `set_goal`, …, `to_dict`, `snapshot`).
 
-Modules: `types` (the `Message` dataclass), `message_tokens` (a message's token cost),
+Modules: `types` (the `Message` dataclass, the output format names), `message_tokens`
+(a message's token cost),
 `chains` (tool-call units), `options` (strategy names and options), `budget`,
 `strategies` (the selection functions), `filtering` (whether and how one runs),
-`plan` (the plan of a context read), `context` (the visible history), `formats`
-(OpenAI / Anthropic shapes), `compaction`, `summarizers`, `memory`.
+`plan` (the plan of a context read), `context` (the visible history), `compaction`,
+`summarizers`, `memory`. The output formats themselves are the assembly's
+(`contextq.assembly.formats`).
 """
 
 from contextq.history.budget import Budget, compute_budget
@@ -31,7 +33,6 @@ from contextq.history.filtering import (
     filter_history,
     plan_filter,
 )
-from contextq.history.formats import to_anthropic, to_openai
 from contextq.history.memory import HierarchicalMemory, normalise_error, score_action
 from contextq.history.message_tokens import count_message_tokens
 from contextq.history.options import (
@@ -95,8 +96,6 @@ __all__ = [
     "resolve_strategy",
     "score_action",
     "sliding_window",
-    "to_anthropic",
-    "to_openai",
     "token_budget",
     "truncate_history",
     "validate_options",

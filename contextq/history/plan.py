@@ -26,14 +26,12 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from contextq.catalog import resolve_model
-from contextq.errors import ValidationFailed
 from contextq.history.filtering import FilterPlan, plan_filter
 from contextq.history.message_tokens import serialise
-from contextq.history.types import Message
+from contextq.history.types import FormatName, Message, check_format
 from contextq.settings import Settings
 from contextq.tokens import count_tokens
 
-Format = Literal["openai", "anthropic"]
 Load = Literal["all", "window", "after_compaction"]
 SUMMARY_ROLE: Literal["user"] = "user"
 CHAIN_MARGIN = 64  # messages read before a window so that a tool chain at its edge is whole
@@ -91,7 +89,7 @@ class ReadPlan:
     """What a context read loads and how the engine assembles it."""
 
     filter: FilterPlan
-    format: Format
+    format: FormatName
     head: tuple[Message, ...]  # the system prompt, as the first message
     summary: tuple[Message, ...]  # the compaction summary, if any
     compaction: CompactionView | None
@@ -140,8 +138,7 @@ def plan_read(
     answer (the assembly's system prompt, custom agent prompt, reminders). Raises
     ValidationFailed for bad options or format.
     """
-    if format not in ("openai", "anthropic"):
-        raise ValidationFailed("format must be openai or anthropic", field="format")
+    fmt = check_format(format)
     if options is None and strategy is None:
         options = default_options
     limits = resolve_model(model, settings)
@@ -164,7 +161,7 @@ def plan_read(
     )
     return ReadPlan(
         filter=plan,
-        format="anthropic" if format == "anthropic" else "openai",
+        format=fmt,
         head=head,
         summary=summary,
         compaction=compaction,

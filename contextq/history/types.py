@@ -7,12 +7,18 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal, cast, get_args
 
+from contextq.errors import ValidationFailed
+
 Role = Literal["system", "user", "assistant", "tool"]
 NativeFormat = Literal["anthropic", "responses", "gemini"]
 Kind = Literal["user_prompt", "reasoning", "tool_call", "decision", "error", "observation"]
 ROLES: frozenset[str] = frozenset(get_args(Role))
 KINDS: frozenset[str] = frozenset(get_args(Kind))
 NATIVE_FORMATS: frozenset[str] = frozenset(get_args(NativeFormat))
+# the wire formats a context is given in (SPEC §2 `format=`); each has its module in
+# `contextq.assembly.formats`, registered in its `FORMATS` table under this name
+FormatName = Literal["openai", "anthropic", "responses", "gemini"]
+FORMAT_NAMES: tuple[FormatName, ...] = get_args(FormatName)
 
 Content = str | list[dict[str, Any]] | None
 
@@ -142,3 +148,11 @@ def content_text(content: Content) -> str:
         elif part.get("type") == "file":
             texts.append("[file]")
     return "\n".join(texts)
+
+
+def check_format(name: str) -> FormatName:
+    """`name` as a format name; ValidationFailed naming `format` for any other."""
+    if name not in FORMAT_NAMES:
+        choices = ", ".join(FORMAT_NAMES[:-1]) + " or " + FORMAT_NAMES[-1]
+        raise ValidationFailed(f"format must be {choices}", field="format")
+    return name

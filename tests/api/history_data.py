@@ -166,10 +166,33 @@ def check_openai_invariants(
 
 
 def validate_with_sdks(answer: dict[str, Any]) -> None:
-    """The messages (and tools) pass the OpenAI (format=openai) or Anthropic SDK's own
-    types, in strict mode; Anthropic's `system` is a list of text blocks."""
+    """The messages (and tools) pass the OpenAI (format=openai|responses), Anthropic or
+    google-genai SDK's own types, in strict mode; Anthropic's `system` is a list of text
+    blocks, the Responses API's `instructions` a string."""
     from pydantic import TypeAdapter
 
+    if answer["format"] == "gemini":
+        from google.genai import types
+
+        assert "messages" not in answer and answer["contents"], "at least one content"
+        assert answer["contents"][0]["role"] == "user"
+        for content in [answer["system_instruction"], *answer["contents"]]:
+            if content is not None:
+                types.Content.model_validate(content)  # pydantic, unknown keys forbidden
+        for tool in answer.get("tools") or ():
+            types.Tool.model_validate(tool)
+        return
+    if answer["format"] == "responses":
+        from openai.types.responses import FunctionToolParam, ResponseInputParam
+
+        assert "messages" not in answer
+        assert answer["instructions"] is None or isinstance(answer["instructions"], str)
+        assert answer["input"], "at least one input item"
+        TypeAdapter(ResponseInputParam).validate_python(answer["input"], strict=True)
+        for tool in answer.get("tools") or ():
+            if tool.get("type") == "function":
+                TypeAdapter(FunctionToolParam).validate_python(tool, strict=True)
+        return
     if answer["format"] == "openai":
         from openai.types.chat import ChatCompletionMessageParam, ChatCompletionToolParam
 

@@ -9,6 +9,8 @@ from typing import Any
 import pytest
 
 from api.schemas.context import ContextAnswer, MemorySnapshot, MemoryStats
+from contextq.assembly.formats import FORMATS
+from contextq.history.types import FORMAT_NAMES
 from tests.support.files import upload
 
 
@@ -27,7 +29,7 @@ def _conversation(client: Any) -> str:
     return str(cid)
 
 
-@pytest.mark.parametrize("fmt", ["openai", "anthropic"])
+@pytest.mark.parametrize("fmt", FORMAT_NAMES)
 def test_context_answer_matches_its_model(app_client: Any, fmt: str) -> None:
     cid = _conversation(app_client)
     answer = app_client.get(
@@ -37,6 +39,7 @@ def test_context_answer_matches_its_model(app_client: Any, fmt: str) -> None:
     assert parsed.file_notes and parsed.pending_file_ids == [parsed.file_notes[0].file_id]
     assert sum(parsed.token_breakdown.model_dump().values()) == parsed.token_count
     assert (parsed.system is not None) == (fmt == "anthropic")
+    assert answer[FORMATS[fmt].list_key], "the format's list is there"
     schema = app_client.get("/openapi.json").json()
     ok = schema["paths"]["/v1/conversations/{conversation_id}/context"]["get"]["responses"]["200"]
     assert ok["content"]["application/json"]["schema"] == {

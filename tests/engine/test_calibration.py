@@ -16,11 +16,12 @@ from hypothesis import strategies as st
 from contextq import calibration as cal
 from contextq import tokens
 from contextq.assembly import build_history_context
+from contextq.assembly.formats import FORMATS
 from contextq.catalog import resolve_model
 from contextq.history import Message, count_message_tokens
-from contextq.history.plan import Format
 from contextq.history.retention import fit_summary
 from contextq.history.summary_format import parse_summary
+from contextq.history.types import FORMAT_NAMES, FormatName
 from contextq.settings import Settings
 from tests.engine.history.test_structured_summaries import _structured
 from tests.support.recount import recount
@@ -227,8 +228,8 @@ def _history(stored: bool) -> list[Message]:
     return out
 
 
-@pytest.mark.parametrize("fmt", ["openai", "anthropic"])
-def test_stored_open_counts_calibrate_to_the_fresh_count(fmt: Format) -> None:
+@pytest.mark.parametrize("fmt", FORMAT_NAMES)
+def test_stored_open_counts_calibrate_to_the_fresh_count(fmt: FormatName) -> None:
     """A stored count (cl100k, no calibration) is reused calibrated by the message's kinds:
     the same count as counting the message afresh, and as the recount from the answer."""
     answers = [
@@ -239,7 +240,8 @@ def test_stored_open_counts_calibrate_to_the_fresh_count(fmt: Format) -> None:
     ]
     reused, fresh = (a.report["token_count"] for a in answers)
     assert reused == fresh
-    answer = {**answers[0].report, "messages": answers[0].messages, "system": answers[0].system}
+    listed = FORMATS[fmt].list_key  # messages, input, …
+    answer = {**answers[0].report, listed: answers[0].messages, "system": answers[0].system}
     assert recount(answer) == reused
     assert answer["token_count_method"] == "calibrated"
 

@@ -106,6 +106,23 @@ def test_every_response_schema_has_a_model(openapi: dict[str, Any]) -> None:
     assert not sorted(used - known)
 
 
+def test_the_format_names_are_the_servers(openapi: dict[str, Any]) -> None:
+    """The SDK spells the context formats itself (it never imports `contextq`): the same
+    names as the server's one `FormatName`, in the same order, as the API takes them."""
+    from contextq.history.types import FORMAT_NAMES
+
+    assert typing.get_args(models.ContextFormat) == FORMAT_NAMES
+    assert typing.get_args(models.ToolFormat) == (*FORMAT_NAMES, "mcp")
+    answer = _schema(openapi, "ContextAnswer")["properties"]["format"]
+    assert tuple(answer["enum"]) == FORMAT_NAMES
+    parameters = openapi["paths"]["/v1/conversations/{conversation_id}/context"]["get"]
+    (fmt,) = [p for p in parameters["parameters"] if p["name"] == "format"]
+    assert tuple(fmt["schema"]["enum"]) == FORMAT_NAMES
+    tools = openapi["paths"]["/v1/tools"]["get"]["parameters"]
+    (tool_fmt,) = [p for p in tools if p["name"] == "format"]
+    assert tuple(tool_fmt["schema"]["enum"]) == (*FORMAT_NAMES, "mcp")
+
+
 def test_async_resources_are_generated_from_the_sync_ones() -> None:
     done = subprocess.run(
         [sys.executable, str(ROOT / "scripts" / "gen_async_sdk.py"), "--check"],

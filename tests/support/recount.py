@@ -5,8 +5,11 @@ list costs the sum of its messages, a message its node count, nothing added; a n
 whose `content` is a list counts as itself with `content: []` plus each element; an
 image counts by the model provider's formula for its decoded pixel size; an
 `input_audio` part by its duration; anything else is its compact JSON in the model's
-encoding. Anthropic's `system` blocks count as nodes. Nothing here imports the
-assembly: it reads the answer as a client would.
+encoding. Anthropic's `system` blocks count as nodes; the Responses API's
+`instructions` is a JSON string, its `input` items nodes (an `input_image` by formula);
+Gemini's `system_instruction` and each of its `contents` a node whose list is `parts`
+(an `inlineData` image or audio by its formula).
+Nothing here imports the assembly: it reads the answer as a client would.
 
 A calibrated answer (`token_count_method: "calibrated"`, a model whose tokenizer is not
 published) is recounted from its own fields, as docs/token-counting.md tells a user to:
@@ -68,9 +71,13 @@ def _image_size(data: str) -> tuple[int, int]:
 
 
 def _image(node: dict[str, Any], provider: str) -> int:
-    if node["type"] == "image_url":
+    if "inlineData" in node:
+        detail, data = "high", node["inlineData"]["data"]
+    elif node["type"] == "image_url":
         detail = node["image_url"].get("detail", "high")
         data = node["image_url"]["url"].split(",", 1)[1]
+    elif node["type"] == "input_image":
+        detail, data = node.get("detail", "high"), node["image_url"].split(",", 1)[1]
     else:
         detail, data = "high", node["source"]["data"]
     width, height = _image_size(data)
@@ -88,16 +95,40 @@ def node_tokens(
 ) -> int:
     """One node: a message, a content part or an Anthropic system block."""
     kind = node.get("type")
-    if kind in ("image_url", "image"):
+    if kind in ("image_url", "image", "input_image"):
         return _image(node, provider)
     if kind == "input_audio":
-        assert audio is not None, "an input_audio part needs its duration to be counted"
-        rate = 32.0 if provider == "google" else 10.0
-        return max(1, math.ceil(audio(node["input_audio"]["data"]) * rate))
+        return _audio_tokens(node["input_audio"]["data"], provider, audio)
     content = node.get("content")
     if isinstance(content, list):
         return json_tokens({**node, "content": []}, enc) + sum(
             node_tokens(part, enc, provider, audio) for part in content
+        )
+    return json_tokens(node, enc)
+
+
+def _audio_tokens(data: str, provider: str, audio: AudioSeconds | None) -> int:
+    assert audio is not None, "an audio part needs its duration to be counted"
+    rate = 32.0 if provider == "google" else 10.0
+    return max(1, math.ceil(audio(data) * rate))
+
+
+def gemini_node_tokens(
+    node: dict[str, Any], enc: Counter, provider: str, audio: AudioSeconds | None = None
+) -> int:
+    """A Gemini content (or `system_instruction`): itself with `parts: []`, plus each
+    part (an `inlineData` image or audio by its formula)."""
+    inline = node.get("inlineData")
+    if isinstance(inline, dict):
+        kind = str(inline.get("mimeType", "")).partition("/")[0]
+        if kind == "image":
+            return _image(node, provider)
+        if kind == "audio":
+            return _audio_tokens(inline["data"], provider, audio)
+    parts = node.get("parts")
+    if isinstance(parts, list):
+        return json_tokens({**node, "parts": []}, enc) + sum(
+            gemini_node_tokens(part, enc, provider, audio) for part in parts
         )
     return json_tokens(node, enc)
 
@@ -112,6 +143,13 @@ def recount(answer: dict[str, Any], *, audio: AudioSeconds | None = None) -> int
     enc = Counter(answer)
     provider = answer["provider"]
     total = 0
+    if answer["format"] == "responses":
+        if answer["instructions"] is not None:
+            total += json_tokens(answer["instructions"], enc)
+        return total + sum(node_tokens(item, enc, provider, audio) for item in answer["input"])
+    if answer["format"] == "gemini":
+        nodes = [answer["system_instruction"] or {}, *answer["contents"]]
+        return sum(gemini_node_tokens(n, enc, provider, audio) for n in nodes if n)
     for block in answer.get("system") or ():
         total += node_tokens(block, enc, provider, audio)
     for message in answer["messages"]:

@@ -4,9 +4,14 @@ for field (`tests/sdk/test_contract.py` compares them)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from contextq_client.base import Model
+
+# the context's `format=` (the server's `contextq.history.types.FormatName`, which this
+# distribution cannot import: `tests/sdk/test_contract.py` checks they are equal)
+ContextFormat = Literal["openai", "anthropic", "responses", "gemini"]
+ToolFormat = Literal[ContextFormat, "mcp"]  # `GET /v1/tools`: a context format, or MCP's
 
 
 class TokenBreakdown(Model):
@@ -35,8 +40,10 @@ class Citation(Model):
 
 
 class Context(Model):
-    """The message list to send now (`messages`, and `system` in the Anthropic format),
-    the tools, and where the tokens went (README, "The ready-to-send context")."""
+    """The message list to send now (`messages`, and `system` in the Anthropic format;
+    `instructions` and `input` in the Responses format; `system_instruction` and
+    `contents` in Gemini's), the tools, and where the tokens went (README, "The
+    ready-to-send context")."""
 
     conversation_id: str | None
     model: str
@@ -69,9 +76,13 @@ class Context(Model):
     filter_duration_ms: float
     error: str | None
     warnings: list[str]
-    messages: list[dict[str, Any]]
-    system: list[dict[str, Any]] | None = None
+    messages: list[dict[str, Any]] | None = None  # format=openai|anthropic
+    system: list[dict[str, Any]] | None = None  # format=anthropic
     stable_prefix_tokens: int | None = None
+    instructions: str | None = None  # format=responses
+    input: list[dict[str, Any]] | None = None
+    system_instruction: dict[str, Any] | None = None  # format=gemini
+    contents: list[dict[str, Any]] | None = None
     duration_ms: float
     original_message_count: int
     original_tokens: int

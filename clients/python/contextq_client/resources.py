@@ -253,7 +253,7 @@ class ContextResource(Resource):
         conversation_id: str,
         *,
         model: str | None = None,
-        format: Literal["openai", "anthropic"] | None = None,
+        format: m.ContextFormat | None = None,
         strategy: str | None = None,
         options: dict[str, Any] | None = None,
         force_filter: bool | None = None,

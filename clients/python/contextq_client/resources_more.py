@@ -321,10 +321,8 @@ class Tools(Resource):
     workspace, search the project, read the memory, record a decision or an error."""
 
     @route("GET", "/v1/tools")
-    def list(
-        self, *, format: Literal["openai", "anthropic", "mcp"] = "openai"
-    ) -> m.ToolDefinitionList:
-        """Their definitions, in the OpenAI, Anthropic or MCP shape."""
+    def list(self, *, format: m.ToolFormat = "openai") -> m.ToolDefinitionList:
+        """Their definitions, in a context format's shape (`format=openai`, …) or MCP's."""
         response = self._t.request("GET", "/v1/tools", params=params(format=format))
         return m.ToolDefinitionList.model_validate(response.json())
 

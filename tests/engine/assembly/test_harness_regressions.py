@@ -12,14 +12,14 @@ from typing import Any
 
 import pytest
 
-from contextq.history.formats import ANTHROPIC_OPENING
+from contextq.assembly.formats import OPENING_TEXT as ANTHROPIC_OPENING
 from tests.engine.assembly.harness import engine
 from tests.engine.assembly.harness.cases import generate_case
 from tests.engine.assembly.harness.run import check_case
 
 
 def _answers(seed: int) -> Iterator[dict[str, Any]]:
-    case = generate_case(seed)
+    case = generate_case(seed, all_formats=False)
     stored = engine.new_conversation()
     for index in range(len(case.reads)):
         yield engine.read(case, index, stored).answer
@@ -86,7 +86,7 @@ def test_a_shrunk_case_keeps_its_promise(
     logging.disable(logging.WARNING)
     try:
         answers = list(_answers(seed))
-        violations = check_case(generate_case(seed), invariant)
+        violations = check_case(generate_case(seed, all_formats=False), invariant)
     finally:
         logging.disable(logging.NOTSET)
     assert arises(answers), "the case no longer shows what it was kept for"
@@ -96,7 +96,7 @@ def test_a_shrunk_case_keeps_its_promise(
 def test_an_anthropic_answer_with_only_a_system_message_opens_with_a_user_turn() -> None:
     """Seed 61914's `sdk_valid` shrunk to one read of one system message: the history
     goes to `system`, and the Messages API needs at least one message."""
-    case = generate_case(61914)
+    case = generate_case(61914, all_formats=False)
     system = [m for m in case.reads[0] if m.role == "system"][:1]
     case = case.copy(reads=[system], force_filter=False, options={})
     answer = engine.read(case, 0, engine.new_conversation()).answer

@@ -12,8 +12,8 @@ from contextq.errors import ValidationFailed
 from contextq.history import CompactionView, compact, visible_history
 from contextq.history.memory import HierarchicalMemory
 from contextq.settings import Settings
+from tests.engine.assembly.test_formats import assert_valid_anthropic, assert_valid_openai
 from tests.engine.history.builders import agent_history
-from tests.engine.history.test_message_formats import assert_valid_anthropic, assert_valid_openai
 
 SMALL = Settings(MAX_CONTEXT_TOKENS=6_000)
 

@@ -1,7 +1,8 @@
 """Random cases for the invariant harness: one case is one conversation read several times.
 
 `generate_case(seed)` draws, from `random.Random(seed)` alone (so a seed reproduces its
-case anywhere): a model and a window (a MAX_CONTEXT_TOKENS cap from 4K to 1M), a format,
+case anywhere): a model and a window (a MAX_CONTEXT_TOKENS cap from 4K to 1M), a format
+(each of `FORMAT_NAMES`),
 a strategy with options, prompts (system, custom agent, reminders, tools), a history
 (chat, tool-heavy or mixed; system messages; pinned messages anywhere, the newest user
 message included; oversized tool results; huge first tasks), files on user messages
@@ -21,6 +22,7 @@ from contextq.assembly import FileView, Prompts
 from contextq.history import Message
 from contextq.history.chains import unit_at
 from contextq.history.plan import CompactionView
+from contextq.history.types import FORMAT_NAMES
 from tests.engine.assembly.harness.histories import (
     MAX_PINNED,
     build_history,
@@ -301,7 +303,16 @@ def _limit_pins(reads: list[list[Message]]) -> None:
         m.pinned = False
 
 
-def generate_case(seed: int) -> Case:
+def _format(seed: int, drawn: str, all_formats: bool) -> str:
+    """The case's format: one of every format, from its own generator, so that the rest
+    of the case is what the seed drew before there were more than two (`drawn`, kept
+    with `all_formats=False`: the shrunk regression cases were found in that format)."""
+    if not all_formats:
+        return drawn
+    return random.Random(seed * 4 + 1).choice(FORMAT_NAMES)
+
+
+def generate_case(seed: int, *, all_formats: bool = True) -> Case:
     rng = random.Random(seed)
     model = _pick(rng, MODELS)
     window = _pick(rng, WINDOWS)
@@ -311,7 +322,7 @@ def generate_case(seed: int) -> Case:
         seed=seed,
         model=model,
         window=window,
-        format=rng.choice(("openai", "anthropic")),
+        format=_format(seed, rng.choice(("openai", "anthropic")), all_formats),
         strategy=strategy,
         options=_options(rng, strategy, effective_window(model, window)),
         prompts=_prompts(rng, effective_window(model, window)),

@@ -7,10 +7,16 @@ import json
 from typing import Any
 
 from contextq.assembly import FileView
+from contextq.assembly.formats import OPENING_TEXT as ANTHROPIC_OPENING
 from contextq.catalog import resolve_model
-from contextq.history.formats import ANTHROPIC_OPENING
 from tests.engine.assembly.harness.facts import Facts, newest_user
 from tests.engine.assembly.harness.oracle import answer_tokens
+
+# the image types a format takes (None: every one the pipeline makes)
+IMAGE_TYPES: dict[str, tuple[str, ...] | None] = {
+    "anthropic": ("image/png", "image/jpeg", "image/gif", "image/webp"),
+    "gemini": ("image/png", "image/jpeg", "image/webp", "image/heic", "image/heif"),
+}
 
 
 def _sent_file_ids(f: Facts) -> set[str]:
@@ -18,7 +24,8 @@ def _sent_file_ids(f: Facts) -> set[str]:
     out = {by_name[d["title"]] for d in f.sent.documents if d.get("title") in by_name}
     for label, after in f.sent.labels:
         name = label.split(": ", 1)[1] if ": " in label else ""
-        if after in ("image_url", "image", "input_audio") and name in by_name:
+        media = ("image_url", "image", "input_audio", "input_image", "inlineData")
+        if after in media and name in by_name:
             out.add(by_name[name])
     return out
 
@@ -29,16 +36,13 @@ def includable(f: Facts, view: FileView) -> bool:
         return False
     if view.category == "image":
         model = resolve_model(f.answer["model"] or None, f.read.settings)
-        media_ok = f.answer["format"] != "anthropic" or view.media_type in (
-            "image/png",
-            "image/jpeg",
-            "image/gif",
-            "image/webp",
-        )
+        taken = IMAGE_TYPES.get(f.answer["format"])
+        media_ok = taken is None or view.media_type in taken
         return model.takes("image") and bool(view.data_b64) and media_ok
     if view.category == "audio":
         model = resolve_model(f.answer["model"] or None, f.read.settings)
-        return f.answer["format"] == "openai" and model.takes("audio") and bool(view.data_b64)
+        takes_audio = f.answer["format"] in ("openai", "gemini")  # WAV: both take it
+        return takes_audio and model.takes("audio") and bool(view.data_b64)
     return view.text is not None
 
 
@@ -88,6 +92,14 @@ def _entry(view: FileView) -> dict[str, Any]:
 def _text_node(f: Facts, text: str) -> dict[str, Any]:
     if f.answer["format"] == "anthropic":  # a text block of the merged user message
         return {"type": "text", "text": text}
+    if f.answer["format"] == "gemini":  # a text part of the merged user content
+        return {"text": text}
+    if f.answer["format"] == "responses":
+        return {
+            "type": "message",
+            "role": "user",
+            "content": [{"type": "input_text", "text": text}],
+        }
     return {"role": "user", "content": text}
 
 
@@ -116,11 +128,23 @@ def _documents_of(f: Facts, file_ids: list[str]) -> str | None:
     return None
 
 
-def anthropic_slack(f: Facts) -> int:
-    """What an Anthropic answer may leave unused by the engine's conservative measure: it
-    sizes the parts one message at a time before the Messages API's merge of consecutive
-    user turns into one (each merged block saves a message frame) and keeps room for an
-    opening turn and two cache breakpoints (SPEC §6 "format=anthropic")."""
+def format_slack(f: Facts) -> int:
+    """What an answer may leave unused by the engine's conservative measure: the room
+    kept for an opening message (Responses: a list left with no item), and for Anthropic
+    the merge of consecutive user turns into one (each merged block saves a message
+    frame) and two cache breakpoints (SPEC §6 "format=anthropic")."""
+    if f.answer["format"] == "responses":
+        opening = {"type": "message", "role": "user", "content": []}
+        text = {"type": "input_text", "text": ANTHROPIC_OPENING}
+        return answer_tokens(f.answer, opening) + answer_tokens(f.answer, text)
+    if f.answer["format"] == "gemini":  # the merge saves a frame a part; no marks
+        frame = answer_tokens(f.answer, {"role": "user", "parts": []})
+        opening = answer_tokens(f.answer, {"text": ANTHROPIC_OPENING})
+        merged = sum(
+            max(0, sum(1 for p in c["parts"] if "text" in p or "functionResponse" in p) - 1)
+            for c in f.answer["contents"]
+        )
+        return frame + opening + frame * merged
     if f.answer["format"] != "anthropic":
         return 0
     frame = answer_tokens(f.answer, {"role": "user", "content": []})
@@ -155,7 +179,7 @@ def newest_files_first(f: Facts) -> list[str]:
     older = sorted(fid for fid in sent - anchored if files[fid].category not in ("image", "audio"))
     freed = sum(answer_tokens(f.answer, files[fid].text or "") for fid in older)
     room = (f.limits.budget if f.answer["filtered"] else f.limits.hard) - f.recount
-    room -= anthropic_slack(f)
+    room -= format_slack(f)
     beside = _documents_of(f, u.file_ids)
     costs = {fid: document_upper_cost(f, files[fid], beside) for fid in docs}
     fitting = [fid for fid in docs if costs[fid] <= room + freed]

@@ -17,12 +17,17 @@ from contextq.history import Message
 from contextq.history.chains import unit_at
 from tests.engine.assembly.harness.facts import Facts, newest_user
 from tests.engine.assembly.harness.file_checks import (
-    anthropic_slack,
     document_upper_cost,
     files_accounted,
+    format_slack,
     newest_files_first,
 )
-from tests.engine.assembly.harness.oracle import answer_tokens, sdk_problems
+from tests.engine.assembly.harness.oracle import (
+    answer_tokens,
+    sdk_problems,
+    shape_overhead,
+    wire_list,
+)
 from tests.engine.assembly.harness.prefix import prefix_between_cuts
 
 STUB_START = "[Old tool result cleared"
@@ -50,9 +55,11 @@ def sdk_valid(f: Facts) -> list[str]:
     list also keeps the Messages API's rules (user first, roles alternate, no empty text
     block, tool results first in their message, at most 4 cache breakpoints)."""
     problems = sdk_problems(f.answer)
-    messages = f.answer["messages"]
+    messages = wire_list(f.answer)
     if not messages:
-        problems.append("no message at all (both APIs need at least one)")
+        problems.append("no message at all (every API needs at least one)")
+    if f.answer["format"] == "gemini":
+        return problems + _gemini_rules(messages)
     if f.answer["format"] != "anthropic":
         return problems
     if messages and messages[0]["role"] != "user":
@@ -74,10 +81,34 @@ def sdk_valid(f: Facts) -> list[str]:
     return problems
 
 
+def _gemini_rules(contents: list[dict[str, Any]]) -> list[str]:
+    """Gemini: user first (a function call follows a user turn), roles alternate, no
+    content without parts nor a blank text part, function responses first in theirs."""
+    problems: list[str] = []
+    if contents and contents[0]["role"] != "user":
+        problems.append("the first content is not the user's")
+    for i, c in enumerate(contents):
+        if i and contents[i - 1]["role"] == c["role"]:
+            problems.append(f"contents[{i}] has the role of the content before it")
+        parts = c["parts"]
+        if not parts:
+            problems.append(f"contents[{i}] has no part")
+        if any("text" in p and not str(p["text"]).strip() for p in parts):
+            problems.append(f"contents[{i}] has an empty text part")
+        kinds = ["functionResponse" in p for p in parts]
+        if kinds != sorted(kinds, reverse=True):
+            problems.append(f"contents[{i}] has a part before a functionResponse")
+    return problems
+
+
 def tool_calls_paired(f: Facts) -> list[str]:
     """No orphan: every tool call answered right after it, every result after its call."""
     if f.answer["format"] == "anthropic":
         return _paired_anthropic(f.answer["messages"])
+    if f.answer["format"] == "responses":
+        return _paired_items(f.answer["input"])
+    if f.answer["format"] == "gemini":
+        return _paired_contents(f.answer["contents"])
     problems: list[str] = []
     waiting: set[str] = set()
     for i, m in enumerate(f.answer["messages"]):
@@ -91,6 +122,59 @@ def tool_calls_paired(f: Facts) -> list[str]:
         waiting = {c["id"] for c in m.get("tool_calls") or ()}
     if waiting:
         problems.append(f"the list ends with calls {sorted(waiting)} unanswered")
+    return problems
+
+
+def _paired_items(items: list[dict[str, Any]]) -> list[str]:
+    """Responses items: each run of `function_call`s answered by the outputs right after."""
+    problems: list[str] = []
+    waiting: set[str] = set()
+    calling = False
+    for i, item in enumerate(items):
+        kind = item.get("type")
+        if kind == "function_call":
+            if not calling:
+                if waiting:
+                    problems.append(f"input[{i}]: calls {sorted(waiting)} left without results")
+                waiting = set()
+            waiting.add(item["call_id"])
+            calling = True
+            continue
+        calling = False
+        if kind == "function_call_output":
+            if item["call_id"] not in waiting:
+                problems.append(f"input[{i}]: output {item['call_id']} has no call")
+            waiting.discard(item["call_id"])
+        elif waiting:
+            problems.append(f"input[{i}]: calls {sorted(waiting)} left without results")
+            waiting = set()
+    if waiting:
+        problems.append(f"the list ends with calls {sorted(waiting)} unanswered")
+    return problems
+
+
+def _paired_contents(contents: list[dict[str, Any]]) -> list[str]:
+    """Gemini: a model content's function calls answered, by id, in the next content."""
+    problems: list[str] = []
+    calls: set[str] = set()
+    for i, c in enumerate(contents):
+        ids = {
+            p[k]["id"] for p in c["parts"] for k in ("functionCall", "functionResponse") if k in p
+        }
+        if c["role"] == "user":
+            if ids - calls:
+                problems.append(
+                    f"contents[{i}]: functionResponse {sorted(ids - calls)} has no call"
+                )
+            if calls - ids:
+                problems.append(f"contents[{i}]: functionCall {sorted(calls - ids)} unanswered")
+            calls = set()
+        else:
+            if calls:
+                problems.append(f"contents[{i}]: functionCall {sorted(calls)} unanswered")
+            calls = ids
+    if calls:
+        problems.append(f"the list ends with functionCall {sorted(calls)} unanswered")
     return problems
 
 
@@ -123,7 +207,7 @@ def token_count_recount(f: Facts) -> list[str]:
     reported, counted = f.answer["token_count"], f.recount
     if reported == counted:
         return []
-    n = len(f.answer["messages"])
+    n = len(wire_list(f.answer))
     framing = " (+3 per message and +3 priming: the count before SPEC §3's clarification)"
     why = framing if reported - counted == 3 * n + 3 else ""
     return [f"token_count {reported} != recount {counted} ({reported - counted:+d}){why}"]
@@ -185,7 +269,7 @@ def system_verbatim(f: Facts) -> list[str]:
 
 def _upper_cost(f: Facts, m: Message) -> int:
     """An upper bound of what message m costs as sent, its files included."""
-    cost = answer_tokens(f.answer, m.to_openai()) + 40
+    cost = answer_tokens(f.answer, m.to_openai()) + 40 + shape_overhead(f.answer)
     for file_id in m.file_ids:
         view = f.read.case.files.get(file_id)
         if view is not None and view.category in ("image", "audio"):
@@ -311,7 +395,7 @@ def _turn_gave_way(f: Facts, missing: list[Message]) -> list[str]:
     ]
     freed = sum(answer_tokens(f.answer, _sent_text(f, m)) for m in instead)
     limit = f.limits.budget if f.answer["filtered"] else f.limits.hard
-    room = limit - f.recount + freed - anthropic_slack(f)
+    room = limit - f.recount + freed - format_slack(f)
     needed = sum(_smallest(f, m) for m in turn)
     if needed <= room:
         return [f"{s}: the newest turn needs at least {needed} of {room} tokens" for s in said]
@@ -326,7 +410,7 @@ def _smallest(f: Facts, m: Message) -> int:
     """An upper bound of message m's smallest form as sent: whole, or the preview with
     no body (a tool result's line naming its path, another message's note naming it);
     a tool call keeps its call and text."""
-    whole = answer_tokens(f.answer, m.to_openai())
+    whole = answer_tokens(f.answer, m.to_openai()) + shape_overhead(f.answer)
     if m.role == "tool":
         line = (
             "[A tool result (99,999,999 tokens, 999,999,999 bytes) not shown here for lack "
@@ -343,7 +427,8 @@ def _smallest(f: Facts, m: Message) -> int:
         node = {"role": m.role, "content": note}
     # an image or audio file the model or format cannot take stays a text line in it
     media = [x for x in m.file_ids if f.read.case.files[x].category in ("image", "audio")]
-    return min(whole, answer_tokens(f.answer, node) + 4) + MEDIA_LINE_TOKENS * len(media)
+    note_cost = answer_tokens(f.answer, node) + 4 + shape_overhead(f.answer)
+    return min(whole, note_cost) + MEDIA_LINE_TOKENS * len(media)
 
 
 def tool_results_name_their_path(f: Facts) -> list[str]:

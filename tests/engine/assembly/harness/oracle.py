@@ -9,7 +9,9 @@
   shared with the API tests: one recount, read from the answer alone.
 - `hard_room` / `budget`: SPEC §4's formulas from the model catalogue and the options.
 - `sdk_problems`: every message checked against the installed `openai` / `anthropic`
-  SDK's own parameter types (pydantic over their TypedDicts, strictly, extra keys caught).
+  SDK's own parameter types (pydantic over their TypedDicts, strictly, extra keys caught):
+  Chat messages, Messages API turns, Responses input items; google-genai's `Content`
+  (a pydantic model that forbids unknown keys) for Gemini's contents.
 - `Sent`: what an answer holds, found by the markers every generated message starts with.
 """
 
@@ -46,6 +48,25 @@ def recount(answer: dict[str, Any]) -> int:
 def answer_tokens(answer: dict[str, Any], node: Any) -> int:
     """A node's compact JSON counted as `answer` counts (calibrated where it is)."""
     return json_tokens(node, Counter(answer))
+
+
+def wire_list(answer: dict[str, Any]) -> list[Any]:
+    """The answer's list of turns or items, whatever its format."""
+    key = {"responses": "input", "gemini": "contents"}.get(answer["format"], "messages")
+    return list(answer[key])
+
+
+def shape_overhead(answer: dict[str, Any]) -> int:
+    """An upper bound of what a message costs more in the answer's format than as its
+    Chat JSON (which the checks size messages by): a Responses item's frame and its
+    `input_text` part's keys, a Gemini content's frame and its text part's key."""
+    if answer["format"] == "responses":
+        frame = {"type": "message", "role": "user", "content": []}
+        return answer_tokens(answer, frame) + answer_tokens(answer, {"type": "input_text"})
+    if answer["format"] == "gemini":
+        frame = {"role": "model", "parts": []}
+        return answer_tokens(answer, frame) + answer_tokens(answer, {"text": ""})
+    return 0
 
 
 # ---------------------------------------------------------------- limits
@@ -98,9 +119,11 @@ def _adapters() -> dict[str, pydantic.TypeAdapter[Any]]:
     from anthropic.types.assistant_message_param import AssistantMessageParam
     from anthropic.types.user_message_param import UserMessageParam
     from openai.types.chat import ChatCompletionMessageParam
+    from openai.types.responses import ResponseInputItemParam
 
     return {
         "openai": pydantic.TypeAdapter(ChatCompletionMessageParam),
+        "responses": pydantic.TypeAdapter(ResponseInputItemParam),
         "user": pydantic.TypeAdapter(UserMessageParam),
         "assistant": pydantic.TypeAdapter(AssistantMessageParam),
         "system": pydantic.TypeAdapter(TextBlockParam),
@@ -132,10 +155,41 @@ def sdk_problems(answer: dict[str, Any]) -> list[str]:
                 problems.append(f"messages[{i}]: role {m.get('role')!r} is not user/assistant")
                 continue
             problems.append(_check(adapter, m, f"messages[{i}]") or "")
+    elif answer["format"] == "gemini":
+        problems += _gemini_problems(answer)
+    elif answer["format"] == "responses":
+        if not isinstance(answer["instructions"], str | None):
+            problems.append("instructions is not a string")
+        for i, item in enumerate(answer["input"]):
+            problems.append(_check(adapters["responses"], item, f"input[{i}]") or "")
     else:
         for i, m in enumerate(answer["messages"]):
             problems.append(_check(adapters["openai"], m, f"messages[{i}]") or "")
     return [p for p in problems if p]
+
+
+def _gemini_problems(answer: dict[str, Any]) -> list[str]:
+    from google.genai import types
+
+    problems: list[str] = []
+    named = (
+        [("system_instruction", answer["system_instruction"])]
+        if answer["system_instruction"]
+        else []
+    )
+    named += [(f"contents[{i}]", c) for i, c in enumerate(answer["contents"])]
+    for where, content in named:
+        try:
+            types.Content.model_validate(content)
+        except pydantic.ValidationError as exc:
+            first = exc.errors()[0]
+            problems.append(f"{where}: {first['msg']} at {first['loc']}")
+    for i, tool in enumerate(answer["tools"]):
+        try:
+            types.Tool.model_validate(tool)
+        except pydantic.ValidationError as exc:
+            problems.append(f"tools[{i}]: {exc.errors()[0]['msg']}")
+    return problems
 
 
 # ---------------------------------------------------------------- what was sent
@@ -169,10 +223,20 @@ class Sent:
         return mine[0] if mine else None
 
 
+def _is_text(part: dict[str, Any]) -> bool:
+    if "type" not in part:  # a Gemini part: one key says what it is
+        return "text" in part
+    return part.get("type") in ("text", "input_text")
+
+
+def _kind(part: dict[str, Any]) -> str:
+    return str(part.get("type") or next(iter(part), ""))
+
+
 def _text_of(content: Any) -> str:
     if isinstance(content, str):
         return content
-    return "\n".join(str(p.get("text", "")) for p in content or () if p.get("type") == "text")
+    return "\n".join(str(p.get("text", "")) for p in content or () if _is_text(p))
 
 
 # a preview's note names the message (contextq.assembly.shrink): its head may have lost
@@ -193,17 +257,66 @@ def _add_text(sent: Sent, text: str) -> None:
 
 def _parts(sent: Sent, parts: list[dict[str, Any]]) -> None:
     for j, part in enumerate(parts):
-        if part.get("type") == "text":
+        if _is_text(part):
             text = str(part.get("text", ""))
             _add_text(sent, text)
             if text.startswith("Attached "):
-                after = parts[j + 1].get("type", "") if j + 1 < len(parts) else ""
+                after = _kind(parts[j + 1]) if j + 1 < len(parts) else ""
                 sent.labels.append((text, after))
             elif text.startswith("[Attached "):
                 sent.labels.append((text, "line"))
 
 
+def _read_responses(answer: dict[str, Any]) -> Sent:
+    sent = Sent()
+    if answer["instructions"] is not None:
+        sent.system.append(answer["instructions"])
+        _add_text(sent, answer["instructions"])
+    for item in answer["input"]:
+        kind = item.get("type")
+        if kind == "function_call":
+            sent.calls[item["call_id"]] = item["name"]
+        elif kind == "function_call_output":
+            text = _text_of(item["output"])
+            sent.results.setdefault(item["call_id"], []).append(text)
+            _add_text(sent, text)
+        else:
+            content = item.get("content")
+            if item.get("role") == "system":
+                sent.system.append(_text_of(content))
+            if isinstance(content, str):
+                _add_text(sent, content)
+            elif isinstance(content, list):
+                _parts(sent, content)
+    return sent
+
+
+def _read_gemini(answer: dict[str, Any]) -> Sent:
+    sent = Sent()
+    system = answer["system_instruction"] or {"parts": []}
+    sent.system = [str(p.get("text", "")) for p in system["parts"]]
+    for text in sent.system:
+        _add_text(sent, text)
+    for content in answer["contents"]:
+        parts = content["parts"]
+        _parts(sent, [p for p in parts if "functionCall" not in p and "functionResponse" not in p])
+        for part in parts:
+            if "functionCall" in part:
+                sent.calls[part["functionCall"]["id"]] = part["functionCall"]["name"]
+            elif "functionResponse" in part:
+                made = part["functionResponse"]
+                response = made["response"]
+                text = str(response.get("output", response.get("error", "")))
+                sent.results.setdefault(made["id"], []).append(text)
+                _add_text(sent, text)
+    return sent
+
+
 def read_sent(answer: dict[str, Any], tool_id: Callable[[str], str] = lambda s: s) -> Sent:
+    if answer["format"] == "responses":
+        return _read_responses(answer)
+    if answer["format"] == "gemini":
+        return _read_gemini(answer)
     sent = Sent()
     if answer["format"] == "anthropic":
         sent.system = [b.get("text", "") for b in answer.get("system") or ()]

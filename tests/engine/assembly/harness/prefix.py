@@ -34,8 +34,11 @@ def stable_part(read: Read) -> list[Any] | None:
                 return out
             out.append({"role": m["role"], "content": _strip(m["content"])})
         return out[:1]
+    if answer["format"] == "gemini":
+        return _gemini_stable(read)
     u = newest_user(read.history)
-    messages = answer["messages"]
+    responses = answer["format"] == "responses"
+    messages = answer["input"] if responses else answer["messages"]
     if u is None:
         return None
     found = [i for i, m in enumerate(messages) if _first_text(m).startswith(f"[#m{u.seq}]")]
@@ -45,12 +48,56 @@ def stable_part(read: Read) -> list[Any] | None:
     ca = read.case.prompts.custom_agent_prompt
     while start > 0:
         text = _first_text(messages[start - 1])
-        if messages[start - 1]["role"] != "user" or text.startswith("[#m"):
+        if messages[start - 1].get("role") != "user" or text.startswith("[#m"):
             break
         if not (text == ca or '{"documents": [' in text or text.startswith("Project")):
             break
         start -= 1
-    return messages[:start]
+    return [answer["instructions"], *messages[:start]] if responses else messages[:start]
+
+
+def _moving(read: Read, text: str) -> bool:
+    """A part of the newest turn that stands before its user message: CA, P, F."""
+    ca = read.case.prompts.custom_agent_prompt
+    return text == ca or '{"documents": [' in text or text.startswith("Project")
+
+
+def _gemini_stable(read: Read) -> list[Any] | None:
+    """Gemini: the system parts, the contents before the newest turn and, of the content
+    it starts in (consecutive user pieces merge), the parts before it."""
+    answer = read.answer
+    u = newest_user(read.history)
+    if u is None:
+        return None
+    contents = answer["contents"]
+    found = [
+        (i, j)
+        for i, c in enumerate(contents)
+        for j, p in enumerate(c["parts"])
+        if str(p.get("text", "")).startswith(f"[#m{u.seq}]")
+    ]
+    if not found:
+        return None
+    i, j = found[0]
+    parts = contents[i]["parts"]
+    while j > 0 and "text" in parts[j - 1] and _moving(read, str(parts[j - 1]["text"])):
+        j -= 1
+    system = (answer["system_instruction"] or {"parts": []})["parts"]
+    head = [{"role": contents[i]["role"], "parts": parts[:j]}] if j else []
+    return [system, *contents[:i], *head]
+
+
+def _gemini_starts_with(answer: dict[str, Any], prefix: list[Any]) -> bool:
+    if (answer["system_instruction"] or {"parts": []})["parts"] != prefix[0]:
+        return False
+    body = prefix[1:]
+    if not body:
+        return True
+    current = answer["contents"][: len(body)]
+    if len(current) < len(body) or current[:-1] != body[:-1]:
+        return False
+    last, want = current[-1], body[-1]
+    return last["role"] == want["role"] and last["parts"][: len(want["parts"])] == want["parts"]
 
 
 def _first_text(m: dict[str, Any]) -> str:
@@ -58,13 +105,17 @@ def _first_text(m: dict[str, Any]) -> str:
     if isinstance(content, str):
         return content
     for part in content or ():
-        if part.get("type") == "text":
+        if part.get("type") in ("text", "input_text"):
             return str(part.get("text", ""))
     return ""
 
 
 def _starts_with(read: Read, prefix: list[Any]) -> bool:
     answer = read.answer
+    if answer["format"] == "responses":
+        return [answer["instructions"], *answer["input"]][: len(prefix)] == prefix
+    if answer["format"] == "gemini":
+        return _gemini_starts_with(answer, prefix)
     if answer["format"] != "anthropic":
         return answer["messages"][: len(prefix)] == prefix
     if _strip(answer.get("system") or []) != prefix[0]:
@@ -140,4 +191,11 @@ def _system_texts(read: Read) -> list[str]:
     answer = read.answer
     if answer["format"] == "anthropic":
         return [b.get("text", "") for b in answer.get("system") or ()]
+    if answer["format"] == "gemini":
+        return [
+            str(p.get("text", "")) for p in (answer["system_instruction"] or {"parts": []})["parts"]
+        ]
+    if answer["format"] == "responses":
+        items = [i for i in answer["input"] if i.get("role") == "system"]
+        return [answer["instructions"] or "", *(_first_text(i) for i in items)]
     return [m["content"] for m in answer["messages"] if m["role"] == "system"]

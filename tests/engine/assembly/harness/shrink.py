@@ -91,7 +91,7 @@ def _simpler_settings(case: Case) -> Iterator[Case]:
     ):
         if simpler != p:
             yield case.copy(prompts=simpler)
-    if case.format == "anthropic":
+    if case.format != "openai":
         yield case.copy(format="openai")
 
 

@@ -13,6 +13,7 @@ import pytest
 
 from contextq.assembly import Carry, FileView, Prompts
 from contextq.history import Message
+from contextq.history.types import FORMAT_NAMES
 from tests.engine.assembly.harness import engine, invariants
 from tests.engine.assembly.harness.cases import Case
 from tests.engine.assembly.harness.files import image_b64
@@ -121,7 +122,7 @@ HOLDING = [
 ]
 
 
-@pytest.mark.parametrize("fmt", ["openai", "anthropic"])
+@pytest.mark.parametrize("fmt", FORMAT_NAMES)
 @pytest.mark.parametrize("invariant", HOLDING, ids=lambda i: i.__name__)
 def test_the_engines_answer_to_a_small_conversation_keeps_it(fmt: str, invariant: Any) -> None:
     first, second = facts(fmt)
@@ -221,3 +222,36 @@ def test_each_invariant_reports_its_own_breakage() -> None:
         invariants.prefix_between_cuts,
     )
     assert moved, "prefix_between_cuts"
+
+
+def _drop_result(a: dict[str, Any]) -> None:
+    """The result of call c15 left out, in the Responses or the Gemini shape."""
+    if a["format"] == "responses":
+        a["input"] = [i for i in a["input"] if i.get("call_id") != "c15" or "name" in i]
+        return
+    for c in a["contents"]:
+        c["parts"] = [p for p in c["parts"] if p.get("functionResponse", {}).get("id") != "c15"]
+    a["contents"] = [c for c in a["contents"] if c["parts"]]
+
+
+def _unknown_key(a: dict[str, Any]) -> None:
+    (a["input"] if a["format"] == "responses" else a["contents"])[1]["colour"] = "red"
+
+
+def _other_system(a: dict[str, Any]) -> None:
+    if a["format"] == "responses":
+        a["instructions"] = "Another system prompt."
+    else:
+        a["system_instruction"]["parts"][0]["text"] = "Another system prompt."
+
+
+@pytest.mark.parametrize("fmt", ["responses", "gemini"])
+def test_the_readers_of_each_new_format_report_breakage(fmt: str) -> None:
+    """The harness reads Responses and Gemini answers in their own shapes: a key the SDK
+    type lacks, a call left unanswered, a new system prompt, an altered prefix."""
+    f, second = facts(fmt)
+    assert broken(f, _unknown_key, invariants.sdk_valid)
+    assert broken(f, _drop_result, invariants.tool_calls_paired)
+    assert broken(f, _other_system, invariants.system_verbatim)
+    assert broken(second, _other_system, invariants.prefix_between_cuts)
+    assert f.sent.calls and f.sent.results and 18 in f.sent.texts

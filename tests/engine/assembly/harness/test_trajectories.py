@@ -1,5 +1,5 @@
 """Recorded agent sessions (tests/data/trajectories/, see its README) through every
-invariant, at 4K, 8K, 32K, 128K and 200K windows, in both formats, each read at three
+invariant, at 4K, 8K, 32K, 128K and 200K windows, in every format, each read at three
 points of the session with the stored state carried between reads."""
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from contextq.history.types import FORMAT_NAMES
 from tests.engine.assembly.harness.run import check_case
 from tests.engine.assembly.harness.trajectories import DATA, WINDOWS, load_case, sessions
 
@@ -16,7 +17,7 @@ SESSIONS = sessions()
 
 
 @pytest.mark.skipif(not SESSIONS, reason=f"no converted sessions in {DATA} (its README says how)")
-@pytest.mark.parametrize("fmt", ["openai", "anthropic"])
+@pytest.mark.parametrize("fmt", FORMAT_NAMES)
 @pytest.mark.parametrize("window", WINDOWS)
 @pytest.mark.parametrize("path", SESSIONS, ids=lambda p: p.stem)
 def test_a_recorded_session_keeps_every_promise(path: Path, window: int, fmt: str) -> None:

@@ -31,6 +31,7 @@ from typing import Any
 
 from contextq.assembly import Prompts
 from contextq.history import Message
+from contextq.history.types import FORMAT_NAMES
 from tests.engine.assembly.harness.cases import Case
 from tests.engine.assembly.harness.text import marker
 
@@ -117,13 +118,13 @@ def load_case(path: Path, *, window: int, fmt: str) -> Case:
 
 
 def check() -> int:
-    """Every session at every window in both formats: the invariants each one breaks."""
+    """Every session at every window in every format: the invariants each one breaks."""
     from tests.engine.assembly.harness.run import check_case
 
     broken = 0
     for path in sessions():
         for window in WINDOWS:
-            for fmt in ("openai", "anthropic"):
+            for fmt in FORMAT_NAMES:
                 names = sorted(
                     {v.invariant for v in check_case(load_case(path, window=window, fmt=fmt))}
                 )

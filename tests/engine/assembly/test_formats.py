@@ -1,4 +1,5 @@
-"""OpenAI and Anthropic shapes, validated against the SDKs' own types."""
+"""The output formats through the registry (`contextq.assembly.formats`), each answer
+validated against its SDK's own types; the names of the formats spelled once."""
 
 from __future__ import annotations
 
@@ -7,10 +8,15 @@ from typing import Any, get_args
 
 import anthropic.types as at
 import openai.types.chat as oc
+import pytest
 from pydantic import TypeAdapter
 
-from contextq.history import Message, to_anthropic, to_openai
-from contextq.history.formats import ANTHROPIC_OPENING
+from contextq.assembly import build_history_context
+from contextq.assembly.formats import FORMATS, OPENING_TEXT, wire_format
+from contextq.errors import ValidationFailed
+from contextq.history import Message
+from contextq.history.types import FORMAT_NAMES, FormatName
+from contextq.settings import Settings
 from tests.engine.history.builders import agent_history, assistant, call, result, user
 
 PNG = "iVBORw0KGgo="
@@ -22,6 +28,16 @@ OPENAI_KEYS = {
     "assistant": oc.ChatCompletionAssistantMessageParam,
     "tool": oc.ChatCompletionToolMessageParam,
 }
+
+
+def context(messages: list[Message], fmt: FormatName) -> dict[str, Any]:
+    """Every message, through the engine (noop: nothing left out), in `fmt`."""
+    built = build_history_context(messages, settings=Settings(), strategy="noop", format=fmt)
+    return {**built.report, "messages": built.messages, "system": built.system}
+
+
+def without_marks(blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{k: v for k, v in b.items() if k != "cache_control"} for b in blocks]
 
 
 def assert_valid_openai(messages: list[dict[str, Any]]) -> None:
@@ -62,10 +78,14 @@ def assert_valid_anthropic(
 
 def test_agent_history_is_valid_for_both_apis() -> None:
     msgs = agent_history(40, seed=5)
-    assert_valid_openai(to_openai(msgs))
-    system, turns = to_anthropic(msgs)
-    assert system == "You are a careful coding agent."
-    assert_valid_anthropic(system, turns)
+    openai_answer = context(msgs, "openai")
+    assert_valid_openai(openai_answer["messages"])
+    assert openai_answer["messages"] == [m.to_openai() for m in msgs]
+    answer = context(msgs, "anthropic")
+    assert without_marks(answer["system"]) == [
+        {"type": "text", "text": "You are a careful coding agent."}
+    ]
+    assert_valid_anthropic(answer["system"], answer["messages"])
 
 
 def test_anthropic_conversion_details() -> None:
@@ -88,9 +108,13 @@ def test_anthropic_conversion_details() -> None:
         Message(role="system", content="late system note", seq=9),
         assistant(10, ""),
     ]
-    system, turns = to_anthropic(msgs)
-    assert system == "rules\n\nlate system note"
-    assert turns[0] == {"role": "user", "content": [{"type": "text", "text": ANTHROPIC_OPENING}]}
+    answer = context(msgs, "anthropic")
+    turns = answer["messages"]
+    assert without_marks(answer["system"]) == [
+        {"type": "text", "text": "rules"},
+        {"type": "text", "text": "late system note"},
+    ]
+    assert turns[0] == {"role": "user", "content": [{"type": "text", "text": OPENING_TEXT}]}
     assert [t["role"] for t in turns] == ["user", "assistant", "user", "assistant", "user"]
     assert [b["text"] for b in turns[2]["content"]] == ["q1", "q2"]  # merged, blank dropped
     uses = turns[3]["content"]
@@ -98,7 +122,7 @@ def test_anthropic_conversion_details() -> None:
         ("tool_use", "call_1", {"path": "a.py"}),
         ("tool_use", "call_2", {"path": "a.py"}),
     ]
-    last = turns[4]["content"]
+    last = without_marks(turns[4]["content"])
     assert [b["type"] for b in last] == ["tool_result", "tool_result", "text", "image"]
     assert last[0] == {
         "type": "tool_result",
@@ -107,8 +131,24 @@ def test_anthropic_conversion_details() -> None:
     }
     assert last[1]["is_error"] is True
     assert last[3]["source"] == {"type": "base64", "media_type": "image/png", "data": PNG}
-    assert_valid_anthropic(system, turns)
-    assert_valid_openai(to_openai(msgs))
+    # the breakpoint before the newest turn: the last block before user message 8
+    assert "cache_control" in turns[4]["content"][1]
+    assert_valid_anthropic(answer["system"], turns)
+    assert_valid_openai(context(msgs, "openai")["messages"])
+
+
+def test_every_format_name_has_its_module() -> None:
+    assert tuple(FORMATS) == FORMAT_NAMES == get_args(FormatName)
+    for name, wire in FORMATS.items():
+        assert wire.name == name
+        assert wire_format(name) is wire
+
+
+def test_an_unknown_format_is_refused_naming_the_field() -> None:
+    with pytest.raises(ValidationFailed) as refused:
+        wire_format("cohere")
+    assert refused.value.field == "format"
+    assert all(name in str(refused.value) for name in FORMAT_NAMES)
 
 
 def test_sdk_unions_are_what_we_expect() -> None:

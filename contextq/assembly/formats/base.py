@@ -1,0 +1,136 @@
+"""The protocol every wire format implements (SPEC §2 `format=`, §6).
+
+The engine builds a context from *pieces* (`contextq.assembly.pieces`): each generated
+text (S, CA, R, the summary, P, a documents message) and each stored message becomes a
+piece holding its *nodes* in the target format, with their tokens. Everything that
+differs from one vendor's API to another is asked of the format, through this class:
+
+- nodes: `prepare` (the visible history, once per answer), `text_nodes` (a generated
+  text), `system_nodes` (S), `message_nodes` (a stored message; a same-vendor native
+  payload is rendered here, verbatim), `attach_parts` (a user message's image/audio
+  parts put in), `frame` (what a turn costs around its nodes when the render merges
+  consecutive same-role pieces into one turn);
+- counting: `media_of` (its image and audio nodes), `children` (the key of a node's
+  part list), `stored_count_applies` (whether a stored message's count is its exact
+  count here: only OpenAI's Chat JSON, for a message with no native payload);
+- files: `text_part`, `image_part`, `audio_part`, `image_types`, `no_audio`;
+- tools: `tool` (a neutral definition in this format), `tools` (the list as sent),
+  `native_tools` (the vendors whose own tool shapes pass through);
+- render: `render` (ordered pieces → the answer's wire fields, `list_key` first, the
+  count and breakdown), `head_room`/`turn_room` (what the render may add on top of the
+  pieces' costs: an opening turn, cache marks; the budget keeps room for it).
+
+A format is one module with one instance of its class, registered in
+`contextq.assembly.formats.FORMATS` under its name in `contextq.history.types.FormatName`.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from contextq.assembly.counting import Media, chat_media
+from contextq.history.types import FormatName, Message
+
+if TYPE_CHECKING:
+    from contextq.assembly.pieces import Piece, Target
+    from contextq.assembly.render import Rendered
+    from contextq.assembly.tools import Tool
+
+# the text of the user turn that opens a list left without one (a format whose API
+# needs a user turn first, or at least one message)
+OPENING_TEXT = "(earlier conversation omitted)"
+
+
+class WireFormat(ABC):
+    """One wire format (module docstring)."""
+
+    name: ClassVar[FormatName]
+    list_key: ClassVar[str]  # the answer's list of turns or items: messages | input | …
+    children: ClassVar[str] = "content"  # the key of a node's list of parts
+    image_types: ClassVar[frozenset[str] | None] = None  # image media types taken (None: all)
+    no_audio: ClassVar[str | None] = None  # why this format takes no audio part at all
+    native_tools: ClassVar[frozenset[str]] = frozenset()  # vendor tool shapes passed through
+
+    # --- pieces ---------------------------------------------------------------------
+
+    def prepare(self, history: Sequence[Message]) -> Sequence[Message]:
+        """The visible history before it becomes pieces (same length and order: Gemini
+        names each tool result after its call's function)."""
+        return history
+
+    @abstractmethod
+    def text_nodes(self, text: str, role: str) -> list[Any]:
+        """A generated text of `role` (user, or system) as this format's nodes."""
+
+    def system_nodes(self, text: str) -> list[Any]:
+        """S, the system prompt (a format may send it outside the list)."""
+        return self.text_nodes(text, "system")
+
+    @abstractmethod
+    def message_nodes(self, message: Message) -> list[Any]:
+        """A stored message as this format's nodes ([] when it has nothing to send)."""
+
+    @abstractmethod
+    def attach_parts(
+        self, nodes: list[Any], parts: list[dict[str, Any]]
+    ) -> tuple[list[Any], list[Any] | None]:
+        """A stored message's `nodes` with its attachments' parts put in; and, when
+        putting them in changes how the message's own nodes count (OpenAI: a string
+        content becomes a list of parts), the nodes to count instead (the parts' own
+        tokens are added by the caller), else None (its count plus the parts')."""
+
+    def frame(self, role: str, encoding: str) -> int:
+        """A turn's own cost around its nodes when it stands alone (0: the nodes are
+        the turns themselves, or the role's nodes go outside the list)."""
+        return 0
+
+    def stored_count_applies(self, message: Message) -> bool:
+        """Whether the message's stored count (the open encoding's count of its OpenAI
+        Chat JSON, `contextq.history.message_tokens`) is what its nodes count here."""
+        return False
+
+    def media_of(self, node: Mapping[str, Any]) -> Media | None:
+        """Whether `node` is an image or audio part (counted by formula, SPEC §3)."""
+        return chat_media(node)
+
+    # --- files ----------------------------------------------------------------------
+
+    @abstractmethod
+    def text_part(self, text: str) -> dict[str, Any]:
+        """A text part of a user message (an attachment's label or text line)."""
+
+    @abstractmethod
+    def image_part(self, media_type: str, data_b64: str, detail: str) -> dict[str, Any]:
+        """An image part (a media type in `image_types`)."""
+
+    def audio_part(self, media_type: str, data_b64: str) -> dict[str, Any] | str:
+        """An audio part, or why this audio cannot be one (`no_audio` aside)."""
+        return f"format={self.name} takes no audio part"
+
+    # --- tools ----------------------------------------------------------------------
+
+    @abstractmethod
+    def tool(self, tool: Tool) -> dict[str, Any]:
+        """A neutral tool definition in this format."""
+
+    def tools(self, definitions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The definitions as the answer's `tools` (a format may wrap them)."""
+        return definitions
+
+    # --- render ---------------------------------------------------------------------
+
+    @abstractmethod
+    def render(self, pieces: Sequence[Piece], *, turn_start: int, target: Target) -> Rendered:
+        """The final list from ordered pieces (`turn_start`: the first piece of the
+        newest turn, len(pieces) when there is none), its count and breakdown."""
+
+    def head_room(self, encoding: str) -> int:
+        """What the render may add on top of the pieces' costs (an opening turn, cache
+        marks): kept out of the budget with S."""
+        return 0
+
+    def turn_room(self, encoding: str) -> int:
+        """Of `head_room`, what a newest turn may take when nothing stands before it."""
+        return 0
