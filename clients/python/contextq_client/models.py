@@ -16,11 +16,12 @@ from pydantic import BaseModel
 from contextq_client.base import Model
 from contextq_client.models_context import (
     Context,
+    ContextFormat,
     MemorySnapshot,
     MemoryStats,
 )
 
-__all__ = ["Context", "MemorySnapshot", "MemoryStats", "Model"]
+__all__ = ["Context", "ContextFormat", "MemorySnapshot", "MemoryStats", "Model"]
 
 
 class File(Model):

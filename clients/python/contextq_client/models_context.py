@@ -4,9 +4,13 @@ for field (`tests/sdk/test_contract.py` compares them)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from contextq_client.base import Model
+
+# the context's `format=` (the server's `contextq.history.types.FormatName`, which this
+# distribution cannot import: `tests/sdk/test_contract.py` checks they are equal)
+ContextFormat = Literal["openai", "anthropic", "responses", "gemini"]
 
 
 class TokenBreakdown(Model):
@@ -69,12 +73,27 @@ class Context(Model):
     filter_duration_ms: float
     error: str | None
     warnings: list[str]
-    messages: list[dict[str, Any]]
+    # the turns, in the answer's format: `messages` (openai, anthropic: with `system`),
+    # `input` (responses: with `instructions`), `contents` (gemini: with
+    # `system_instruction`, `{"parts": [{"text": …}]}`)
+    messages: list[dict[str, Any]] | None = None
     system: list[dict[str, Any]] | None = None
     stable_prefix_tokens: int | None = None
+    instructions: str | None = None
+    input: list[dict[str, Any]] | None = None
+    system_instruction: dict[str, Any] | None = None
+    contents: list[dict[str, Any]] | None = None
+    # reasoning left out of this context, by why: {"other_vendor", "earlier_turns",
+    # "prefix_changed"} (SPEC §6)
+    reasoning_dropped: dict[str, int] | None = None
     duration_ms: float
     original_message_count: int
     original_tokens: int
+
+    @property
+    def turns(self) -> list[dict[str, Any]]:
+        """The answer's turns in its format: `messages`, `input` or `contents`."""
+        return self.messages or self.input or self.contents or []
 
 
 class Subtask(Model):
