@@ -180,22 +180,10 @@ def test_a_response_recorded_under_another_format_is_refused() -> None:
 # ---------------------------------------------------------------- through the API
 
 
-def record_loop(client: Client, loop: vl.Loop) -> str:
-    """The loop as an agent records it: the question, then one line per model call and
-    one per batch of tool results."""
-    conv = client.conversations.create(model=loop.model, title=f"{loop.vendor} loop")
-    client.messages.record(conv.id, loop.user, format=loop.vendor)  # type: ignore[arg-type]
-    for step in loop.steps:
-        client.messages.record(conv.id, step.response)
-        if step.results is not None:
-            client.messages.record(conv.id, step.results, format=loop.vendor)  # type: ignore[arg-type]
-    return conv.id
-
-
 @pytest.mark.parametrize("vendor", list(vl.LOOPS))
 def test_a_recorded_loop_is_stored_natively_byte_for_byte(sdk: Client, vendor: str) -> None:
     loop = vl.LOOPS[vendor]()
-    conv_id = record_loop(sdk, loop)
+    conv_id = vl.record_loop(sdk, loop)
     rows = list(sdk.messages.iter(conv_id))
     assert all(row.native is not None and row.native.format == vendor for row in rows)
     payloads = [row.native.payload for row in rows if row.native is not None]
@@ -218,25 +206,14 @@ def test_a_recorded_loop_reads_in_another_format_without_foreign_state(
     sdk: Client, vendor: str, target: str
 ) -> None:
     loop = vl.LOOPS[vendor]()
-    conv_id = record_loop(sdk, loop)
+    conv_id = vl.record_loop(sdk, loop)
     model = "claude-opus-4-5" if target == "anthropic" else "gpt-4o"
     kwargs = sdk.chat_kwargs(conv_id, model=model, format=target)  # type: ignore[arg-type]
     vl.validate(target, kwargs)
-    check_no_foreign_state(loop, kwargs)
+    vl.check_no_foreign_state(loop, kwargs)
+    vl.check_tool_loop(loop, target, kwargs)
     text = vl.dumps(kwargs)
     assert vl.FINAL in text and "Friday" in text and "Thursday" in text
-
-
-def check_no_foreign_state(loop: vl.Loop, kwargs: dict[str, Any]) -> None:
-    """No signature, encrypted content or redacted data of the loop's vendor, no
-    reasoning block, item or thought part, and its reasoning never as text."""
-    sent = vl.dumps(kwargs)
-    for secret in (*loop.secrets, *loop.thoughts):
-        assert secret not in sent, secret
-    for marker in ('"type":"thinking"', '"type":"redacted_thinking"', '"type":"reasoning"'):
-        assert marker not in sent, marker
-    assert '"thought":true' not in sent and '"encrypted_content"' not in sent
-    assert '"signature"' not in sent
 
 
 def test_record_refusals_are_the_apis_422(sdk: Client) -> None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,6 +27,7 @@ OPENAI_ENCRYPTED = ("gAAAAABpZ3Jvd3RoX2VuY3J5cHRlZA1", "gAAAAABpZ3Jvd3RoX2VuY3J5
 GEMINI_SIG_BYTES = (b"\x0a\x8bgemini-step-1\xff", b"\x0a\x8bgemini-step-2\xfe", b"\x12final\x00")
 GEMINI_SIGS = tuple(base64.b64encode(s).decode() for s in GEMINI_SIG_BYTES)
 THOUGHTS = ("The release date is in the tracker.", "Check the freeze too.")
+GEMINI_DUMMY = "c2tpcF90aG91Z2h0X3NpZ25hdHVyZV92YWxpZGF0b3I="  # skip_thought_signature_validator
 FINAL = "We ship on Friday; the API freezes on Thursday."
 QUESTION = "When do we ship, and when is the freeze?"
 
@@ -48,7 +50,7 @@ class Loop:
     dump: Callable[[Any], list[Any]]  # a response's turns as the vendor's own JSON
     secrets: tuple[str, ...]
     thoughts: tuple[str, ...] = THOUGHTS
-    calls: list[str] = field(default_factory=list)  # the tool calls' ids, in order
+    calls: list[str] = field(default_factory=list)  # the tool calls' ids (Gemini: names)
 
     def turns(self) -> list[Any]:
         """Every turn of the loop as the vendor's JSON (Anthropic MessageParams,
@@ -320,6 +322,7 @@ def gemini_loop(model: str = "gemini-3-pro-preview") -> Loop:
         ],
         dump=lambda r: [gemini_json(r.candidates[0].content)],
         secrets=GEMINI_SIGS,
+        calls=["release", "freeze", "release"],
     )
 
 
@@ -330,7 +333,63 @@ LOOPS: dict[str, Callable[[], Loop]] = {
 }
 
 
-# ---------------------------------------------------------------- checks
+# ---------------------------------------------------------------- recording, checks
+
+
+def record_loop(client: Any, loop: Loop) -> str:
+    """The loop as an agent records it: the question, then one line per model call and
+    one per batch of tool results."""
+    conv = client.conversations.create(model=loop.model, title=f"{loop.vendor} loop")
+    client.messages.record(conv.id, loop.user, format=loop.vendor)  # type: ignore[arg-type]
+    for step in loop.steps:
+        client.messages.record(conv.id, step.response)
+        if step.results is not None:
+            client.messages.record(conv.id, step.results, format=loop.vendor)  # type: ignore[arg-type]
+    return conv.id
+
+
+def check_no_foreign_state(loop: Loop, kwargs: dict[str, Any]) -> None:
+    """No signature, encrypted content or redacted data of the loop's vendor, no
+    reasoning block, item or thought part, and its reasoning never as text. (Read as
+    Gemini, a current call may carry the documented dummy signature, nothing else.)"""
+    sent = dumps(kwargs)
+    for secret in (*loop.secrets, *loop.thoughts):
+        assert secret not in sent, secret
+    for marker in ('"type":"thinking"', '"type":"redacted_thinking"', '"type":"reasoning"'):
+        assert marker not in sent, marker
+    assert '"thought":true' not in sent and '"encrypted_content"' not in sent
+    assert '"signature"' not in sent
+    signatures = set(re.findall(r'"thought_?[sS]ignature":"([^"]*)"', sent))
+    assert signatures <= {GEMINI_DUMMY}, signatures
+
+
+def tool_pairs(fmt: str, kwargs: dict[str, Any]) -> tuple[list[str], list[str]]:
+    """The tool calls of a context in `fmt`, and what its results answer, in order (ids;
+    Gemini's names, its ids being optional)."""
+    if fmt == "openai":
+        messages = kwargs["messages"]
+        calls = [c["id"] for m in messages for c in m.get("tool_calls") or ()]
+        return calls, [m["tool_call_id"] for m in messages if m["role"] == "tool"]
+    if fmt == "anthropic":
+        blocks = [
+            b for m in kwargs["messages"] if isinstance(m["content"], list) for b in m["content"]
+        ]
+        calls = [b["id"] for b in blocks if b["type"] == "tool_use"]
+        return calls, [b["tool_use_id"] for b in blocks if b["type"] == "tool_result"]
+    if fmt == "responses":
+        items = kwargs["input"]
+        calls = [i["call_id"] for i in items if i.get("type") == "function_call"]
+        return calls, [i["call_id"] for i in items if i.get("type") == "function_call_output"]
+    parts = [p for c in kwargs["contents"] for p in c["parts"]]
+    calls = [p["functionCall"]["name"] for p in parts if "functionCall" in p]
+    return calls, [p["functionResponse"]["name"] for p in parts if "functionResponse" in p]
+
+
+def check_tool_loop(loop: Loop, fmt: str, kwargs: dict[str, Any]) -> None:
+    """Every call of the loop is in the context, each answered by its result."""
+    calls, answered = tool_pairs(fmt, kwargs)
+    assert calls == answered, (calls, answered)
+    assert len(calls) == len(loop.calls), calls
 
 
 def rejoin(vendor: str, payloads: list[Any]) -> list[Any]:

@@ -23,6 +23,7 @@ class TokenBreakdown(Model):
     files: int
     history: int
     reminders: int
+    reasoning: int = 0  # same-vendor reasoning sent (thinking, reasoning items, thoughts)
 
 
 class FileNote(Model):
