@@ -55,7 +55,7 @@ def _pai_response(provider: str) -> Any:
             TextPart("Let me look."),
             ToolCallPart("release", {"p": "sdk"}, "toolu_01"),
         ],
-        model_name="claude-opus-4-5",
+        model_name="claude-opus-4-7",
         provider_name=provider,
     )
 
@@ -154,7 +154,7 @@ def test_pydantic_ai_reasoning_as_responses_items_and_back() -> None:
         instructions="Be brief.",
         input=[{"type": "message", "role": "user", "content": "When?"}, *items],
     )
-    request, back = native.from_responses(context)
+    _, back = native.from_responses(context)
     assert isinstance(back, ModelResponse)
     assert back.parts == parts
 
@@ -172,6 +172,9 @@ def test_pydantic_ai_gemini_signatures_ride_on_their_parts_and_back() -> None:
             "release", {"p": "sdk"}, "pyd_ai_1", provider_name="google-gla", provider_details=signed
         ),
         ToolCallPart("freeze", {}, "pyd_ai_2"),
+        TextPart(
+            "Checking.", provider_name="google-gla", provider_details={"thought_signature": "c2ln"}
+        ),
     ]
     content = native.gemini_content(ModelResponse(parts=parts, provider_name="google-gla"))
     assert content == {
@@ -183,6 +186,7 @@ def test_pydantic_ai_gemini_signatures_ride_on_their_parts_and_back() -> None:
                 "thoughtSignature": GEMINI_SIG,
             },
             {"functionCall": {"name": "freeze", "args": {}, "id": "pyd_ai_2"}},
+            {"text": "Checking.", "thoughtSignature": "c2ln"},
         ],
     }
     types.Content.model_validate(content)
@@ -212,7 +216,7 @@ def test_pydantic_ai_picks_the_format_of_the_runs_model() -> None:
 
     openai = OpenAIProvider(api_key="sk-x")
     assert run_format(
-        AnthropicModel("claude-opus-4-5", provider=AnthropicProvider(api_key="x"))
+        AnthropicModel("claude-opus-4-7", provider=AnthropicProvider(api_key="x"))
     ) == ("anthropic", "anthropic")
     assert run_format(OpenAIResponsesModel("gpt-5.5", provider=openai)) == ("responses", "openai")
     assert run_format(OpenAIChatModel("gpt-4o", provider=openai)) == ("openai", "openai")
@@ -434,9 +438,9 @@ def test_a_pydantic_ai_run_stores_its_thinking_natively(sdk: Client) -> None:
             )
         return ModelResponse(parts=[TextPart("Friday.")])
 
-    conv = sdk.conversations.create(model="claude-opus-4-5")
+    conv = sdk.conversations.create(model="claude-opus-4-7")
     processor = history_processor(
-        sdk, conversation_id=conv.id, format="anthropic", model="claude-opus-4-5"
+        sdk, conversation_id=conv.id, format="anthropic", model="claude-opus-4-7"
     )
     agent = Agent(FunctionModel(model), capabilities=[ProcessHistory(processor)])
 
@@ -479,8 +483,8 @@ def test_a_langgraph_run_stores_its_thinking_natively(sdk: Client) -> None:
         """The release date of a project."""
         return "Friday"
 
-    conv = sdk.conversations.create(model="claude-opus-4-5")
-    hook = pre_model_hook(sdk, conversation_id=conv.id, model="claude-opus-4-5")
+    conv = sdk.conversations.create(model="claude-opus-4-7")
+    hook = pre_model_hook(sdk, conversation_id=conv.id, model="claude-opus-4-7")
     graph = create_react_agent(model, tools=[release], pre_model_hook=hook)
     state = graph.invoke({"messages": [("user", "When do we ship?")]})
     assert state["messages"][-1].content == "Friday."

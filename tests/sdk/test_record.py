@@ -40,7 +40,7 @@ def test_an_anthropic_message_is_its_content_as_the_api_sent_it() -> None:
     assert body == {
         "format": "anthropic",
         "messages": [{"role": "assistant", "content": message.to_dict(mode="json")["content"]}],
-        "model": "claude-opus-4-5",
+        "model": "claude-opus-4-7",
     }
     blocks = body["messages"][0]["content"]
     assert [b["type"] for b in blocks] == ["thinking", "redacted_thinking", "tool_use", "tool_use"]
@@ -207,7 +207,7 @@ def test_a_recorded_loop_reads_in_another_format_without_foreign_state(
 ) -> None:
     loop = vl.LOOPS[vendor]()
     conv_id = vl.record_loop(sdk, loop)
-    model = "claude-opus-4-5" if target == "anthropic" else "gpt-4o"
+    model = "claude-opus-4-7" if target == "anthropic" else "gpt-4o"
     kwargs = sdk.chat_kwargs(conv_id, model=model, format=target)  # type: ignore[arg-type]
     vl.validate(target, kwargs)
     vl.check_no_foreign_state(loop, kwargs)
@@ -217,7 +217,7 @@ def test_a_recorded_loop_reads_in_another_format_without_foreign_state(
 
 
 def test_record_refusals_are_the_apis_422(sdk: Client) -> None:
-    conv = sdk.conversations.create(model="claude-opus-4-5")
+    conv = sdk.conversations.create(model="claude-opus-4-7")
     orphan = {
         "role": "user",
         "content": [{"type": "tool_result", "tool_use_id": "nope", "content": "x"}],

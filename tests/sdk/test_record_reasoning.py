@@ -83,21 +83,21 @@ def test_read_in_another_format_the_reasoning_left_out_is_counted(sdk: Client, v
     loop = vl.LOOPS[vendor]()
     conv_id = vl.record_loop(sdk, loop)
     target = "anthropic" if vendor != "anthropic" else "openai"
-    model = "claude-opus-4-5" if target == "anthropic" else "gpt-4o"
+    model = "claude-opus-4-7" if target == "anthropic" else "gpt-4o"
     context = sdk.context.get(conv_id, model=model, format=target)  # type: ignore[arg-type]
     assert context.reasoning_dropped == {**NO_DROP, "other_vendor": UNITS[vendor]}
     assert context.token_breakdown.reasoning == 0
 
 
 def test_earlier_turns_reasoning_follows_the_target_models_rule(sdk: Client) -> None:
-    """After the loop, a new question: Claude Opus 4.5 keeps the earlier turns' thinking,
+    """After the loop, a new question: Claude Opus 4.7 keeps the earlier turns' thinking,
     Claude Haiku 4.5 has it stripped (so contextq leaves it out, and says so)."""
     loop = vl.anthropic_loop()
     conv_id = vl.record_loop(sdk, loop)
     sdk.messages.record(
         conv_id, {"role": "user", "content": "And the next release?"}, format="anthropic"
     )
-    kept = sdk.chat_kwargs(conv_id, model="claude-opus-4-5", format="anthropic")
+    kept = sdk.chat_kwargs(conv_id, model="claude-opus-4-7", format="anthropic")
     assert reasoning("anthropic", kept["messages"]) == reasoning("anthropic", loop.turns())
     stripped = sdk.context.get(conv_id, model="claude-haiku-4-5", format="anthropic")
     assert reasoning("anthropic", stripped.messages or []) == []

@@ -118,7 +118,7 @@ def _tool_result(call_id: str, text: str) -> dict[str, Any]:
     return {"type": "tool_result", "tool_use_id": call_id, "content": text}
 
 
-def anthropic_loop(model: str = "claude-opus-4-5") -> Loop:
+def anthropic_loop(model: str = "claude-opus-4-7") -> Loop:
     from anthropic.types import RedactedThinkingBlock, TextBlock, ThinkingBlock, ToolUseBlock
 
     first = _message(
