@@ -163,7 +163,7 @@ def test_pydantic_ai_gemini_signatures_ride_on_their_parts_and_back() -> None:
     from google.genai import types
     from pydantic_ai.messages import ModelResponse, TextPart, ThinkingPart, ToolCallPart
 
-    from contextq_client.integrations import pydantic_ai_native as native
+    from contextq_client.integrations import pydantic_ai_gemini as native
 
     signed = {"thought_signature": GEMINI_SIG}
     parts = [  # as PydanticAI's GoogleModel records them: the signature in provider_details

@@ -24,7 +24,7 @@ Reasoning survives the round trip: the model's turns are stored in its vendor's 
 format and the context is read in it (`format=`, by default from the run's model:
 Anthropic → `anthropic`, OpenAI's Responses model → `responses`, Google → `gemini`, any
 other → `openai`), so a `ThinkingPart` comes back with its `signature` and
-`provider_name` (`pydantic_ai_native` has the mapping). The user's prompts and the tool
+`provider_name` (`pydantic_ai_native` and `pydantic_ai_gemini` have the mapping). The user's prompts and the tool
 results go in the default form, as with any model.
 """
 
@@ -51,6 +51,7 @@ from pydantic_ai.messages import (
 from pydantic_ai.tools import RunContext, Tool
 
 from contextq_client import AsyncClient, Client
+from contextq_client.integrations import pydantic_ai_gemini as gemini
 from contextq_client.integrations import pydantic_ai_native as native
 from contextq_client.integrations import tools as builtin
 from contextq_client.integrations.mirror import (
@@ -197,7 +198,7 @@ def to_turns(messages: list[ModelMessage], fmt: Wire, provider: str) -> list[Tur
             out.append(Turn("anthropic", turn, model))
         elif fmt == "responses" and (items := native.responses_items(message, provider)):
             out.extend(Turn("responses", item, model) for item in items)
-        elif fmt == "gemini" and (content := native.gemini_content(message, provider)):
+        elif fmt == "gemini" and (content := gemini.gemini_content(message, provider)):
             out.append(Turn("gemini", content, model))
         else:
             out.append(Turn("openai", _response(message)))
@@ -210,7 +211,7 @@ def from_context(context: Context, fmt: Wire, provider: str) -> list[ModelMessag
     if fmt == "responses":
         return native.from_responses(context, provider)
     if fmt == "gemini":
-        return native.from_gemini(context, provider)
+        return gemini.from_gemini(context, provider)
     return from_openai(context.messages or [])
 
 

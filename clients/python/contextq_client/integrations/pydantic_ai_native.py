@@ -9,9 +9,8 @@ format as PydanticAI messages (SPEC §12: `ThinkingPart`s survive the round trip
   `reasoning` item (each part one summary, the signature its `encrypted_content`, raw
   content from `provider_details`), text → an assistant `message` (its `id` and `phase`),
   a tool call → `function_call` (`id`, `call_id`).
-- **gemini**: → one `model` Content: thought text → `{"text", "thought": true}`, text,
-  tool calls → `functionCall` (with the call's id); each part's Gemini signature
-  (`provider_details["thought_signature"]`, as PydanticAI keeps it) → `thoughtSignature`.
+- **gemini** (`pydantic_ai_gemini`): → one `model` Content, each part's Gemini
+  signature → `thoughtSignature`.
 
 Reasoning of another provider, or unsigned, has no native place: it is left out (never
 sent as text). The way back builds the same parts with the vendor's `provider_name`,
@@ -21,8 +20,6 @@ so PydanticAI's model sends them to the API as they came.
 from __future__ import annotations
 
 import json
-from collections import Counter
-from collections.abc import Callable
 from typing import Any
 
 from pydantic_ai.messages import (
@@ -44,10 +41,9 @@ from contextq_client.models import Context
 Json = dict[str, Any]
 # PydanticAI's ids of Claude's redacted thinking (AnthropicModel, BedrockConverseModel)
 REDACTED_IDS = frozenset({"redacted_thinking", "redacted_content"})
-SIGNATURE_KEY = "thought_signature"  # Gemini's, in a part's provider_details (base64)
 
 
-def _text(content: Any) -> str:
+def text_of(content: Any) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
@@ -60,7 +56,7 @@ def _signed_by(part: ThinkingPart, provider: str) -> bool:
     return bool(part.signature) and part.provider_name == provider
 
 
-class _Requests:
+class Requests:
     """Builds the message list: request parts gather until a response comes."""
 
     def __init__(self) -> None:
@@ -144,7 +140,7 @@ def _anthropic_parts(content: Any, provider: str) -> list[ModelResponsePart]:
     return parts
 
 
-def _anthropic_user(requests: _Requests, content: Any) -> None:
+def _anthropic_user(requests: Requests, content: Any) -> None:
     if isinstance(content, str):
         requests.add(UserPromptPart(content))
         return
@@ -154,22 +150,22 @@ def _anthropic_user(requests: _Requests, content: Any) -> None:
             run.append(block)
             continue
         if run:
-            requests.add(UserPromptPart(_text(run)))
+            requests.add(UserPromptPart(text_of(run)))
             run = []
         if "tool_use_id" in block:
-            requests.tool_return(block["tool_use_id"], _text(block.get("content", "")))
+            requests.tool_return(block["tool_use_id"], text_of(block.get("content", "")))
 
 
 def from_anthropic(context: Context, provider: str = "anthropic") -> list[ModelMessage]:
     """A `format=anthropic` context as PydanticAI messages (`system` first)."""
-    requests = _Requests()
+    requests = Requests()
     for block in context.system or ():
         requests.add(SystemPromptPart(block.get("text", "")))
     for turn in context.messages or ():
         if turn["role"] == "assistant":
             requests.response(_anthropic_parts(turn["content"], provider), provider)
         elif turn["role"] == "system":
-            requests.add(SystemPromptPart(_text(turn["content"])))
+            requests.add(SystemPromptPart(text_of(turn["content"])))
         else:
             _anthropic_user(requests, turn["content"])
     return requests.done()
@@ -196,7 +192,7 @@ def _reasoning(items: list[Json], part: ThinkingPart) -> None:
     items.append(item)
 
 
-def _output_text(items: list[Json], part: TextPart) -> None:
+def _outputtext_of(items: list[Json], part: TextPart) -> None:
     text = {"type": "output_text", "text": part.content, "annotations": []}
     last = items[-1] if items else None
     if part.id and last is not None and last.get("type") == "message" and last["id"] == part.id:
@@ -235,7 +231,7 @@ def responses_items(message: ModelResponse, provider: str = "openai") -> list[Js
         if isinstance(part, ThinkingPart) and part.id and part.provider_name == provider:
             _reasoning(items, part)
         elif isinstance(part, TextPart) and part.content:
-            _output_text(items, part)
+            _outputtext_of(items, part)
         elif isinstance(part, ToolCallPart):
             items.append(_function_call(part))
     while items and items[-1]["type"] == "reasoning":  # its API refuses reasoning last
@@ -292,7 +288,7 @@ INPUT_ROLES = ("user", "system", "developer")
 def from_responses(context: Context, provider: str = "openai") -> list[ModelMessage]:
     """A `format=responses` context as PydanticAI messages (`instructions` first); each
     run of output items is one response."""
-    requests = _Requests()
+    requests = Requests()
     if context.instructions:
         requests.add(SystemPromptPart(context.instructions))
     run: list[ModelResponsePart] | None = None
@@ -308,125 +304,9 @@ def from_responses(context: Context, provider: str = "openai") -> list[ModelMess
             requests.response(run, provider)
             run = None
         if item.get("type") == "function_call_output":
-            requests.tool_return(item["call_id"], _text(item.get("output", "")))
+            requests.tool_return(item["call_id"], text_of(item.get("output", "")))
         elif item.get("role") == "user":
-            requests.add(UserPromptPart(_text(item.get("content"))))
+            requests.add(UserPromptPart(text_of(item.get("content"))))
         elif item.get("role") in INPUT_ROLES:
-            requests.add(SystemPromptPart(_text(item.get("content"))))
-    return requests.done()
-
-
-# ---------------------------------------------------------------- gemini
-
-
-def _gemini_signature(part: Any, message: ModelResponse) -> str | None:
-    provider = part.provider_name or message.provider_name or ""
-    if not provider.startswith("google"):
-        return None
-    signature = (part.provider_details or {}).get(SIGNATURE_KEY)
-    return signature if isinstance(signature, str) and signature else None
-
-
-def _signed(node: Json, signature: str | None) -> Json:
-    return {**node, "thoughtSignature": signature} if signature else node
-
-
-def gemini_content(message: ModelResponse, provider: str = "google-gla") -> Json | None:
-    """The `model` Content of a response (None when nothing of it is native)."""
-    parts: list[Json] = []
-    carried: str | None = None  # an older ThinkingPart.signature rides on the next part
-    for part in message.parts:
-        signature = _gemini_signature(part, message) if hasattr(part, "provider_details") else None
-        signature, carried = signature or carried, None
-        if isinstance(part, ThinkingPart):
-            if part.signature and part.provider_name == provider:
-                carried = part.signature
-            if part.content:
-                parts.append(_signed({"text": part.content, "thought": True}, signature))
-        elif isinstance(part, TextPart) and (part.content or signature):
-            parts.append(_signed({"text": part.content}, signature))
-        elif isinstance(part, ToolCallPart):
-            call = {"name": part.tool_name, "args": part.args_as_dict(), "id": part.tool_call_id}
-            parts.append(_signed({"functionCall": call}, signature))
-    return {"role": "model", "parts": parts} if parts else None
-
-
-def _details(node: Json) -> dict[str, Any] | None:
-    signature = node.get("thoughtSignature", node.get("thought_signature"))
-    return {SIGNATURE_KEY: signature} if signature else None
-
-
-def _gemini_model_parts(
-    content: Json, provider: str, ids: Callable[[str], str]
-) -> list[ModelResponsePart]:
-    parts: list[ModelResponsePart] = []
-    for node in content.get("parts") or ():
-        details = _details(node)
-        call = node.get("functionCall", node.get("function_call"))
-        if call is not None:
-            part: ModelResponsePart = ToolCallPart(
-                call["name"], call.get("args"), call.get("id") or ids(call["name"])
-            )
-        elif node.get("thought") and "text" in node:
-            part = ThinkingPart(node["text"])
-        elif "text" in node:
-            part = TextPart(node["text"])
-        else:
-            continue
-        if details is not None or isinstance(part, ThinkingPart):
-            part.provider_name = provider
-        part.provider_details = details
-        parts.append(part)
-    return parts
-
-
-def _response_content(response: Any) -> Any:
-    if isinstance(response, dict) and len(response) == 1:
-        (key,) = response
-        if key in ("output", "result", "content", "return_value"):
-            return response[key]
-    return response
-
-
-def _gemini_user(requests: _Requests, content: Json, open_calls: list[tuple[str, str]]) -> None:
-    run: list[Json] = []
-    for node in [*(content.get("parts") or ()), {"functionResponse": None}]:  # sentinel
-        answer = node.get("functionResponse", node.get("function_response", False))
-        if answer is False:
-            run.append(node)
-            continue
-        if run:
-            requests.add(UserPromptPart(_text(run)))
-            run = []
-        if answer:
-            call_id = answer.get("id") or next(
-                (i for i, name in open_calls if name == answer.get("name")), answer.get("name")
-            )
-            open_calls[:] = [c for c in open_calls if c[0] != call_id]
-            requests.tool_return(str(call_id), _response_content(answer.get("response")))
-
-
-def from_gemini(context: Context, provider: str = "google-gla") -> list[ModelMessage]:
-    """A `format=gemini` context as PydanticAI messages (`system_instruction` first). A
-    call without an id gets `gemini-<name>-<n>`; a response without one answers the
-    oldest open call of its name."""
-    requests = _Requests()
-    for node in (context.system_instruction or {}).get("parts") or ():
-        requests.add(SystemPromptPart(node.get("text", "")))
-    counts: Counter[str] = Counter()
-    open_calls: list[tuple[str, str]] = []  # (id, name), oldest first
-
-    def ids(name: str) -> str:
-        counts[name] += 1
-        return f"gemini-{name}-{counts[name]}"
-
-    for content in context.contents or ():
-        if content.get("role") == "model":
-            parts = _gemini_model_parts(content, provider, ids)
-            open_calls += [
-                (p.tool_call_id, p.tool_name) for p in parts if isinstance(p, ToolCallPart)
-            ]
-            requests.response(parts, provider)
-        else:
-            _gemini_user(requests, content, open_calls)
+            requests.add(SystemPromptPart(text_of(item.get("content"))))
     return requests.done()
