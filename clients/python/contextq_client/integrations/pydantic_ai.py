@@ -24,8 +24,8 @@ Reasoning survives the round trip: the model's turns are stored in its vendor's 
 format and the context is read in it (`format=`, by default from the run's model:
 Anthropic → `anthropic`, OpenAI's Responses model → `responses`, Google → `gemini`, any
 other → `openai`), so a `ThinkingPart` comes back with its `signature` and
-`provider_name` (`pydantic_ai_native` and `pydantic_ai_gemini` have the mapping). The user's prompts and the tool
-results go in the default form, as with any model.
+`provider_name` (`pydantic_ai_native` and `pydantic_ai_gemini` have the mapping). The
+user's prompts and the tool results go in the default form, as with any model.
 """
 
 from __future__ import annotations
