@@ -141,7 +141,8 @@ def test_client_wheel_alone_runs_the_quick_start(
     assert done.returncode == 0, done.stderr[-3000:]
     lines = done.stdout.splitlines()
     assert lines[0].startswith("ready ")
-    assert lines[2] == "plan.md ready"
+    assert lines[2] == "On Friday. anthropic"
+    assert lines[3] == "plan.md ready"
     report = json.loads(lines[-1])
     assert report == {"loaded": [], "server": None}
     size = _site_packages_mb(venv)

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import IO, Any, Literal
 
 from contextq_client import models as m
+from contextq_client.record import RecordFormat, record_body
 from contextq_client.routing import body, params, route, seg
 from contextq_client.transport import AsyncTransport
 
@@ -215,6 +216,27 @@ class AsyncMessages(Resource):
         path = f"/v1/conversations/{seg(conversation_id)}/messages"
         response = await self._t.request("POST", path, json={"messages": messages})
         return m.MessageBatchResult.model_validate(response.json())
+
+    @route("POST", "/v1/conversations/{conversation_id}/messages")
+    async def record(
+        self,
+        conversation_id: str,
+        response: Any,
+        *,
+        format: RecordFormat | None = None,
+        model: str | None = None,
+    ) -> m.MessageBatchResult:
+        """Store what a vendor SDK returned, natively and with its model: an Anthropic
+        `Message`, an OpenAI `Response` (or `ChatCompletion`), a google-genai
+        `GenerateContentResponse`, or their dicts. With `format=` ("anthropic",
+        "responses", "gemini", "openai"), the turns an agent built in that format instead
+        (one or a list): Anthropic `{"role": "user", "content": [tool_result…]}`, Responses
+        `function_call_output` items, Gemini `Content`s with `functionResponse` parts.
+        `model`: the model that produced the turn (default: the response's own)."""
+        payload = record_body(response, format=format, model=model)
+        path = f"/v1/conversations/{seg(conversation_id)}/messages"
+        answer = await self._t.request("POST", path, json=payload)
+        return m.MessageBatchResult.model_validate(answer.json())
 
     @route("GET", "/v1/conversations/{conversation_id}/messages")
     async def list(

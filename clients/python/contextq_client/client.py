@@ -112,10 +112,14 @@ class Client:
         max_tokens: int | None = None,
         **context_params: Any,
     ) -> dict[str, Any]:
-        """What `openai.chat.completions.create(**kw)` (`model`, `messages`, `tools` when
-        any) or `anthropic.messages.create(**kw)` (`model`, `system`, `messages`, `tools`,
-        `max_tokens` = the room kept for the answer) takes, from the ready-to-send
-        context. `context_params` are `client.context.get`'s (strategy, options, tools, …)."""
+        """What the vendor SDK's call takes, from the ready-to-send context in `format`:
+        `openai.chat.completions.create(**kw)` (`model`, `messages`, `tools` when any),
+        `anthropic.messages.create(**kw)` (`model`, `system`, `messages`, `tools`,
+        `max_tokens` = the room kept for the answer), `openai.responses.create(**kw)`
+        (`model`, `instructions`, `input`, `tools`) or google-genai's
+        `client.models.generate_content(**kw)` (`model`, `contents`, `config` with
+        `system_instruction` and `tools`). `context_params` are `client.context.get`'s
+        (strategy, options, tools, …)."""
         context = self.context.get(conversation_id, model=model, format=format, **context_params)
         return chat_kwargs_from(context, format=format, max_tokens=max_tokens)
 
