@@ -214,9 +214,18 @@ def token_count_recount(f: Facts) -> list[str]:
 
 
 def token_breakdown_sums(f: Facts) -> list[str]:
-    """`token_breakdown` has SPEC §6's seven parts, none negative, summing to token_count."""
+    """`token_breakdown` has SPEC §6's eight parts, none negative, summing to token_count."""
     breakdown = f.answer["token_breakdown"]
-    keys = {"system", "custom_agent", "summary", "project", "files", "history", "reminders"}
+    keys = {
+        "system",
+        "custom_agent",
+        "summary",
+        "project",
+        "files",
+        "history",
+        "reasoning",
+        "reminders",
+    }
     problems = []
     if set(breakdown) != keys:
         problems.append(f"token_breakdown keys {sorted(breakdown)}")
