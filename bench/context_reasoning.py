@@ -9,9 +9,12 @@ model step carrying reasoning — Anthropic `thinking` blocks with signatures, R
 formats: `anthropic`, `responses` and `gemini` from their own vendor's history (the
 stored payload passes through as it came, reasoning included: claude-opus-4-7, gpt-5.6
 and gemini-3-pro-preview keep earlier turns' reasoning), `openai` from the Responses
-history (gpt-4o: the reasoning left out, counted as `other_vendor`). Baseline, in the
-same run: the same turns without their reasoning. Targets: p99 <= 50 ms for each
-format, and with reasoning within 1.2x of without.
+history (gpt-4o: the reasoning left out, counted as `other_vendor`). Each conversation's
+budget is gpt-4o's (about 88 K tokens, set with `budget_percentage`; the reads force
+filtering): those models have windows of 400 K to 1 M tokens, and a read costs what it
+keeps (SPEC §6), so the four reads keep comparable histories. Baseline, in the same
+run: the same turns without their reasoning. Targets: p99 <= 50 ms for each format, and
+with reasoning within 1.2x of without.
 """
 
 from __future__ import annotations
@@ -123,10 +126,28 @@ def _gemini_turn(rng: random.Random, t: int, reasoning: bool) -> list[dict[str, 
 TURN_BUILDERS = {"anthropic": _anthropic_turn, "responses": _responses_turn, "gemini": _gemini_turn}
 
 
+def _options(model: str) -> dict[str, float]:
+    """`budget_percentage` giving `model` gpt-4o's budget (SPEC §4's formula)."""
+    from contextq.catalog import resolve_model
+    from contextq.history.budget import compute_budget
+    from contextq.settings import get_settings
+
+    def room(name: str) -> int:
+        limits = resolve_model(name, get_settings())
+        budget = compute_budget(
+            context_limit=limits.context_window, model_max_output=limits.max_output_tokens
+        )
+        return budget.hard_limit_tokens
+
+    wanted = int(room("gpt-4o") * 0.8)  # the default budget_percentage's share of gpt-4o
+    return {"budget_percentage": round(wanted / room(model), 4)}
+
+
 def _conversation(client: Any, vendor: str, model: str, reasoning: bool) -> str:
     rng = random.Random(11)  # the same words with and without reasoning
     turns = [TURN_BUILDERS[vendor](rng, t, reasoning) for t in range(TURNS)]
-    cid = client.post("/v1/conversations", json={"model": model}).raise_for_status().json()["id"]
+    body = {"model": model, "context_options": _options(model)}
+    cid = client.post("/v1/conversations", json=body).raise_for_status().json()["id"]
     for i in range(0, len(turns), 1_000):  # whole turns, at most 6 000 items a batch
         batch = [row for turn in turns[i : i + 1_000] for row in turn]
         body = {"format": vendor, BODY_KEYS[vendor]: batch, "model": model}
@@ -136,7 +157,7 @@ def _conversation(client: Any, vendor: str, model: str, reasoning: bool) -> str:
 
 def _reads(client: Any, cid: str, fmt: str, model: str, requests: int) -> dict[str, Any]:
     url = f"/v1/conversations/{cid}/context"
-    params = {"format": fmt, "model": model}
+    params = {"format": fmt, "model": model, "force_filter": "true"}
     answer = client.get(url, params=params).raise_for_status().json()
     for _ in range(5):
         client.get(url, params=params).raise_for_status()
@@ -153,6 +174,7 @@ def _reads(client: Any, cid: str, fmt: str, model: str, requests: int) -> dict[s
         "tokens": answer["token_count"],
         "reasoning": answer["token_breakdown"]["reasoning"],
         "dropped": answer["reasoning_dropped"],
+        "budget": answer["budget_tokens"],
     }
 
 

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from contextq.assembly.counting import Media, json_tokens
@@ -147,7 +148,7 @@ class GeminiContents(WireFormat):
     def message_frame(self, message: Message, encoding: str) -> int:
         if message.role == "system" or not self.children_first(message):
             return self.frame(message.role, encoding)
-        return json_tokens({"parts": [], "role": _wire_role(message.role)}, encoding)
+        return _reversed_frame(_wire_role(message.role), encoding)
 
     def media_of(self, node: Mapping[str, Any]) -> Media | None:
         inline = node.get("inlineData")
@@ -221,8 +222,14 @@ def _wire_role(role: str) -> str:
     return "model" if role == "assistant" else "user"
 
 
+@lru_cache(maxsize=256)
 def _frame(role: str, encoding: str) -> int:
     return json_tokens({"role": role, "parts": []}, encoding)
+
+
+@lru_cache(maxsize=256)
+def _reversed_frame(role: str, encoding: str) -> int:
+    return json_tokens({"parts": [], "role": role}, encoding)
 
 
 def _parts(content: Any) -> list[dict[str, Any]]:
