@@ -55,7 +55,7 @@ def _opaque(rng: random.Random, n: int) -> str:
 
 def _anthropic_turn(rng: random.Random, t: int, reasoning: bool) -> list[dict[str, Any]]:
     def thinking() -> list[dict[str, Any]]:
-        block = {"type": "thinking", "thinking": _words(rng, 70), "signature": _opaque(rng, 96)}
+        block = {"type": "thinking", "thinking": _words(rng, 25), "signature": _opaque(rng, 40)}
         return [block] if reasoning else []
 
     call = {"type": "tool_use", "id": f"toolu_{t}", "name": "bash", "input": {"cmd": "make"}}
@@ -76,8 +76,8 @@ def _responses_turn(rng: random.Random, t: int, reasoning: bool) -> list[dict[st
         item = {
             "type": "reasoning",
             "id": f"rs_{t}_{n}",
-            "summary": [{"type": "summary_text", "text": _words(rng, 45)}],
-            "encrypted_content": _opaque(rng, 160),
+            "summary": [{"type": "summary_text", "text": _words(rng, 15)}],
+            "encrypted_content": _opaque(rng, 48),
         }
         return [item] if reasoning else []
 
@@ -108,10 +108,10 @@ def _responses_turn(rng: random.Random, t: int, reasoning: bool) -> list[dict[st
 
 def _gemini_turn(rng: random.Random, t: int, reasoning: bool) -> list[dict[str, Any]]:
     def thought() -> list[dict[str, Any]]:
-        return [{"text": _words(rng, 60), "thought": True}] if reasoning else []
+        return [{"text": _words(rng, 38), "thought": True}] if reasoning else []
 
     def signed(part: dict[str, Any]) -> dict[str, Any]:
-        return {**part, "thoughtSignature": _opaque(rng, 48)} if reasoning else part
+        return {**part, "thoughtSignature": _opaque(rng, 32)} if reasoning else part
 
     call = {"functionCall": {"name": "bash", "args": {"cmd": "make"}, "id": f"call_{t}"}}
     response = {"name": "bash", "id": f"call_{t}", "response": {"output": _words(rng, 120)}}

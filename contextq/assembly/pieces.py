@@ -113,7 +113,8 @@ def _key(message: Message, target: Target, current: bool) -> CountKey:
         target.format,
         target.encoding,
         target.provider,
-        sends_reasoning(target, current),
+        # what of it is sent changes only a native message's nodes
+        sends_reasoning(target, current) or message.native is None,
     )
 
 
