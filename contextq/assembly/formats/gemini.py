@@ -72,19 +72,18 @@ class GeminiContents(WireFormat):
 
     def prepare(self, history: Sequence[Message]) -> Sequence[Message]:
         """Each tool result named after its call's function (a `functionResponse` needs
-        it); a result whose call is not in the history keeps its own name, else `tool`."""
+        it); a result whose call is not in the history keeps its own name, else `tool`
+        (a Gemini row's own part has its name: it is left as it is)."""
+        if not any(_unnamed(m) for m in history):
+            return history
         names = {
             str(call.get("id", "")): str((call.get("function") or {}).get("name", ""))
             for m in history
             if m.role == "assistant"
             for call in m.tool_calls or ()
         }
-        if not any(m.role == "tool" and not m.name for m in history):
-            return history
         return [
-            replace(m, name=names.get(str(m.tool_call_id)) or "tool")
-            if m.role == "tool" and not m.name
-            else m
+            replace(m, name=names.get(str(m.tool_call_id)) or "tool") if _unnamed(m) else m
             for m in history
         ]
 
@@ -216,6 +215,17 @@ class GeminiContents(WireFormat):
             content["parts"].sort(key=lambda p: not native_gemini.is_response(p))
         fields = {"system_instruction": system, "contents": contents}
         return Rendered(fields, sum(breakdown.values()), breakdown, list(pieces))
+
+
+def _unnamed(message: Message) -> bool:
+    """A tool result rendered from its normalised fields with no name of its own (a
+    Gemini one goes as its own `functionResponse` part, its name in it)."""
+    native = message.native
+    return (
+        message.role == "tool"
+        and not message.name
+        and (native is None or native.format != "gemini")
+    )
 
 
 def _wire_role(role: str) -> str:
