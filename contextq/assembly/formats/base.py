@@ -115,7 +115,7 @@ class WireFormat(ABC):
         if native is None or native.format != self.native:
             return False
         payload = native.payload
-        if not isinstance(payload, Mapping):
+        if not isinstance(payload, dict):  # a stored payload is JSON: a dict (and fast)
             return False
         for key in payload:  # the first of the two keys (role comes first, mostly)
             if key == "role":

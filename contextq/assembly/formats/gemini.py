@@ -212,7 +212,8 @@ class GeminiContents(WireFormat):
             contents.insert(0, {"role": "user", "parts": [{"text": OPENING_TEXT}]})
             breakdown["history"] += self.head_room(enc)
         for content in contents:  # function responses first, as their calls were made
-            content["parts"].sort(key=lambda p: not native_gemini.is_response(p))
+            if content["role"] == "user":
+                content["parts"].sort(key=lambda p: not native_gemini.is_response(p))
         fields = {"system_instruction": system, "contents": contents}
         return Rendered(fields, sum(breakdown.values()), breakdown, list(pieces))
 

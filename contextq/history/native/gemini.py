@@ -224,12 +224,12 @@ def _user_content(parts: list[Any]) -> Content:
 
 def is_thought(part: Any) -> bool:
     """A thought part (`thought: true`): the model's reasoning text."""
-    return isinstance(part, Mapping) and part.get("thought") is True
+    return isinstance(part, dict) and part.get("thought") is True
 
 
 def has_signature(part: Any) -> bool:
     """Whether a part carries a thought signature (reasoning state riding on it)."""
-    return isinstance(part, Mapping) and field(part, "thoughtSignature")[1] is not None
+    return isinstance(part, dict) and field(part, "thoughtSignature")[1] is not None
 
 
 def is_reasoning(part: Any) -> bool:
@@ -246,7 +246,7 @@ def is_opaque(part: Any) -> bool:
 
 
 def parts_of(payload: Any) -> list[Any]:
-    parts = payload.get("parts") if isinstance(payload, Mapping) else None
+    parts = payload.get("parts") if isinstance(payload, dict) else None
     return parts if isinstance(parts, list) else []
 
 
@@ -266,7 +266,7 @@ _SIGNATURE_KEYS = ("thoughtSignature", "thought_signature")
 
 def signature_of(part: Any) -> Any:
     """A part's thought signature (either spelling), None when it has none."""
-    return field(part, "thoughtSignature")[1] if isinstance(part, Mapping) else None
+    return field(part, "thoughtSignature")[1] if isinstance(part, dict) else None
 
 
 def unsigned(part: Any) -> Any:
@@ -289,7 +289,7 @@ def with_dummy_signature(parts: list[Any]) -> list[Any]:
     """`parts` (a model step) with the documented dummy signature on its first
     `functionCall` part when that part has no signature of its own (SPEC §6)."""
     for i, part in enumerate(parts):
-        key, call = field(part, "functionCall") if isinstance(part, Mapping) else ("", None)
+        key, call = field(part, "functionCall") if isinstance(part, dict) else ("", None)
         if call is None:
             continue
         if has_signature(part):
@@ -302,7 +302,7 @@ def with_dummy_signature(parts: list[Any]) -> list[Any]:
 
 def is_response(part: Any) -> bool:
     """A functionResponse part (either spelling)."""
-    return isinstance(part, Mapping) and field(part, "functionResponse")[1] is not None
+    return isinstance(part, dict) and field(part, "functionResponse")[1] is not None
 
 
 def with_text(payload: Any, role: str, text: str) -> Any:
