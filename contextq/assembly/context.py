@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from contextq.assembly import layout
 from contextq.assembly.attachments import Document, FileNote
 from contextq.assembly.citations import CitationMap
-from contextq.assembly.fill import Parts, apply_carried_line, total_before
+from contextq.assembly.fill import Parts, apply_carried_line, total_before, window_factor
 from contextq.assembly.fill import fill as fill_history
 from contextq.assembly.inputs import Carry, FileView
 from contextq.assembly.pieces import Piece, documents_piece, text_piece
@@ -51,6 +51,7 @@ class Assembled:
     clear_seq: int | None = None  # the clearing line, when this answer moved it, else None
     carry: Carry = field(default_factory=Carry)  # the state to give the next answer
     named: list[str] = field(default_factory=list)  # tool results shown by path (ids)
+    window_factor: float | None = None  # read the window this much deeper (`fill`)
 
 
 def newest_user_seq(messages: Sequence[Message]) -> int | None:
@@ -104,7 +105,9 @@ def assemble_context(
     answer["duration_ms"] = round((time.perf_counter() - started) * 1000, 3)
     if answer["filtered"]:
         _log_filtered(answer, conversation_id, len(work.history), len(fill.kept))
-    return _assembled(answer, result, carry, citations, parts, named=_named(work, fill))
+    assembled = _assembled(answer, result, carry, citations, parts, named=_named(work, fill))
+    assembled.window_factor = window_factor(work, plan, fill.kept, final.token_count, cut_seq)
+    return assembled
 
 
 def _log_filtered(answer: dict[str, Any], conversation_id: str | None, n: int, kept: int) -> None:

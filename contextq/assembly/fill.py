@@ -74,6 +74,36 @@ def total_before(work: Work, parts: Parts, plan: ContextPlan) -> int:
     return fixed_cost(parts, plan) + summary + project + history
 
 
+MAX_WIDENING = 8.0  # a window read again at most this many times as deep
+
+
+def window_factor(
+    work: Work, plan: ContextPlan, kept: set[int], token_count: int, cut_seq: int | None
+) -> float | None:
+    """How much deeper a token_budget window read should have gone: the service reads as
+    many of the newest messages as the budget could hold *as stored*, but a message
+    whose reasoning is left out (another vendor's, an earlier turn's the model strips)
+    costs less as sent, so the whole window can fit with room to spare. On a first read
+    (no cut point carried) that kept all of it under the budget, the window's stored
+    tokens over what they would be without the reasoning left out; None otherwise (and
+    when nothing of the kind was left out: stubs making a window fit are the clearing
+    line's, whose window stays put)."""
+    window = plan.read.window
+    if window is None or window.past_tokens is None or cut_seq is not None:
+        return None
+    if len(kept) < len(work.history) or token_count >= plan.read.filter.budget.budget_tokens:
+        return None
+    stored = shrunk = 0
+    for i in kept:
+        original = work.original(i).token_count or 0
+        stored += original
+        if work.pieces.rendered(i) and work.pieces[i].reasoning_left is not None:
+            shrunk += max(0, original - work.cost(i))
+    if not shrunk or stored <= shrunk:
+        return None
+    return min(MAX_WIDENING, stored / (stored - shrunk))
+
+
 def apply_carried_line(work: Work, plan: ContextPlan, carry: Carry) -> int | None:
     """Clear the old tool results below the carried clearing line (never the newest
     `keep_tool_results`, the turn or pinned messages); returns the line applied."""

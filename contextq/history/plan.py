@@ -106,6 +106,17 @@ class ReadPlan:
         means everything, not the window)."""
         return replace(self, filter=self.filter.whole_history(), window=None)
 
+    def widened(self, factor: float) -> ReadPlan:
+        """The plan with a token_budget window `factor` times as deep in stored tokens:
+        for a history whose messages cost less as sent than stored (reasoning left out:
+        `contextq.assembly.Assembled.window_factor`), so that the window holds what the
+        budget can hold as sent. No window at all once it would reach the start."""
+        window, total = self.window, self.filter.history_tokens
+        if window is None or window.past_tokens is None or total is None:
+            return self
+        past = total - int(self.filter.budget.budget_tokens * factor)
+        return replace(self, window=replace(window, past_tokens=past) if past > 0 else None)
+
 
 def plan_read(
     *,

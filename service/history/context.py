@@ -247,6 +247,12 @@ def _assemble(
     )
     loaded = _load(session, conversation, plan.read, carried.cut_seq)
     assembled = run(plan=plan, loaded=loaded, carried=carried)
+    if assembled.window_factor is not None and loaded.removed_before:
+        # a first read whose window cost less as sent than stored (reasoning left out):
+        # read as deep as the budget holds as sent, once
+        plan = replace(plan, read=plan.read.widened(assembled.window_factor))
+        loaded = _load(session, conversation, plan.read)
+        assembled = run(plan=plan, loaded=loaded, carried=carried)
     if assembled.error is not None and plan.read.window is not None:
         # fail-open means the whole history, not the window: read it all and send it
         error = assembled.error

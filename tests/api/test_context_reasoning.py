@@ -340,3 +340,38 @@ def test_gemini_calls_without_ids_get_ids_unique_in_the_conversation(app_client:
     calls = [c["id"] for row in rows for c in row.get("tool_calls") or ()]
     answered = [row["tool_call_id"] for row in rows if row["role"] == "tool"]
     assert calls == answered == ["gemini-weather-1", "gemini-weather-2"]
+
+
+def test_a_first_read_that_leaves_reasoning_out_reads_as_deep_as_it_fits(
+    small_window: None, app_client: Any
+) -> None:
+    """The window of a long history is what the budget holds as stored; read as
+    format=openai, a Responses history's reasoning items (large encrypted content) are
+    left out, so the messages cost far less as sent: the read goes as deep as the budget
+    holds as sent, and the next read keeps the same start."""
+    cid = _conv(app_client, "gpt-5.5")
+    for n in range(120):
+        turn = [
+            {"type": "message", "role": "user", "content": f"Question {n}?"},
+            {
+                "type": "reasoning",
+                "id": f"rs_{n}",
+                "summary": [],
+                "encrypted_content": "gAAAA" + "".join(f"{k:x}" for k in range(300 + n)),
+            },
+            {
+                "type": "message",
+                "id": f"msg_{n}",
+                "role": "assistant",
+                "status": "completed",
+                "content": [{"type": "output_text", "text": f"Answer {n}.", "annotations": []}],
+            },
+        ]
+        _native(app_client, cid, "responses", turn)
+    stored = app_client.get(f"/v1/conversations/{cid}").json()
+    first = _context(app_client, cid, "gpt-4o", "openai")
+    assert stored["total_tokens"] > 3 * first["budget_tokens"]  # a window read
+    assert first["removed_message_ids"] == [] and first["kept_message_count"] == 240
+    assert first["reasoning_dropped"]["other_vendor"] == 120
+    again = _context(app_client, cid, "gpt-4o", "openai")
+    assert again["messages"] == first["messages"]
