@@ -53,6 +53,7 @@ class Piece:
     # ("other_vendor" | "earlier_turns", n)
     reasoning_left: tuple[str, int] | None = None
     message: Message | None = None  # the stored message it renders, if any
+    shown: bool = False  # a preview of it (cut to fit), not the message itself
     documents: list[Document] | None = None  # a documents piece: what it lists
 
     @property

@@ -71,7 +71,7 @@ def _builder(work: Work, i: int, source: _Source) -> Callable[[int], Piece]:
         cut = cut_middle(source.body, body_tokens, encoding, whole=source.whole)
         shown_message = replace(shown(original, source.content(cut)), id=None)
         piece = work.piece_of(i, shown_message)
-        piece.message = original
+        piece.message, piece.shown = original, True
         return piece
 
     return build

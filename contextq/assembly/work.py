@@ -17,6 +17,7 @@ from contextq.assembly.citations import CitationMap
 from contextq.assembly.inputs import FileView
 from contextq.assembly.pieces import Piece, Target, documents_piece, known_cost, message_piece
 from contextq.assembly.tool_results import ToolResultView, stand_in
+from contextq.assembly.turn import split_turn
 from contextq.catalog import ModelLimits
 from contextq.history.chains import unit_at
 from contextq.history.types import Message
@@ -124,6 +125,27 @@ class Work:
     def original(self, i: int) -> Message:
         """Message i as stored (not its stand-in)."""
         return self.originals.get(i, self.history[i])
+
+    def sent_loop(self, kept: set[int]) -> bool:
+        """Where the current tool loop starts in what is sent: when the newest turn is
+        not (the budget left only pinned messages), the list ends on an older loop, which
+        the vendor validates as the current one; its messages then send their reasoning
+        too (rendered afresh). Whether the loop moved back."""
+        order = sorted(kept)
+        if not order or self.u in kept:
+            return False
+        sent = [self.history[i] for i in order]
+        split = split_turn(sent)
+        opening = split.start if split.start < len(sent) else None
+        start = order[self.target.wire.loop_start(sent, opening)] if sent else 0
+        if start >= self.pieces.loop:
+            return False
+        for i in range(start, self.pieces.loop):
+            self.known.pop(i, None)
+            if self.pieces.rendered(i) and not self.pieces[i].shown:
+                self.pieces.forget(i)  # (a preview stays as it was cut)
+        self.pieces.loop = start
+        return True
 
     def piece_of(self, i: int, message: Message) -> Piece:
         """`message` in the place of message i (a preview of it), as a piece."""

@@ -21,8 +21,8 @@
   goes on a thinking block, which takes none, nor on a block of a type this version
   does not know: the block before it is marked);
 - the current tool loop starts at the newest user message that is not a tool result;
-  a user message that follows tool results joins them in one tool-result message, so
-  the loop goes on through it (`loop_start`).
+  one that follows tool results, with nothing of the model's after it, joins them in a
+  tool-result message ending the list: the loop goes on through it (`loop_start`).
 Images are `image` blocks with a base64 source (JPEG, PNG, GIF, WEBP); no audio.
 Tools: `{"name", "description", "input_schema"}`.
 """
@@ -80,14 +80,21 @@ class AnthropicMessages(WireFormat):
         return anthropic_blocks(message)
 
     def loop_start(self, history: Sequence[Message], newest_user: int | None) -> int:
-        """From the newest user message that is not a tool result, back over each that
-        follows tool results (sent in one user turn with them, a tool-result message:
-        Anthropic's tool loop goes on through it)."""
-        start = 0 if newest_user is None else newest_user
-        while start > 0 and history[start - 1].role == "tool":
+        """From the newest user message that is not a tool result; when it follows tool
+        results and nothing of the model's comes after it, from the user message that
+        opened their loop: it goes in one user turn with the results, a tool-result
+        message ending the list, and Anthropic validates that open loop as the current
+        one. (With the model's turns after it, that loop has ended.)"""
+        if newest_user is None:
+            return 0
+        start = newest_user
+        if start == 0 or history[start - 1].role != "tool":
+            return start
+        if any(history[i].role == "assistant" for i in range(start + 1, len(history))):
+            return start
+        start -= 1
+        while start > 0 and not _opens_turn(history[start]):
             start -= 1
-            while start > 0 and not _opens_turn(history[start]):
-                start -= 1
         return start
 
     def reasoning_tokens(self, nodes: Sequence[Any], count: Callable[[Any], int]) -> int:
