@@ -204,7 +204,8 @@ def _parts(plan: ContextPlan, searched: bool, citations: CitationMap) -> Parts:
 
 
 def _order(work: Work, parts: Parts, fill: layout.Fill) -> tuple[list[Piece], int]:
-    """The pieces top to bottom, and where the newest turn starts (CA, P, F, U, …)."""
+    """The pieces top to bottom, and where the newest turn starts (CA, P, F, U, …), or
+    its tool loop when that starts before it (`Work.loop_before_turn`)."""
     history = work.history
     kept = sorted(fill.kept)
     pieces: list[Piece] = [parts.system] if parts.system is not None else []
@@ -214,8 +215,12 @@ def _order(work: Work, parts: Parts, fill: layout.Fill) -> tuple[list[Piece], in
         lead += 1
     pieces += [p for p in (parts.summary, *parts.preamble) if p is not None]
     turn_start: int | None = None
+    stable: int | None = None  # where the stable prefix must end, when before the turn
+    mark = work.loop_before_turn()
     moving = [p for p in (parts.custom_agent, parts.project) if p is not None]
     for i in kept[lead:]:
+        if stable is None and mark is not None and i >= mark:
+            stable = len(pieces)
         if i == work.u:
             turn_start = len(pieces)
             pieces += moving
@@ -227,7 +232,7 @@ def _order(work: Work, parts: Parts, fill: layout.Fill) -> tuple[list[Piece], in
         pieces += moving
     if parts.reminder is not None:
         pieces.append(parts.reminder)
-    return pieces, turn_start
+    return pieces, turn_start if stable is None else min(stable, turn_start)
 
 
 def _cite(pieces: list[Piece], citations: CitationMap, plan: ContextPlan) -> list[Piece]:

@@ -126,6 +126,16 @@ class Work:
         """Message i as stored (not its stand-in)."""
         return self.originals.get(i, self.history[i])
 
+    def loop_before_turn(self) -> int | None:
+        """The current tool loop's first message when it starts before the newest user
+        message (Anthropic's open loop: `WireFormat.loop_start`) and the target strips
+        earlier turns' reasoning: once the turn is over, what those messages send changes,
+        so the stable prefix (the cache breakpoint) ends before them."""
+        loop = self.pieces.loop
+        if self.u is None or loop >= self.u or self.target.reasoning.keeps_earlier:
+            return None
+        return loop
+
     def sent_loop(self, kept: set[int]) -> bool:
         """Where the current tool loop starts in what is sent: when the newest turn is
         not (the budget left only pinned messages), the list ends on an older loop, which

@@ -95,6 +95,17 @@ def test_the_anthropic_loop_goes_on_through_text_riding_with_the_results() -> No
     answer = _read("anthropic", loop, "claude-haiku-4-5")
     assert answer["turns"][1]["content"] == loop[1]["content"]
     assert answer["reasoning_dropped"]["earlier_turns"] == 0
+    # its thinking leaves once the turn is over: the stable prefix ends before the loop
+    marks = [b for m in answer["turns"] for b in m["content"] if "cache_control" in b]
+    assert marks == []
+    kept = _read("anthropic", loop, "claude-opus-4-7")  # keeps it: the mark before the text
+    marked = [b["type"] for m in kept["turns"] for b in m["content"] if "cache_control" in b]
+    assert marked == ["tool_result"]
+    # with the model's answer after it, that loop has ended: Haiku gets none of its
+    # thinking (3 units), the answer's own (2) as the current loop's
+    ended = _read("anthropic", data.anthropic_interleaved(), "claude-haiku-4-5")
+    assert ended["reasoning_dropped"]["earlier_turns"] == 3
+    assert ended["token_breakdown"]["reasoning"] > 0
 
 
 def test_the_cache_mark_skips_thinking_and_unknown_blocks() -> None:
