@@ -34,7 +34,11 @@ def _m(seq: int, role: str, text: str | None, **kw: Any) -> Message:
 
 def _call(seq: int, j: int) -> dict[str, Any]:
     arguments = json.dumps({"cmd": f"step {seq}.{j}"})
-    return {"id": f"call_{seq}_{j}", "type": "function", "function": {"name": "bash", "arguments": arguments}}
+    return {
+        "id": f"call_{seq}_{j}",
+        "type": "function",
+        "function": {"name": "bash", "arguments": arguments},
+    }
 
 
 def _turns() -> list[Message]:
@@ -201,7 +205,9 @@ def test_a_current_step_without_a_signature_and_a_stray_dummy_are_caught() -> No
     f = facts_of(native_case("gemini"))
     check = reasoning_checks.gemini_signatures
     contents = f.answer["contents"]
-    steps = [c for c in contents if c["role"] == "model" and any("functionCall" in p for p in c["parts"])]
+    steps = [
+        c for c in contents if c["role"] == "model" and any("functionCall" in p for p in c["parts"])
+    ]
     assert len(steps) >= 2
 
     def unsigned(a: dict[str, Any]) -> None:
