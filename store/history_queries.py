@@ -184,6 +184,22 @@ def open_tool_calls(session: Session, *, conversation: Conversation) -> dict[str
     return calls
 
 
+def answered_call_ids(session: Session, *, conversation: Conversation, prefix: str) -> list[str]:
+    """The call ids starting with `prefix` that the conversation's tool results answer
+    (through the (conversation, role, seq) index: its tool rows only). Synthetic Gemini
+    ids are numbered past them (`contextq.history.native.CallBook`)."""
+    m = StoredMessage
+    pattern = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+    rows = session.execute(
+        select(m.tool_call_id).where(
+            m.conversation_id == conversation.id,
+            m.role == "tool",
+            m.tool_call_id.like(pattern, escape="\\"),  # type: ignore[union-attr]
+        )
+    ).all()
+    return [str(row[0]) for row in rows]
+
+
 def list_messages(
     session: Session, *, conversation_id: str, after_seq: int = 0, limit: int = 100
 ) -> tuple[list[StoredMessage], int | None]:

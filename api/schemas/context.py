@@ -28,7 +28,28 @@ class TokenBreakdown(_Strict):
     project: int
     files: int
     history: int
+    reasoning: int = Field(
+        description="reasoning state sent (Anthropic thinking and redacted_thinking blocks, "
+        "Responses reasoning items, Gemini thought parts and thought signatures), taken out "
+        "of `history`"
+    )
     reminders: int
+
+
+class ReasoningDropped(_Strict):
+    """Reasoning units (blocks, items, parts) of the messages sent that were left out."""
+
+    other_vendor: int = Field(
+        description="another vendor's reasoning, which the target format cannot carry (it "
+        "stays stored: a read in its own format sends it)"
+    )
+    earlier_turns: int = Field(
+        description="reasoning of turns before the current tool loop, which the target "
+        "model would strip (it does not keep earlier turns' reasoning)"
+    )
+    prefix_changed: int = Field(
+        description="reasoning bound to a prefix that changed (models that bind reasoning)"
+    )
 
 
 class FileNote(_Strict):
@@ -87,6 +108,7 @@ class ContextAnswer(_Strict):
     citations: list[Citation]
     tools: list[dict[str, Any]] = Field(description="definitions in the target format")
     cleared_tool_result_ids: list[str]
+    reasoning_dropped: ReasoningDropped
     usage_before: float
     usage_after: float
     filter_duration_ms: float

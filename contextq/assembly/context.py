@@ -25,7 +25,7 @@ from contextq.assembly.pieces import Piece, documents_piece, text_piece
 from contextq.assembly.plan import ContextPlan
 from contextq.assembly.project import render_project
 from contextq.assembly.prompts import custom_agent_text, reminder_text, system_text
-from contextq.assembly.render import Rendered, render
+from contextq.assembly.render import Rendered, reasoning_dropped, render
 from contextq.assembly.select import Ran
 from contextq.assembly.tool_results import ToolResultView
 from contextq.assembly.turn import search_ran, split_turn
@@ -383,6 +383,7 @@ def _answer(
         "citations": _citations(rendered, citations),
         "tools": list(plan.tools_out),
         "cleared_tool_result_ids": _cleared(work, fill),
+        "reasoning_dropped": reasoning_dropped(rendered.kept),
         "usage_before": round(_before(before, rendered, fill, work) / window, 4),
         "usage_after": round(rendered.token_count / window, 4),
         "filter_duration_ms": result.duration_ms if result is not None else 0.0,

@@ -12,7 +12,10 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Literal
 
-Category = Literal["system", "custom_agent", "summary", "project", "files", "history", "reminders"]
+Category = Literal[
+    "system", "custom_agent", "summary", "project", "files", "history", "reasoning", "reminders"
+]
+# `reasoning`: the reasoning state sent (SPEC §6), taken out of the history it rides in
 CATEGORIES: tuple[Category, ...] = (
     "system",
     "custom_agent",
@@ -20,6 +23,7 @@ CATEGORIES: tuple[Category, ...] = (
     "project",
     "files",
     "history",
+    "reasoning",
     "reminders",
 )
 Granularity = Literal["day", "minute"]

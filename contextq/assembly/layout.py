@@ -19,7 +19,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 
-from contextq.assembly.pieces import Piece, message_piece, text_piece
+from contextq.assembly.pieces import Piece, text_piece
 from contextq.assembly.shrink import results_first, shrink_in_order
 from contextq.assembly.turn_fit import fit_files, preview_warning
 from contextq.assembly.work import Work, includable
@@ -158,7 +158,7 @@ def shrink_loose(work: Work, fill: Fill, excess: int) -> bool:
 def _whole_cost(work: Work, i: int) -> int:
     """What message i costs whole (not as a preview), its documents included."""
     docs = work.docs.get(i)
-    whole = message_piece(work.history[i], work.target, work.attached.get(i)).cost
+    whole = work.piece_of(i, work.history[i]).cost
     return whole + (docs.cost if docs is not None else 0)
 
 

@@ -17,6 +17,7 @@ from contextq.assembly.prompts import custom_agent_text, reminder_text, system_t
 from contextq.assembly.tools import Tool, parse_tools, tools_for
 from contextq.catalog import resolve_model
 from contextq.history.plan import CompactionView, ReadPlan, plan_read
+from contextq.reasoning_rules import rule_for
 from contextq.settings import Settings
 from contextq.tokens import encoding_name_for_model
 
@@ -73,6 +74,9 @@ def plan_context(
         limits.counting.counter,
         limits.provider,
         encoding_name_for_model(stored_model or None),
+        # the name asked for first: a newer model than the catalogue's matches an older
+        # id by prefix (gpt-5.6-mini → gpt-5), whose rule is not its own
+        rule_for(limits.model or limits.catalog_id),
     )
     read = plan_read(
         settings=settings,

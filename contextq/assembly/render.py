@@ -42,7 +42,21 @@ def charge(breakdown: dict[str, int], piece: Piece) -> None:
     charge_tokens(breakdown, piece.category, piece.tokens, piece.file_tokens)
     if piece.reasoning_tokens:
         breakdown[piece.category] -= piece.reasoning_tokens
-        breakdown["reasoning"] = breakdown.get("reasoning", 0) + piece.reasoning_tokens
+        breakdown["reasoning"] += piece.reasoning_tokens
+
+
+REASONS = ("other_vendor", "earlier_turns", "prefix_changed")
+
+
+def reasoning_dropped(pieces: Sequence[Piece]) -> dict[str, int]:
+    """The reasoning units (blocks, items, parts) of the messages sent that were left
+    out, by reason (SPEC §6; `prefix_changed` is the binding rule's)."""
+    dropped = dict.fromkeys(REASONS, 0)
+    for piece in pieces:
+        if piece.reasoning_left is not None:
+            reason, units = piece.reasoning_left
+            dropped[reason] += units
+    return dropped
 
 
 def charge_tokens(

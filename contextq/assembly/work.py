@@ -24,20 +24,32 @@ from contextq.history.types import Message
 
 class Pieces:
     """History message i as a piece, rendered on first use (only what is sent or
-    measured is rendered: a long history's older messages never are)."""
+    measured is rendered: a long history's older messages never are). Messages from
+    `loop` on are the current tool loop's (their reasoning always goes in)."""
 
-    def __init__(self, history: Sequence[Message], target: Target, attached: dict[int, Attached]):
+    def __init__(
+        self,
+        history: Sequence[Message],
+        target: Target,
+        attached: dict[int, Attached],
+        loop: int = 0,
+    ):
         self._history = history
         self._target = target
         self._attached = attached
         self._pieces: dict[int, Piece] = {}
+        self.loop = loop
 
     def __getitem__(self, i: int) -> Piece:
         piece = self._pieces.get(i)
         if piece is None:
-            piece = message_piece(self._history[i], self._target, self._attached.get(i))
+            piece = self.make(i, self._history[i])
             self._pieces[i] = piece
         return piece
+
+    def make(self, i: int, message: Message) -> Piece:
+        """`message` (message i, or what stands for it) as a piece, not remembered."""
+        return message_piece(message, self._target, self._attached.get(i), current=i >= self.loop)
 
     def __setitem__(self, i: int, piece: Piece) -> None:
         self._pieces[i] = piece
@@ -88,7 +100,7 @@ class Work:
             cached = self.known.get(i)
             if cached is not None and cached[0] is message:
                 return cached[1]
-            known = known_cost(message, self.target)
+            known = known_cost(message, self.target, current=i >= self.pieces.loop)
             if known is not None:
                 self.known[i] = (message, known)
                 return known
@@ -112,6 +124,15 @@ class Work:
     def original(self, i: int) -> Message:
         """Message i as stored (not its stand-in)."""
         return self.originals.get(i, self.history[i])
+
+    def piece_of(self, i: int, message: Message) -> Piece:
+        """`message` in the place of message i (a preview of it), as a piece."""
+        return self.pieces.make(i, message)
+
+    @property
+    def loop(self) -> int:
+        """Where the current tool loop starts (`WireFormat.loop_start`)."""
+        return self.pieces.loop
 
 
 def build_work(
@@ -139,7 +160,7 @@ def build_work(
         newest = unit.members or (len(history) - 1,)
     listed = list(history)
     attached: dict[int, Attached] = {}
-    pieces = Pieces(listed, target, attached)
+    pieces = Pieces(listed, target, attached, target.wire.loop_start(listed, u))
     work = Work(listed, target, pieces, {}, attached, u, newest, files, limits)
     work.citations = citations
     for i, message in enumerate(listed):

@@ -33,6 +33,7 @@ from contextq.history.memory import score_message
 from contextq.history.message_tokens import serialise
 from contextq.history.native import (
     BODY_KEYS,
+    GEMINI_ID_PREFIX,
     CallBook,
     holds_native_blocks,
     parse_default,
@@ -154,6 +155,9 @@ def _parse(
             native.items,
             model=native.model or conversation.model,
             open_calls=q.open_tool_calls(session, conversation=conversation),
+            stored_ids=lambda: q.answered_call_ids(
+                session, conversation=conversation, prefix=f"{GEMINI_ID_PREFIX}-"
+            ),
         )
     open_calls: dict[str, str] = {}
     if holds_native_blocks(messages):

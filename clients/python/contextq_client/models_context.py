@@ -89,7 +89,7 @@ class Context(Model):
     contents: list[dict[str, Any]] | None = None
     # reasoning left out of this context, by why: {"other_vendor", "earlier_turns",
     # "prefix_changed"} (SPEC §6)
-    reasoning_dropped: dict[str, int] | None = None
+    reasoning_dropped: dict[str, int]
     duration_ms: float
     original_message_count: int
     original_tokens: int

@@ -6,12 +6,23 @@
   cleaned to the API's pattern); `tool` results become `tool_result` blocks in a user
   turn (kind `error` → `is_error`), before any other block of that turn (an API rule),
   so a reminder after a tool result joins the message that carries that result;
-- consecutive turns of the same role merge into one message; empty text is dropped;
+- a stored message that came as an Anthropic turn renders as it came (SPEC §6
+  "Reasoning state"): its blocks as stored, in order — thinking and redacted_thinking
+  with their signatures, server-tool blocks, unknown types —, its reasoning left out
+  only for an earlier turn the target model would strip; one from another vendor, or in
+  the default form, renders from its normalised fields (never its opaque state);
+- consecutive turns of the same role merge into one message (the rows of one native
+  turn merge back into it); empty text is dropped from the default form;
 - the list starts with a user turn (a short placeholder when filtering left an
   assistant turn first, or no message at all: the API needs at least one);
 - `cache_control: {"type": "ephemeral"}` marks the last system block and the last block
   before the newest turn (2 of the 4 breakpoints the API allows), and
-  `stable_prefix_tokens` counts everything up to that second breakpoint.
+  `stable_prefix_tokens` counts everything up to that second breakpoint (a mark never
+  goes on a thinking block, which takes none, nor on a block of a type this version
+  does not know: the block before it is marked);
+- the current tool loop starts at the newest user message that is not a tool result;
+  a user message that follows tool results joins them in one tool-result message, so
+  the loop goes on through it (`loop_start`).
 Images are `image` blocks with a base64 source (JPEG, PNG, GIF, WEBP); no audio.
 Tools: `{"name", "description", "input_schema"}`.
 """
@@ -20,13 +31,15 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from contextq.assembly.counting import json_tokens
 from contextq.assembly.formats.base import OPENING_TEXT, WireFormat
 from contextq.assembly.render import Rendered, charge, empty_breakdown
-from contextq.history.types import FormatName, Message
+from contextq.assembly.turn import is_tool_result
+from contextq.history.native import anthropic as native_anthropic
+from contextq.history.types import FormatName, Message, NativeFormat
 
 if TYPE_CHECKING:
     from contextq.assembly.pieces import Piece, Target
@@ -52,12 +65,30 @@ class AnthropicMessages(WireFormat):
     )
     no_audio: ClassVar[str | None] = "the Anthropic Messages API takes no audio input"
     native_tools: ClassVar[frozenset[str]] = frozenset({"anthropic"})
+    native: ClassVar[NativeFormat | None] = "anthropic"
 
     def text_nodes(self, text: str, role: str) -> list[Any]:
         return [{"type": "text", "text": text}]
 
-    def message_nodes(self, message: Message) -> list[Any]:
+    def message_nodes(self, message: Message, *, reasoning: bool = True) -> list[Any]:
+        native = message.native
+        if native is not None and native.format == "anthropic":
+            return native_anthropic.sent_blocks(native.payload, reasoning)
         return anthropic_blocks(message)
+
+    def loop_start(self, history: Sequence[Message], newest_user: int | None) -> int:
+        """From the newest user message that is not a tool result, back over each that
+        follows tool results (sent in one user turn with them, a tool-result message:
+        Anthropic's tool loop goes on through it)."""
+        start = 0 if newest_user is None else newest_user
+        while start > 0 and history[start - 1].role == "tool":
+            start -= 1
+            while start > 0 and not _opens_turn(history[start]):
+                start -= 1
+        return start
+
+    def reasoning_tokens(self, nodes: Sequence[Any], count: Callable[[Any], int]) -> int:
+        return sum(count(b) for b in nodes if native_anthropic.is_reasoning(b))
 
     def attach_parts(
         self, nodes: list[Any], parts: list[dict[str, Any]]
@@ -68,6 +99,12 @@ class AnthropicMessages(WireFormat):
         if role == "system":
             return 0
         return frame_tokens("user" if role == "tool" else role, encoding)
+
+    def message_frame(self, message: Message, encoding: str) -> int:
+        if message.role == "system" or not self.children_first(message):
+            return self.frame(message.role, encoding)
+        role = "user" if message.role == "tool" else message.role
+        return json_tokens({"content": [], "role": role}, encoding)
 
     def text_part(self, text: str) -> dict[str, Any]:
         return {"type": "text", "text": text}
@@ -120,8 +157,8 @@ class AnthropicMessages(WireFormat):
             if messages and messages[-1]["role"] == role:
                 messages[-1]["content"].extend(piece.nodes)
                 continue
-            messages.append({"role": role, "content": list(piece.nodes)})
-            frame = frame_tokens(role, enc)
+            messages.append(self.new_turn(role, piece.nodes, piece.message))
+            frame = piece.frame
             breakdown[piece.category] += frame
             stable += frame if before_turn else 0
         if marker is None and turn_start >= len(pieces) and messages:
@@ -137,6 +174,19 @@ class AnthropicMessages(WireFormat):
         stable += _breakpoints(system, messages, marker, breakdown, enc)
         fields = {"messages": messages, "system": system, "stable_prefix_tokens": stable}
         return Rendered(fields, sum(breakdown.values()), breakdown, list(pieces))
+
+
+def _markable(block: Any) -> bool:
+    """A block that takes a cache breakpoint: a known type other than thinking (whose
+    params have no cache_control); an unknown type is sent as it came, unmarked."""
+    if not isinstance(block, dict) or native_anthropic.is_reasoning(block):
+        return False
+    kind = block.get("type")
+    return kind in native_anthropic.VISIBLE_BLOCKS or native_anthropic.is_anthropic_only(block)
+
+
+def _opens_turn(message: Message) -> bool:
+    return message.role == "user" and not is_tool_result(message)
 
 
 def _mark_tokens(encoding: str) -> int:
@@ -185,9 +235,13 @@ def _breakpoints(
         added_total += added
     if marker is not None:
         blocks = messages[marker[0]]["content"]
-        blocks[marker[1]], added = _mark(blocks[marker[1]], enc)
-        breakdown["history"] += added
-        added_total += added
+        at = marker[1]
+        while at > 0 and not _markable(blocks[at]):
+            at -= 1  # a thinking block takes no cache_control: the block before it does
+        if _markable(blocks[at]):
+            blocks[at], added = _mark(blocks[at], enc)
+            breakdown["history"] += added
+            added_total += added
     return added_total
 
 

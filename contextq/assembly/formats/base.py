@@ -7,9 +7,13 @@ differs from one vendor's API to another is asked of the format, through this cl
 
 - nodes: `prepare` (the visible history, once per answer), `text_nodes` (a generated
   text), `system_nodes` (S), `message_nodes` (a stored message; a same-vendor native
-  payload is rendered here, verbatim), `attach_parts` (a user message's image/audio
-  parts put in), `frame` (what a turn costs around its nodes when the render merges
-  consecutive same-role pieces into one turn);
+  payload — `native`, the vendor whose payloads this format carries — is rendered here,
+  verbatim, its reasoning left out when told), `attach_parts` (a user message's
+  image/audio parts put in), `frame` (what a turn costs around its nodes when the render
+  merges consecutive same-role pieces into one turn);
+- reasoning (SPEC §6 "Reasoning state"): `loop_start` (where the current tool loop
+  starts, whose reasoning is always sent), `reasoning_tokens` (of a message's nodes,
+  what is reasoning: `token_breakdown.reasoning`);
 - counting: `media_of` (its image and audio nodes), `children` (the key of a node's
   part list), `stored_count_applies` (whether a stored message's count is its exact
   count here: only OpenAI's Chat JSON, for a message with no native payload);
@@ -27,11 +31,11 @@ A format is one module with one instance of its class, registered in
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from contextq.assembly.counting import Media, chat_media
-from contextq.history.types import FormatName, Message
+from contextq.history.types import FormatName, Message, NativeFormat
 
 if TYPE_CHECKING:
     from contextq.assembly.pieces import Piece, Target
@@ -52,6 +56,7 @@ class WireFormat(ABC):
     image_types: ClassVar[frozenset[str] | None] = None  # image media types taken (None: all)
     no_audio: ClassVar[str | None] = None  # why this format takes no audio part at all
     native_tools: ClassVar[frozenset[str]] = frozenset()  # vendor tool shapes passed through
+    native: ClassVar[NativeFormat | None] = None  # whose native payloads render verbatim
 
     # --- pieces ---------------------------------------------------------------------
 
@@ -69,8 +74,19 @@ class WireFormat(ABC):
         return self.text_nodes(text, "system")
 
     @abstractmethod
-    def message_nodes(self, message: Message) -> list[Any]:
-        """A stored message as this format's nodes ([] when it has nothing to send)."""
+    def message_nodes(self, message: Message, *, reasoning: bool = True) -> list[Any]:
+        """A stored message as this format's nodes ([] when it has nothing to send): its
+        native payload as stored when it is this format's vendor's (`reasoning` False:
+        without its reasoning), else from its normalised fields (no opaque state)."""
+
+    def loop_start(self, history: Sequence[Message], newest_user: int | None) -> int:
+        """The index where the current tool loop starts: the newest user message that is
+        not a tool result (`newest_user`; 0 when there is none: all of it is)."""
+        return 0 if newest_user is None else newest_user
+
+    def reasoning_tokens(self, nodes: Sequence[Any], count: Callable[[Any], int]) -> int:
+        """Of `nodes` (counted one by one with `count`), the tokens of reasoning state."""
+        return 0
 
     @abstractmethod
     def attach_parts(
@@ -85,6 +101,30 @@ class WireFormat(ABC):
         """A turn's own cost around its nodes when it stands alone (0: the nodes are
         the turns themselves, or the role's nodes go outside the list)."""
         return 0
+
+    def message_frame(self, message: Message, encoding: str) -> int:
+        """`frame` of the turn a stored message opens (a native turn keeps its own key
+        order: `children_first`)."""
+        return self.frame(message.role, encoding)
+
+    def children_first(self, message: Message | None) -> bool:
+        """Whether the turn `message` opens lists its parts before its role: a native
+        payload of this format's vendor keeps its own key order (google-genai dumps a
+        Content as `{"parts", "role"}`)."""
+        native = message.native if message is not None else None
+        if native is None or native.format != self.native:
+            return False
+        keys = list(native.payload) if isinstance(native.payload, Mapping) else []
+        if self.children not in keys or "role" not in keys:
+            return False
+        return keys.index(self.children) < keys.index("role")
+
+    def new_turn(self, role: str, nodes: Sequence[Any], message: Message | None) -> dict[str, Any]:
+        """A turn of the render's list opened by a piece (`message`: the stored message
+        it renders, if any), its role and nodes in the order `children_first` says."""
+        if self.children_first(message):
+            return {self.children: list(nodes), "role": role}
+        return {"role": role, self.children: list(nodes)}
 
     def stored_count_applies(self, message: Message) -> bool:
         """Whether the message's stored count (the open encoding's count of its OpenAI

@@ -10,6 +10,15 @@ config={"system_instruction": …, "tools": …})`:
   as an object, the call's `id`), `functionResponse` (the call's `name` — each tool
   result is named after its call, `prepare` —, `response: {"output": …}` or
   `{"error": …}` for a failed one, the call's `id`);
+- a stored message that came as a Gemini content renders as it came (SPEC §6
+  "Reasoning state"): its parts as stored, in order, never merged or split — thought
+  parts, `thoughtSignature`s on the parts that carried them, unknown fields —; one from
+  another vendor, or in the default form, renders from its normalised fields (never its
+  opaque state). The first `functionCall` part of each model step that has no signature
+  of its own carries Google's documented dummy signature (`DUMMY_SIGNATURE`: its tokens
+  count in history, not as reasoning): the current turn's steps need it (SPEC §6), and
+  earlier steps keep it once the turn is over, so that what was sent before a new user
+  message stays byte for byte what it was (providers' prompt caches);
 - consecutive contents of the same role merge into one, function responses first, so
   parallel calls go as FC…FC in one model content and FR…FR in the next user one;
 - the list starts with a user content (a short placeholder when filtering left a model
@@ -22,7 +31,7 @@ OpenAPI subset).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -30,7 +39,8 @@ from contextq.assembly.counting import Media, json_tokens
 from contextq.assembly.formats.anthropic import tool_arguments
 from contextq.assembly.formats.base import OPENING_TEXT, WireFormat
 from contextq.assembly.render import Rendered, charge, empty_breakdown
-from contextq.history.types import FormatName, Message
+from contextq.history.native import gemini as native_gemini
+from contextq.history.types import FormatName, Message, NativeFormat
 
 if TYPE_CHECKING:
     from contextq.assembly.pieces import Piece, Target
@@ -54,6 +64,7 @@ class GeminiContents(WireFormat):
     name: ClassVar[FormatName] = "gemini"
     list_key: ClassVar[str] = "contents"
     children: ClassVar[str] = "parts"
+    native: ClassVar[NativeFormat | None] = "gemini"
     image_types: ClassVar[frozenset[str] | None] = frozenset(
         ("image/png", "image/jpeg", "image/webp", "image/heic", "image/heif")
     )
@@ -79,7 +90,28 @@ class GeminiContents(WireFormat):
     def text_nodes(self, text: str, role: str) -> list[Any]:
         return [{"text": text}]
 
-    def message_nodes(self, message: Message) -> list[Any]:
+    def message_nodes(self, message: Message, *, reasoning: bool = True) -> list[Any]:
+        native = message.native
+        if native is not None and native.format == "gemini":
+            parts = native_gemini.sent_parts(native.payload, reasoning)
+        else:
+            parts = self._normal_parts(message)
+        if message.role == "assistant":
+            return native_gemini.with_dummy_signature(parts)
+        return parts
+
+    def reasoning_tokens(self, nodes: Sequence[Any], count: Callable[[Any], int]) -> int:
+        """Thought parts whole; of a part carrying a signature (not the dummy), what the
+        signature adds to it."""
+        total = 0
+        for part in nodes:
+            if native_gemini.is_thought(part):
+                total += count(part)
+            elif native_gemini.signature_of(part) not in (None, native_gemini.DUMMY_SIGNATURE):
+                total += max(0, count(part) - count(native_gemini.unsigned(part)))
+        return total
+
+    def _normal_parts(self, message: Message) -> list[Any]:
         if message.role == "tool":
             key = "error" if message.kind == "error" else "output"
             response: dict[str, Any] = {
@@ -111,6 +143,11 @@ class GeminiContents(WireFormat):
         if role == "system":
             return json_tokens({"parts": []}, encoding)  # `system_instruction` around its parts
         return _frame(_wire_role(role), encoding)
+
+    def message_frame(self, message: Message, encoding: str) -> int:
+        if message.role == "system" or not self.children_first(message):
+            return self.frame(message.role, encoding)
+        return json_tokens({"parts": [], "role": _wire_role(message.role)}, encoding)
 
     def media_of(self, node: Mapping[str, Any]) -> Media | None:
         inline = node.get("inlineData")
@@ -169,13 +206,13 @@ class GeminiContents(WireFormat):
             if contents and contents[-1]["role"] == role:
                 contents[-1]["parts"].extend(piece.nodes)
                 continue
-            contents.append({"role": role, "parts": list(piece.nodes)})
-            breakdown[piece.category] += _frame(role, enc)
+            contents.append(self.new_turn(role, piece.nodes, piece.message))
+            breakdown[piece.category] += piece.frame
         if not contents or contents[0]["role"] == "model":
             contents.insert(0, {"role": "user", "parts": [{"text": OPENING_TEXT}]})
             breakdown["history"] += self.head_room(enc)
         for content in contents:  # function responses first, as their calls were made
-            content["parts"].sort(key=lambda p: "functionResponse" not in p)
+            content["parts"].sort(key=lambda p: not native_gemini.is_response(p))
         fields = {"system_instruction": system, "contents": contents}
         return Rendered(fields, sum(breakdown.values()), breakdown, list(pieces))
 

@@ -32,7 +32,9 @@ class OpenAIChat(WireFormat):
     def text_nodes(self, text: str, role: str) -> list[Any]:
         return [{"role": role, "content": text}]
 
-    def message_nodes(self, message: Message) -> list[Any]:
+    def message_nodes(self, message: Message, *, reasoning: bool = True) -> list[Any]:
+        # Chat Completions has no place for any vendor's reasoning or opaque state: every
+        # message, native or not, renders from its normalised fields (SPEC §6)
         return [message.to_openai()]
 
     def attach_parts(
