@@ -23,7 +23,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from contextq.history import Message
-from contextq.history.native import CallBook, parse_default, parse_native
+from contextq.history.native import GEMINI_ID_PREFIX, CallBook, parse_default, parse_native
 from tests.engine.assembly.harness.vendor_turns import Style, vendor_items
 
 if TYPE_CHECKING:
@@ -72,15 +72,24 @@ def parse_batch(
     batch: list[Message],
     style: Style,
     model: str,
-    open_calls: dict[str, str],
+    stored: list[Message],
 ) -> list[Message]:
-    """The rows the real parser makes of the batch posted in `style`, each given the seq,
-    id and pin of the message it stands for (one row per message, by construction)."""
+    """The rows the real parser makes of the batch posted in `style` after the `stored`
+    rows (as the service posts it: the calls still open, and the Gemini call ids the
+    conversation holds), each given the seq, id and pin of the message it stands for
+    (one row per message, by construction)."""
+    open_calls = _open_calls(stored)
     items = vendor_items(rng, batch, style, open_calls)
     if style.default_form:
         rows = parse_default(items, model=model, book=CallBook(dict(open_calls)))
     else:
-        rows = parse_native(style.vendor, items, model=model, open_calls=dict(open_calls))
+        rows = parse_native(
+            style.vendor,
+            items,
+            model=model,
+            open_calls=dict(open_calls),
+            stored_ids=lambda: _answered_ids(stored),
+        )
     if len(rows) != len(batch) or any(r.role != m.role for r, m in zip(rows, batch, strict=True)):
         shape = [(r.role, m.role) for r, m in zip(rows, batch, strict=False)]
         raise AssertionError(f"a {style.vendor} batch parsed to other rows: {shape}")
@@ -146,6 +155,16 @@ def _style(rng: random.Random, vendor: str) -> Style:
     )
 
 
+def _answered_ids(rows: list[Message]) -> list[str]:
+    """`store.history_queries.answered_call_ids`: the Gemini synthetic ids answered."""
+    prefix = f"{GEMINI_ID_PREFIX}-"
+    return [
+        str(m.tool_call_id)
+        for m in rows
+        if m.role == "tool" and str(m.tool_call_id).startswith(prefix)
+    ]
+
+
 def _open_calls(rows: list[Message]) -> dict[str, str]:
     """The calls still unanswered after `rows` (id → name), oldest first."""
     open_: dict[str, str] = {}
@@ -187,7 +206,7 @@ def nativise(case: Case, pick: Callable[[random.Random, Any], Any]) -> Drawn | N
                 out += run
             else:
                 style = _style(rng, form)
-                out += parse_batch(rng, run, style, producers[form], _open_calls(done + out))
+                out += parse_batch(rng, run, style, producers[form], done + out)
             i = j
         position += len(batch)
         done += out

@@ -32,7 +32,6 @@ from typing import Any
 from contextq.history import Message
 from tests.engine.assembly.harness.text import MARKER
 from tests.engine.assembly.harness.vendor_turns import LETTER, OPAQUE, REASONING
-from tests.support.recount import Counter, gemini_node_tokens, node_tokens
 
 # Google's documented dummy (`skip_thought_signature_validator`, base64): SPEC §6
 DUMMY_SIGNATURE = "c2tpcF90aG91Z2h0X3NpZ25hdHVyZV92YWxpZGF0b3I="
@@ -256,7 +255,8 @@ def walk(fmt: str, stored: list[Any], sent: list[Any]) -> Walked:
             out.sent += reasoning
             i += 1
         elif got is not None and fmt == "gemini" and _unsigned(node, got):
-            out.left += 1
+            out.left += 1  # its signature left out (or, past the turn, the dummy instead)
+            out.dummy = out.dummy or signature_of(got) == DUMMY_SIGNATURE
             i += 1
         elif got is not None and fmt == "gemini" and first_call and _dummied(node, got):
             out.dummy = True
@@ -274,6 +274,7 @@ def walk(fmt: str, stored: list[Any], sent: list[Any]) -> Walked:
             out.left += 1
         else:
             out.problems.append(f"stored {_kind(fmt, node)} #{j} is not sent as stored")
+            i += got is not None and _kind(fmt, got) == _kind(fmt, node)  # sent edited
         first_call = first_call and not is_call(node)
     if i < len(sent):
         extra = ", ".join(_kind(fmt, n) for n in sent[i:])
@@ -282,10 +283,13 @@ def walk(fmt: str, stored: list[Any], sent: list[Any]) -> Walked:
 
 
 def _unsigned(node: Any, got: Any) -> bool:
-    """A stored signed part sent without its signature (its reasoning left out)."""
+    """A stored signed part sent without its signature (its reasoning left out), or
+    with the dummy in its place."""
     if signature_of(node) is None or is_pure_reasoning("gemini", node):
         return False
-    return signature_of(got) is None and _same(without(node, SIGNATURE_KEYS), got)
+    if signature_of(got) not in (None, DUMMY_SIGNATURE):
+        return False
+    return _same(without(node, SIGNATURE_KEYS), without(got, SIGNATURE_KEYS))
 
 
 def _dummied(node: Any, got: Any) -> bool:
@@ -302,36 +306,3 @@ def responses_followers(items: list[Any]) -> dict[str, Any]:
         for k, item in enumerate(items[:-1])
         if is_pure_reasoning("responses", item)
     }
-
-
-def reasoning_recount(answer: dict[str, Any]) -> int:
-    """`token_breakdown.reasoning` from the answer alone (SPEC §6: the reasoning sent):
-    thinking and redacted_thinking blocks, reasoning items, thought parts, each counted
-    as the recount counts a node; of a Gemini part carrying a signature of its own (not
-    the dummy, which is not reasoning), what the signature adds to the part."""
-    fmt = answer["format"]
-    enc = Counter(answer)
-    provider = answer["provider"]
-    if fmt == "anthropic":
-        nodes = [
-            b for m in answer["messages"] if isinstance(m["content"], list) for b in m["content"]
-        ]
-        return sum(node_tokens(b, enc, provider) for b in nodes if is_pure_reasoning(fmt, b))
-    if fmt == "responses":
-        return sum(
-            node_tokens(i, enc, provider) for i in answer["input"] if is_pure_reasoning(fmt, i)
-        )
-    if fmt != "gemini":
-        return 0
-    total = 0
-    for part in (p for c in answer["contents"] for p in c["parts"]):
-        signature = signature_of(part)
-        if is_pure_reasoning(fmt, part):
-            total += gemini_node_tokens(part, enc, provider)
-        elif signature is not None and signature != DUMMY_SIGNATURE:
-            bare = without(part, SIGNATURE_KEYS)
-            share = gemini_node_tokens(part, enc, provider) - gemini_node_tokens(
-                bare, enc, provider
-            )
-            total += max(0, share)
-    return total

@@ -16,7 +16,6 @@ import re
 from typing import Any
 
 from contextq.reasoning_rules import rule_for
-
 from tests.engine.assembly.harness.facts import Facts
 from tests.engine.assembly.harness.reasoning import (
     DUMMY_SIGNATURE,
@@ -26,12 +25,12 @@ from tests.engine.assembly.harness.reasoning import (
     is_pure_reasoning,
     is_reasoning,
     nodes_of,
-    reasoning_recount,
     responses_followers,
     signature_of,
     units,
 )
 from tests.engine.assembly.harness.vendor_turns import LETTER, OPAQUE, REASONING
+from tests.support.recount import recount_reasoning
 
 DROPPED_KEYS = ("other_vendor", "earlier_turns", "prefix_changed")
 
@@ -276,9 +275,12 @@ def reasoning_dropped_counted(f: Facts) -> list[str]:
 
 def reasoning_tokens_counted(f: Facts) -> list[str]:
     """`token_breakdown.reasoning` is the reasoning sent, counted as the recount counts
-    it (SPEC §6; the breakdown's sum is `token_breakdown_sums`')."""
+    it (`tests.support.recount.recount_reasoning`, the API tests' too: thinking and
+    redacted blocks, reasoning items, thought parts whole; of a part carrying its own
+    signature, what the signature adds; SPEC §6). The breakdown's sum is
+    `token_breakdown_sums`'."""
     got = f.answer["token_breakdown"].get("reasoning")
-    want = reasoning_recount(f.answer)
+    want = recount_reasoning(f.answer)
     if got == want:
         return []
     return [f"token_breakdown.reasoning {got}, the reasoning sent counts {want}"]

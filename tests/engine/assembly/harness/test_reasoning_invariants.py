@@ -66,7 +66,7 @@ def native_case(vendor: str, *, earlier: str | None = None, model: str | None = 
     rows = []
     for batch, v in ((first, earlier or vendor), (second, vendor)):
         style = Style(v, thinks=True, interleaves=True, ids=True)
-        rows += parse_batch(rng, batch, style, MODELS[v], {})
+        rows += parse_batch(rng, batch, style, MODELS[v], rows)
     return Case(
         seed=-2,
         model=model or MODELS[vendor],
