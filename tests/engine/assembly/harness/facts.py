@@ -12,7 +12,13 @@ from contextq.history.chains import unit_at
 from contextq.history.context import visible_history
 from tests.engine.assembly.harness.engine import Read
 from tests.engine.assembly.harness.oracle import Limits, limits, recount
-from tests.engine.assembly.harness.reasoning import Walked, nodes_of, owned, walk
+from tests.engine.assembly.harness.reasoning import (
+    Walked,
+    anthropic_loop_rows,
+    nodes_of,
+    owned_groups,
+    walk,
+)
 from tests.engine.assembly.harness.sent import Sent, gemini_field, read_sent, text_of
 
 
@@ -32,9 +38,18 @@ class Facts:
         return read_sent(self.answer, self.read.history)
 
     @cached_property
+    def groups(self) -> list[list[tuple[int, Any]]]:
+        """The answer's assistant turns, each node with the seq of the row it comes from."""
+        return owned_groups(self.answer, self.read.history)
+
+    @cached_property
     def owned(self) -> dict[int, list[Any]]:
         """The answer's assistant-side nodes by the seq of the row they come from."""
-        return owned(self.answer, self.read.history)
+        out: dict[int, list[Any]] = {}
+        for group in self.groups:
+            for seq, node in group:
+                out.setdefault(seq, []).append(node)
+        return out
 
     @cached_property
     def walked(self) -> dict[int, Walked]:
@@ -50,9 +65,16 @@ class Facts:
 
     @cached_property
     def loop_seq(self) -> int:
-        """Where the current tool loop starts: the newest user message (SPEC §6)."""
+        """Where the current tool loop starts: the newest user message (SPEC §6); for
+        format=anthropic, as the API reads the answer: a user message sent in one user
+        turn with tool results does not end the loop (research §1.2), so the loop's rows
+        are those of the assistant turns after the last user turn without a result."""
         u = newest_user(self.read.history)
-        return u.seq if u is not None else 0
+        start = u.seq if u is not None else 0
+        if self.answer["format"] == "anthropic":
+            rows = anthropic_loop_rows(self.answer, self.groups)
+            start = min([start, *rows])
+        return start
 
     @cached_property
     def recount(self) -> int:

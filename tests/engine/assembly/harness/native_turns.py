@@ -24,12 +24,15 @@ from typing import TYPE_CHECKING, Any
 
 from contextq.history import Message
 from contextq.history.native import GEMINI_ID_PREFIX, CallBook, parse_default, parse_native
+from tests.engine.assembly.harness.histories import effective_window
+from tests.engine.assembly.harness.text import marker, sized_tokens, text_of
 from tests.engine.assembly.harness.vendor_turns import Style, vendor_items
 
 if TYPE_CHECKING:
     from tests.engine.assembly.harness.cases import Case
 
 VENDORS = ("anthropic", "responses", "gemini")
+INTERJECTION_SHARE = 0.35  # of the native cases ending on tool results
 NATIVE_SHARE = 0.45  # of the cases: the others keep the default form only
 # the model that produced a vendor's turns (a batch's `model`)
 PRODUCERS = {
@@ -176,6 +179,18 @@ def _open_calls(rows: list[Message]) -> dict[str, str]:
     return open_
 
 
+def _interject(rng: random.Random, case: Case) -> None:
+    """Sometimes, a case whose last read ends on tool results gets a user message right
+    after them (posted with them: an Anthropic tool loop goes on through it, SPEC §6;
+    Gemini and Responses start a turn there)."""
+    last = case.reads[-1][-1]
+    if last.role != "tool" or rng.random() >= INTERJECTION_SHARE:
+        return
+    seq = last.seq + 1
+    text = marker(seq) + "Also: " + text_of(rng, sized_tokens(rng, 60))
+    case.reads[-1].append(Message(role="user", content=text, seq=seq, id=f"m{seq}"))
+
+
 def nativise(case: Case, pick: Callable[[random.Random, Any], Any]) -> Drawn | None:
     """Re-express some of the case's turns natively, in place (see the module)."""
     rng = random.Random(case.seed * 4 + 2)
@@ -183,8 +198,12 @@ def nativise(case: Case, pick: Callable[[random.Random, Any], Any]) -> Drawn | N
         return None
     drawn = Drawn()
     if rng.random() < 0.6:
-        drawn.model = pick(rng, REASONING_MODELS)
-        case.model = drawn.model
+        model = pick(rng, REASONING_MODELS)
+        # the options were drawn for the case's window: a model with less would leave
+        # them no room (a max_output_tokens of a fifth of 1M on a 200K model)
+        if effective_window(model, case.window) >= effective_window(case.model, case.window):
+            drawn.model = case.model = model
+    _interject(rng, case)
     messages = [m for batch in case.reads for m in batch]
     turn_of = _turn_index(messages)
     vendors = _turn_vendors(rng, turn_of[-1] + 1, case.format)

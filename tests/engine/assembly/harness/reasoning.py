@@ -180,13 +180,22 @@ def assistant_groups(answer: dict[str, Any]) -> list[list[Any]]:
 
 def owned(answer: dict[str, Any], stored: Sequence[Message]) -> dict[int, list[Any]]:
     """The answer's assistant-side nodes by the seq of the row each comes from (see the
-    module); nodes whose row cannot be told are under -1. A node naming no row is
-    first looked up among the stored nodes (as stored, without its signature or mark),
-    then goes with its neighbours: two model turns merged into one content (a user
-    message between them left out) keep their own rows."""
+    module); nodes whose row cannot be told are under -1."""
+    out: dict[int, list[Any]] = {}
+    for group in owned_groups(answer, stored):
+        for seq, node in group:
+            out.setdefault(seq, []).append(node)
+    return out
+
+
+def owned_groups(answer: dict[str, Any], stored: Sequence[Message]) -> list[list[tuple[int, Any]]]:
+    """`assistant_groups` with each node's row (-1: none told). A node naming no row
+    is first looked up among the stored nodes (as stored, without its signature or
+    mark), then goes with its neighbours: two model turns merged into one content (a
+    user message between them left out) keep their own rows."""
     fmt = answer["format"]
     by_dump = _stored_nodes(fmt, stored)
-    out: dict[int, list[Any]] = {}
+    out = []
     for group in assistant_groups(answer):
         owners = [owner_of(fmt, n) for n in group]
         for i, node in enumerate(group):
@@ -195,9 +204,24 @@ def owned(answer: dict[str, Any], stored: Sequence[Message]) -> dict[int, list[A
         for i in range(len(group)):
             if owners[i] is None:
                 owners[i] = _neighbour(owners, i)
-        for node, seq in zip(group, owners, strict=True):
-            out.setdefault(seq if seq is not None else -1, []).append(node)
+        out.append([(-1 if o is None else o, n) for o, n in zip(owners, group, strict=True)])
     return out
+
+
+def anthropic_loop_rows(answer: dict[str, Any], groups: list[list[tuple[int, Any]]]) -> set[int]:
+    """The rows of the assistant turns after the answer's last user turn that is not a
+    tool-result turn: Anthropic's current tool loop as the API reads the answer ("A
+    tool-use loop is one assistant turn. It ends only when a user message that is not a
+    tool result arrives": research §1.2)."""
+    turns = [m for m in answer["messages"] if m["role"] != "system"]
+    last = -1
+    for i, m in enumerate(turns):
+        blocks = m["content"] if isinstance(m["content"], list) else []
+        if m["role"] == "user" and not any(b.get("type") == "tool_result" for b in blocks):
+            last = i
+    assistants_after = sum(1 for m in turns[last + 1 :] if m["role"] == "assistant")
+    tail = groups[len(groups) - assistants_after :] if assistants_after else []
+    return {seq for group in tail for seq, _ in group if seq >= 0}
 
 
 def _neighbour(owners: list[int | None], i: int) -> int | None:

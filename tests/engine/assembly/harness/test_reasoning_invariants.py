@@ -57,11 +57,14 @@ def _turns() -> list[Message]:
     ]
 
 
-def native_case(vendor: str, *, earlier: str | None = None, model: str | None = None) -> Case:
+def native_case(
+    vendor: str, *, earlier: str | None = None, model: str | None = None, interject: bool = False
+) -> Case:
     """The two turns posted natively in `vendor` (the first in `earlier`, another
-    vendor, when given), thinking throughout, read in `vendor`'s format."""
+    vendor, when given), thinking throughout, read in `vendor`'s format; `interject`: a
+    user message posted with the last results."""
     rng = random.Random(7)
-    turns = _turns()
+    turns = _turns() + ([_m(11, "user", "Be brief.")] if interject else [])
     first, second = turns[:4], turns[4:]
     rows = []
     for batch, v in ((first, earlier or vendor), (second, vendor)):
@@ -248,3 +251,18 @@ def test_repeated_tool_use_ids_are_caught() -> None:
         uses[-1]["id"] = uses[0]["id"]
 
     assert any("unique" in p for p in broken(f, repeat, invariants.sdk_valid))
+
+
+def test_a_user_message_sent_with_tool_results_keeps_the_anthropic_loop() -> None:
+    """Anthropic: results and the user's words in one user turn; the loop goes on
+    through it, so the step before keeps its thinking on a model that strips earlier
+    turns' (and the invariants judge it so); Gemini starts a turn there."""
+    f = facts_of(native_case("anthropic", model="claude-sonnet-4-5", interject=True))
+    assert f.loop_seq == 5
+    last_step = [n for n in _reasoning(f.answer) if _owner("anthropic", n) == 9]
+    assert last_step, "the step whose results the user message came with keeps its thinking"
+    for invariant in reasoning_checks.REASONING_INVARIANTS:
+        assert invariant(f) == [], invariant.__name__
+    g = facts_of(native_case("gemini", model="claude-sonnet-4-5", interject=True))
+    assert g.loop_seq == 11
+    assert g.answer["reasoning_dropped"]["earlier_turns"] > 0

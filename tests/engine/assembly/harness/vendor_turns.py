@@ -165,8 +165,9 @@ def anthropic_assistant(rng: random.Random, m: Message, style: Style) -> dict[st
     return {"role": "assistant", "content": blocks}
 
 
-def anthropic_results(rng: random.Random, results: list[Message]) -> dict[str, Any]:
-    blocks = []
+def anthropic_results(rng: random.Random, group: list[Message]) -> dict[str, Any]:
+    results = [m for m in group if m.role == "tool"]
+    blocks: list[dict[str, Any]] = []
     for m in results:
         content: Any = m.text()
         if rng.random() < 0.25:
@@ -179,6 +180,7 @@ def anthropic_results(rng: random.Random, results: list[Message]) -> dict[str, A
         if m.kind == "error":
             block["is_error"] = True
         blocks.append(block)
+    blocks += [{"type": "text", "text": m.text()} for m in group if m.role == "user"]
     return {"role": "user", "content": blocks}
 
 
@@ -319,15 +321,16 @@ def gemini_model(rng: random.Random, m: Message, style: Style) -> dict[str, Any]
 
 
 def gemini_results(
-    results: list[Message], names: dict[str, str], style: Style, with_ids: set[str]
+    group: list[Message], names: dict[str, str], style: Style, with_ids: set[str]
 ) -> dict[str, Any]:
-    parts = []
-    for m in results:
+    parts: list[dict[str, Any]] = []
+    for m in (m for m in group if m.role == "tool"):
         call_id = str(m.tool_call_id)
         made: dict[str, Any] = {"name": names[call_id], "response": {"output": m.text()}}
         if call_id in with_ids:
             made["id"] = call_id
         parts.append({_spell(style, "functionResponse"): made})
+    parts += [{"text": m.text()} for m in group if m.role == "user"]
     return _content(style, "user", parts)
 
 
@@ -344,12 +347,16 @@ def _content(style: Style, role: str, parts: list[dict[str, Any]]) -> dict[str, 
 
 
 def _groups(batch: list[Message]) -> Iterator[list[Message]]:
-    """The batch's messages grouped as they are posted: a round's results together."""
+    """The batch's messages grouped as they are posted: a round's results together, and
+    with them a user message that follows them (one Anthropic user turn, one Gemini
+    user content: a user's words sent with the results)."""
     i = 0
     while i < len(batch):
         j = i + 1
         if batch[i].role == "tool":
             while j < len(batch) and batch[j].role == "tool":
+                j += 1
+            if j < len(batch) and batch[j].role == "user":
                 j += 1
         yield batch[i:j]
         i = j
@@ -382,7 +389,8 @@ def vendor_items(
             if m.role == "assistant":
                 out += responses_assistant(rng, m, style)
             elif m.role == "tool":
-                out += responses_results(rng, group)
+                out += responses_results(rng, [m for m in group if m.role == "tool"])
+                out += [responses_text(rng, m) for m in group if m.role == "user"]
             else:
                 out.append(responses_text(rng, m))
         elif m.role == "assistant":
