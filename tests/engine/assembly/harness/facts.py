@@ -65,16 +65,29 @@ class Facts:
 
     @cached_property
     def loop_seq(self) -> int:
-        """Where the current tool loop starts: the newest user message (SPEC §6); for
-        format=anthropic, as the API reads the answer: a user message sent in one user
-        turn with tool results does not end the loop (research §1.2), so the loop's rows
-        are those of the assistant turns after the last user turn without a result."""
+        """Where the current tool loop starts, whose reasoning is always sent: the newest
+        user message (SPEC §6); in format=anthropic, when the answer ends on a turn of
+        tool results, the latest assistant turn too (the API checks its thinking:
+        `reasoning.anthropic_loop_rows`)."""
+        return min([self._newest_user_seq, *self._anthropic_loop[0]])
+
+    @cached_property
+    def loop_may_seq(self) -> int:
+        """Where reasoning a target that strips earlier turns' may still be sent: the
+        loop as Anthropic reads an answer ending on tool results (every assistant turn
+        since its last user turn holding no result), else `loop_seq`."""
+        return min([self.loop_seq, *self._anthropic_loop[1]])
+
+    @cached_property
+    def _newest_user_seq(self) -> int:
         u = newest_user(self.read.history)
-        start = u.seq if u is not None else 0
-        if self.answer["format"] == "anthropic":
-            rows = anthropic_loop_rows(self.answer, self.groups)
-            start = min([start, *rows])
-        return start
+        return u.seq if u is not None else 0
+
+    @cached_property
+    def _anthropic_loop(self) -> tuple[set[int], set[int]]:
+        if self.answer["format"] != "anthropic":
+            return set(), set()
+        return anthropic_loop_rows(self.answer, self.groups)
 
     @cached_property
     def recount(self) -> int:

@@ -208,20 +208,33 @@ def owned_groups(answer: dict[str, Any], stored: Sequence[Message]) -> list[list
     return out
 
 
-def anthropic_loop_rows(answer: dict[str, Any], groups: list[list[tuple[int, Any]]]) -> set[int]:
-    """The rows of the assistant turns after the answer's last user turn that is not a
-    tool-result turn: Anthropic's current tool loop as the API reads the answer ("A
-    tool-use loop is one assistant turn. It ends only when a user message that is not a
-    tool result arrives": research §1.2)."""
+def anthropic_loop_rows(
+    answer: dict[str, Any], groups: list[list[tuple[int, Any]]]
+) -> tuple[set[int], set[int]]:
+    """How Anthropic reads the tool loop of an answer that ends on a user turn holding
+    tool results (a user message sent with results does not end the loop: "A tool-use
+    loop is one assistant turn. It ends only when a user message that is not a tool
+    result arrives", research §1.2): the rows of the latest assistant turn, whose
+    thinking the API checks ("`thinking` or `redacted_thinking` blocks in the latest
+    assistant message cannot be modified", §1.5), and the rows of every assistant turn
+    since the last user turn holding no result ("Required: within a tool-use turn, pass
+    thinking blocks back", §1.2). Both empty when the answer ends otherwise (a final
+    answer, a reminder of its own: the loop has ended)."""
     turns = [m for m in answer["messages"] if m["role"] != "system"]
-    last = -1
-    for i, m in enumerate(turns):
+
+    def results(m: dict[str, Any]) -> bool:
         blocks = m["content"] if isinstance(m["content"], list) else []
-        if m["role"] == "user" and not any(b.get("type") == "tool_result" for b in blocks):
-            last = i
-    assistants_after = sum(1 for m in turns[last + 1 :] if m["role"] == "assistant")
-    tail = groups[len(groups) - assistants_after :] if assistants_after else []
-    return {seq for group in tail for seq, _ in group if seq >= 0}
+        return m["role"] == "user" and any(b.get("type") == "tool_result" for b in blocks)
+
+    if not turns or not groups or not results(turns[-1]):
+        return set(), set()
+    last = max(
+        (i for i, m in enumerate(turns) if m["role"] == "user" and not results(m)), default=-1
+    )
+    after = sum(1 for m in turns[last + 1 :] if m["role"] == "assistant")
+    latest = {seq for seq, _ in groups[-1] if seq >= 0}
+    since = {seq for group in groups[len(groups) - after :] for seq, _ in group if seq >= 0}
+    return latest, since | latest
 
 
 def _neighbour(owners: list[int | None], i: int) -> int | None:

@@ -253,7 +253,7 @@ def reasoning_dropped_counted(f: Facts) -> list[str]:
         left = walked.left if walked is not None else total
         if m.seq < f.loop_seq and not rule.keeps_earlier:
             want["earlier_turns"] += left
-            if left < total:
+            if left < total and m.seq < f.loop_may_seq:
                 problems.append(
                     f"m{m.seq}: earlier-turn reasoning sent to {f.answer['model']}, which strips it"
                 )
@@ -261,7 +261,7 @@ def reasoning_dropped_counted(f: Facts) -> list[str]:
             want["prefix_changed"] += left
     if not rule.binds and want["prefix_changed"]:
         problems.append(
-            f"{want['prefix_changed']} reasoning units left out that {f.answer['model']} keeps "
+            f"{want['prefix_changed']} reasoning units left out that must be sent to {f.answer['model']} "
             f"(it binds none to a prefix; format={fmt})"
         )
         want["prefix_changed"] = 0

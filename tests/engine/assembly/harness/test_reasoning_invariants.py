@@ -258,7 +258,7 @@ def test_a_user_message_sent_with_tool_results_keeps_the_anthropic_loop() -> Non
     through it, so the step before keeps its thinking on a model that strips earlier
     turns' (and the invariants judge it so); Gemini starts a turn there."""
     f = facts_of(native_case("anthropic", model="claude-sonnet-4-5", interject=True))
-    assert f.loop_seq == 5
+    assert (f.loop_seq, f.loop_may_seq) == (9, 6)  # the latest step, the whole loop
     last_step = [n for n in _reasoning(f.answer) if _owner("anthropic", n) == 9]
     assert last_step, "the step whose results the user message came with keeps its thinking"
     for invariant in reasoning_checks.REASONING_INVARIANTS:
