@@ -261,8 +261,8 @@ def reasoning_dropped_counted(f: Facts) -> list[str]:
             want["prefix_changed"] += left
     if not rule.binds and want["prefix_changed"]:
         problems.append(
-            f"{want['prefix_changed']} reasoning units left out that must be sent to {f.answer['model']} "
-            f"(it binds none to a prefix; format={fmt})"
+            f"{want['prefix_changed']} reasoning units left out that must be sent to "
+            f"{f.answer['model']} (it binds none to a prefix; format={fmt})"
         )
         want["prefix_changed"] = 0
     for key in DROPPED_KEYS:
