@@ -3,7 +3,7 @@ that stays put. Prints figures and ratios against baselines measured in the same
 
     .venv/bin/python bench/context.py            # about 3 minutes
     .venv/bin/python bench/context.py --quick    # fewer requests and turns
-    .venv/bin/python bench/context.py --quick --section 3   # one section (1, 2 or 3)
+    .venv/bin/python bench/context.py --quick --section 3   # one section (1 to 4)
 
 1. Latency: the real API (uvicorn subprocess, SQLite, temporary DATA_DIR) answers
    `GET /v1/conversations/{id}/context` (gpt-4o, token_budget) for a 10 000-message agent
@@ -32,6 +32,10 @@ that stays put. Prints figures and ratios against baselines measured in the same
    results, clearing on against off: prefix kept (target >= 80 % with clearing on),
    turns kept on / off (target >= 1.5x), the cost of the reads that move the clearing
    line, and the first read of the same turns imported at once.
+4. Reasoning state (`bench/context_reasoning.py`): 10 000 native messages whose every
+   model step carries reasoning (about a third of the tokens), read in each of the four
+   formats, against the same turns without reasoning. Targets: p99 <= 50 ms in each
+   format, within 1.2x of the history without reasoning.
 """
 
 from __future__ import annotations
@@ -54,6 +58,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from bench.context_clearing import clearing_section, report_clearing  # noqa: E402
+from bench.context_reasoning import reasoning_section, report_reasoning  # noqa: E402
 from bench.history_http import _free_port, _pct, _prepare, _start_api, _stop  # noqa: E402
 
 TARGET_P99_MS = 50.0
@@ -321,18 +326,15 @@ def stability_section(client: Any, turns: int) -> list[tuple[str, str, float, di
 # ---------------------------------------------------------------- report
 
 
-def report(
-    latency: dict[str, dict[str, Any]] | None,
-    stability: list[Any] | None,
-    clearing: dict[str, Any] | None,
-    turns: int,
-) -> None:
-    if latency is not None:
-        report_latency(latency)
-    if stability is not None:
-        report_stability(stability)
-    if clearing is not None:
-        report_clearing(clearing, turns)
+def report(sections: dict[int, Any], turns: int) -> None:
+    if sections.get(1) is not None:
+        report_latency(sections[1])
+    if sections.get(2) is not None:
+        report_stability(sections[2])
+    if sections.get(3) is not None:
+        report_clearing(sections[3], turns)
+    if sections.get(4) is not None:
+        report_reasoning(sections[4])
 
 
 def report_latency(latency: dict[str, dict[str, Any]]) -> None:
@@ -405,11 +407,11 @@ def main() -> None:
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--section", type=int, choices=(1, 2, 3), help="run only this one")
+    parser.add_argument("--section", type=int, choices=(1, 2, 3, 4), help="run only this one")
     args = parser.parse_args()
     requests, turns = (60, 30) if args.quick else (200, 100)
     clearing_turns = 60 if args.quick else 200
-    wanted = {args.section} if args.section else {1, 2, 3}
+    wanted = {args.section} if args.section else {1, 2, 3, 4}
     data_dir = Path(tempfile.mkdtemp(prefix="contextq-bench-context-"))
     valkey = ValkeyServer(data_dir=data_dir / "valkey")
     valkey.start()  # the API publishes its tasks (the written results' processing) for real
@@ -424,10 +426,13 @@ def main() -> None:
         with httpx.Client(
             base_url=f"http://127.0.0.1:{port}", headers=headers, timeout=600
         ) as client:
-            latency = latency_section(client, requests) if 1 in wanted else None
-            stability = stability_section(client, turns) if 2 in wanted else None
-            clearing = clearing_section(client, clearing_turns, requests) if 3 in wanted else None
-        report(latency, stability, clearing, clearing_turns)
+            sections = {
+                1: latency_section(client, requests) if 1 in wanted else None,
+                2: stability_section(client, turns) if 2 in wanted else None,
+                3: clearing_section(client, clearing_turns, requests) if 3 in wanted else None,
+                4: reasoning_section(client, requests) if 4 in wanted else None,
+            }
+        report(sections, clearing_turns)
         print(_load_line(load_before, os.getloadavg()))
     finally:
         if proc is not None:

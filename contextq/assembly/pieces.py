@@ -113,7 +113,8 @@ def _key(message: Message, target: Target, current: bool) -> CountKey:
         target.format,
         target.encoding,
         target.provider,
-        sends_reasoning(target, current),
+        # what of it is sent changes only a native message's nodes
+        sends_reasoning(target, current) or message.native is None,
     )
 
 
@@ -130,14 +131,13 @@ def reasoning_left(message: Message, target: Target, current: bool) -> tuple[str
     native = message.native
     if native is None:
         return None
+    same = native.format == target.wire.native
+    if same and sends_reasoning(target, current):
+        return None  # all of it is sent
     units = reasoning_units(native)
     if not units:
         return None
-    if native.format != target.wire.native:
-        return ("other_vendor", units)
-    if not sends_reasoning(target, current):
-        return ("earlier_turns", units)
-    return None
+    return ("earlier_turns", units) if same else ("other_vendor", units)
 
 
 def _stored_applies(message: Message, target: Target) -> bool:

@@ -295,9 +295,8 @@ def test_chat_kwargs_from_a_context_in_each_format() -> None:
 
 
 def _answer() -> dict[str, Any]:
-    zero = dict.fromkeys(
-        ("system", "custom_agent", "summary", "project", "files", "history", "reminders"), 0
-    )
+    parts = ("system", "custom_agent", "summary", "project", "files", "history", "reasoning")
+    zero = dict.fromkeys((*parts, "reminders"), 0)
     return {
         "conversation_id": "c",
         "model": "gpt-5.5",
@@ -323,6 +322,7 @@ def _answer() -> dict[str, Any]:
         "citations": [],
         "tools": [],
         "cleared_tool_result_ids": [],
+        "reasoning_dropped": {"other_vendor": 0, "earlier_turns": 0, "prefix_changed": 0},
         "usage_before": 0.0,
         "usage_after": 0.0,
         "filter_duration_ms": 0.0,

@@ -32,6 +32,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Sequence
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from contextq.assembly.counting import json_tokens
@@ -52,8 +53,10 @@ _DATA_URL = re.compile(r"^data:(?P<media>image/[a-zA-Z0-9.+-]+);base64,(?P<data>
 Marker = tuple[int, int] | None  # (message, block) of the last block before the turn
 
 
+@lru_cache(maxsize=256)
 def frame_tokens(role: str, encoding: str) -> int:
-    """A message's own cost around its blocks: `{"role", "content": []}`."""
+    """A message's own cost around its blocks: `{"role", "content": []}` (asked for each
+    message a read costs: remembered)."""
     return json_tokens({"role": role, "content": []}, encoding)
 
 
@@ -103,8 +106,7 @@ class AnthropicMessages(WireFormat):
     def message_frame(self, message: Message, encoding: str) -> int:
         if message.role == "system" or not self.children_first(message):
             return self.frame(message.role, encoding)
-        role = "user" if message.role == "tool" else message.role
-        return json_tokens({"content": [], "role": role}, encoding)
+        return _reversed_frame("user" if message.role == "tool" else message.role, encoding)
 
     def text_part(self, text: str) -> dict[str, Any]:
         return {"type": "text", "text": text}
@@ -187,6 +189,11 @@ def _markable(block: Any) -> bool:
 
 def _opens_turn(message: Message) -> bool:
     return message.role == "user" and not is_tool_result(message)
+
+
+@lru_cache(maxsize=256)
+def _reversed_frame(role: str, encoding: str) -> int:
+    return json_tokens({"content": [], "role": role}, encoding)
 
 
 def _mark_tokens(encoding: str) -> int:

@@ -114,10 +114,15 @@ class WireFormat(ABC):
         native = message.native if message is not None else None
         if native is None or native.format != self.native:
             return False
-        keys = list(native.payload) if isinstance(native.payload, Mapping) else []
-        if self.children not in keys or "role" not in keys:
+        payload = native.payload
+        if not isinstance(payload, Mapping):
             return False
-        return keys.index(self.children) < keys.index("role")
+        for key in payload:  # the first of the two keys (role comes first, mostly)
+            if key == "role":
+                return False
+            if key == self.children:
+                return "role" in payload
+        return False
 
     def new_turn(self, role: str, nodes: Sequence[Any], message: Message | None) -> dict[str, Any]:
         """A turn of the render's list opened by a piece (`message`: the stored message

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from contextq.assembly.counting import Media, json_tokens
@@ -71,19 +72,18 @@ class GeminiContents(WireFormat):
 
     def prepare(self, history: Sequence[Message]) -> Sequence[Message]:
         """Each tool result named after its call's function (a `functionResponse` needs
-        it); a result whose call is not in the history keeps its own name, else `tool`."""
+        it); a result whose call is not in the history keeps its own name, else `tool`
+        (a Gemini row's own part has its name: it is left as it is)."""
+        if not any(_unnamed(m) for m in history):
+            return history
         names = {
             str(call.get("id", "")): str((call.get("function") or {}).get("name", ""))
             for m in history
             if m.role == "assistant"
             for call in m.tool_calls or ()
         }
-        if not any(m.role == "tool" and not m.name for m in history):
-            return history
         return [
-            replace(m, name=names.get(str(m.tool_call_id)) or "tool")
-            if m.role == "tool" and not m.name
-            else m
+            replace(m, name=names.get(str(m.tool_call_id)) or "tool") if _unnamed(m) else m
             for m in history
         ]
 
@@ -147,7 +147,7 @@ class GeminiContents(WireFormat):
     def message_frame(self, message: Message, encoding: str) -> int:
         if message.role == "system" or not self.children_first(message):
             return self.frame(message.role, encoding)
-        return json_tokens({"parts": [], "role": _wire_role(message.role)}, encoding)
+        return _reversed_frame(_wire_role(message.role), encoding)
 
     def media_of(self, node: Mapping[str, Any]) -> Media | None:
         inline = node.get("inlineData")
@@ -217,12 +217,29 @@ class GeminiContents(WireFormat):
         return Rendered(fields, sum(breakdown.values()), breakdown, list(pieces))
 
 
+def _unnamed(message: Message) -> bool:
+    """A tool result rendered from its normalised fields with no name of its own (a
+    Gemini one goes as its own `functionResponse` part, its name in it)."""
+    native = message.native
+    return (
+        message.role == "tool"
+        and not message.name
+        and (native is None or native.format != "gemini")
+    )
+
+
 def _wire_role(role: str) -> str:
     return "model" if role == "assistant" else "user"
 
 
+@lru_cache(maxsize=256)
 def _frame(role: str, encoding: str) -> int:
     return json_tokens({"role": role, "parts": []}, encoding)
+
+
+@lru_cache(maxsize=256)
+def _reversed_frame(role: str, encoding: str) -> int:
+    return json_tokens({"parts": [], "role": role}, encoding)
 
 
 def _parts(content: Any) -> list[dict[str, Any]]:
