@@ -44,8 +44,9 @@ from contextq.assembly.tool_results import ToolResultView, result_path
 from contextq.history import Message, count_message_tokens
 from contextq.history.chains import unit_at
 from contextq.history.context import visible_history
+from contextq.history.message_tokens import serialise
 from contextq.settings import Settings
-from contextq.tokens import DEFAULT_ENCODING, count_tokens
+from contextq.tokens import DEFAULT_ENCODING, count_tokens, encoding_name_for_model
 from tests.engine.assembly.harness.cases import Case, ProjectSpec
 
 NOW = datetime(2026, 11, 23, 9, 30, tzinfo=UTC)
@@ -93,10 +94,17 @@ class Read:
 
 
 def store(messages: Sequence[Message], model: str) -> list[Message]:
-    """`messages` as the append stores them (their token count for `model`, set once)."""
+    """`messages` as the append stores them (their token count for `model`, set once):
+    a default-form message its Chat JSON, a native row its payload's JSON in the
+    model's encoding (`service.history.messages._prepare`)."""
     for m in messages:
-        if m.token_count is None:  # counted once per case (the case's messages never change)
+        if m.token_count is not None:  # counted once per case (its messages never change)
+            continue
+        if m.native is None:
             m.token_count = count_message_tokens(m.to_openai(), model)
+        else:
+            payload = serialise(m.native.payload)
+            m.token_count = count_tokens(payload, encoding_name_for_model(model))
     return list(messages)
 
 

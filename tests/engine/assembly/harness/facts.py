@@ -11,7 +11,15 @@ from contextq.history import Message
 from contextq.history.chains import unit_at
 from contextq.history.context import visible_history
 from tests.engine.assembly.harness.engine import Read
-from tests.engine.assembly.harness.oracle import Limits, Sent, limits, read_sent, recount
+from tests.engine.assembly.harness.oracle import Limits, limits, recount
+from tests.engine.assembly.harness.reasoning import (
+    Walked,
+    anthropic_loop_rows,
+    nodes_of,
+    owned_groups,
+    walk,
+)
+from tests.engine.assembly.harness.sent import Sent, gemini_field, read_sent, text_of
 
 
 @dataclass
@@ -27,7 +35,59 @@ class Facts:
 
     @cached_property
     def sent(self) -> Sent:
-        return read_sent(self.answer)
+        return read_sent(self.answer, self.read.history)
+
+    @cached_property
+    def groups(self) -> list[list[tuple[int, Any]]]:
+        """The answer's assistant turns, each node with the seq of the row it comes from."""
+        return owned_groups(self.answer, self.read.history)
+
+    @cached_property
+    def owned(self) -> dict[int, list[Any]]:
+        """The answer's assistant-side nodes by the seq of the row they come from."""
+        out: dict[int, list[Any]] = {}
+        for group in self.groups:
+            for seq, node in group:
+                out.setdefault(seq, []).append(node)
+        return out
+
+    @cached_property
+    def walked(self) -> dict[int, Walked]:
+        """Each sent assistant row of the answer's vendor: its nodes against its payload."""
+        fmt = self.answer["format"]
+        out = {}
+        for m in self.visible:
+            if m.role == "assistant" and self.own_vendor(m) and m.native is not None:
+                sent = self.owned.get(m.seq)
+                if sent:
+                    out[m.seq] = walk(fmt, nodes_of(fmt, m.native.payload), sent)
+        return out
+
+    @cached_property
+    def loop_seq(self) -> int:
+        """Where the current tool loop starts, whose reasoning is always sent: the newest
+        user message (SPEC §6); in format=anthropic, when the answer ends on a turn of
+        tool results, the latest assistant turn too (the API checks its thinking:
+        `reasoning.anthropic_loop_rows`)."""
+        return min([self._newest_user_seq, *self._anthropic_loop[0]])
+
+    @cached_property
+    def loop_may_seq(self) -> int:
+        """Where reasoning a target that strips earlier turns' may still be sent: the
+        loop as Anthropic reads an answer ending on tool results (every assistant turn
+        since its last user turn holding no result), else `loop_seq`."""
+        return min([self.loop_seq, *self._anthropic_loop[1]])
+
+    @cached_property
+    def _newest_user_seq(self) -> int:
+        u = newest_user(self.read.history)
+        return u.seq if u is not None else 0
+
+    @cached_property
+    def _anthropic_loop(self) -> tuple[set[int], set[int]]:
+        if self.answer["format"] != "anthropic":
+            return set(), set()
+        return anthropic_loop_rows(self.answer, self.groups)
 
     @cached_property
     def recount(self) -> int:
@@ -70,17 +130,38 @@ class Facts:
         if m.role == "tool":
             return self.sent.result(m) is not None
         if m.tool_calls:
-            return any(c in self.sent.calls for c in m.call_ids)
+            return any(self.sent.called(c) for c in m.tool_calls)
         return m.seq in self.sent.texts
 
     def verbatim(self, m: Message) -> bool:
         if m.role == "tool":
-            return self.sent.result(m) == m.text()
+            return self.sent.result(m) == self.whole_result(m)
         if m.tool_calls:
-            return all(c in self.sent.calls for c in m.call_ids) and (
-                not m.text().strip() or self.sent.text(m.seq) == m.text()
+            return all(self.sent.called(c) for c in m.tool_calls) and (
+                not m.text().strip() or self.sent.text(m.seq) == self.whole_text(m)
             )
-        return self.sent.text(m.seq) == m.text()
+        return self.sent.text(m.seq) == self.whole_text(m)
+
+    def own_vendor(self, m: Message) -> bool:
+        """Whether `m` is a native row of this answer's format (sent as stored)."""
+        return m.native is not None and m.native.format == self.answer["format"]
+
+    def whole_result(self, m: Message) -> str:
+        """The text `sent` reads for tool result `m` sent whole: a Gemini row in its own
+        format is its response's output (its text is the response's JSON)."""
+        if self.own_vendor(m) and m.native is not None and m.native.format == "gemini":
+            part = m.native.payload["parts"][0]
+            made = gemini_field(part, "functionResponse").get("response") or {}
+            return str(made.get("output", made.get("error", "")))
+        return m.text()
+
+    def whole_text(self, m: Message) -> str:
+        """The first text `sent` reads for message `m` sent whole: a native row in its
+        own format sends its text nodes apart (the first holds the marker)."""
+        if not self.own_vendor(m) or m.native is None:
+            return m.text()
+        texts = native_texts(m.native.format, m.native.payload)
+        return texts[0] if texts else m.text()
 
 
 def newest_user(history: list[Message]) -> Message | None:
@@ -88,3 +169,28 @@ def newest_user(history: list[Message]) -> Message | None:
         if m.role == "user":
             return m
     return None
+
+
+def native_texts(fmt: str, payload: Any) -> list[str]:
+    """A native slice's visible text nodes, in order (what a client reads as text)."""
+    if fmt == "gemini":
+        return [
+            str(p["text"])
+            for p in payload.get("parts") or ()
+            if "text" in p and p.get("thought") is not True
+        ]
+    if fmt == "anthropic":
+        content = payload.get("content")
+        if isinstance(content, str):
+            return [content]
+        return [str(b["text"]) for b in content if b.get("type") == "text"]
+    texts = []
+    for item in payload:
+        content = item.get("content") if item.get("type", "message") == "message" else None
+        if isinstance(content, str):
+            texts.append(content)
+        elif isinstance(content, list):
+            texts += [
+                text_of([p]) for p in content if p.get("type") in ("input_text", "output_text")
+            ]
+    return texts

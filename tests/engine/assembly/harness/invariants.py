@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import Any
 
 from contextq.assembly.tool_results import result_path
 from contextq.history import Message
@@ -24,14 +23,17 @@ from tests.engine.assembly.harness.file_checks import (
 )
 from tests.engine.assembly.harness.oracle import (
     answer_tokens,
-    sdk_problems,
     shape_overhead,
     wire_list,
 )
 from tests.engine.assembly.harness.prefix import prefix_between_cuts
+from tests.engine.assembly.harness.reasoning import non_text_nodes
+from tests.engine.assembly.harness.reasoning_checks import REASONING_INVARIANTS
+from tests.engine.assembly.harness.shape_checks import sdk_valid, tool_calls_paired
 
 STUB_START = "[Old tool result cleared"
 MEDIA_LINE_TOKENS = 80  # at most, the line naming an image or audio file not sent as a part
+DUMMY_SIGNATURE_TOKENS = 40  # at most, Gemini's dummy thoughtSignature with its key
 STUB_MIN_CHARS = 200  # shorter results are not worth a stub (the stub is about as long)
 PATH = re.compile(r"/workspace/(tool-results/[A-Za-z0-9_-]+\.[a-z]+)")
 
@@ -42,162 +44,12 @@ __all__ = [
     "files_accounted",
     "newest_files_first",
     "prefix_between_cuts",
+    "sdk_valid",
+    "tool_calls_paired",
 ]
 
 
 Invariant = Callable[[Facts], list[str]]
-
-# ---------------------------------------------------------------- shape
-
-
-def sdk_valid(f: Facts) -> list[str]:
-    """Every message validates against the installed SDK's parameter types; Anthropic's
-    list also keeps the Messages API's rules (user first, roles alternate, no empty text
-    block, tool results first in their message, at most 4 cache breakpoints)."""
-    problems = sdk_problems(f.answer)
-    messages = wire_list(f.answer)
-    if not messages:
-        problems.append("no message at all (every API needs at least one)")
-    if f.answer["format"] == "gemini":
-        return problems + _gemini_rules(messages)
-    if f.answer["format"] != "anthropic":
-        return problems
-    if messages and messages[0]["role"] != "user":
-        problems.append("the first message is not the user's")
-    marks = sum(1 for b in f.answer.get("system") or () if "cache_control" in b)
-    for i, m in enumerate(messages):
-        if i and messages[i - 1]["role"] == m["role"]:
-            problems.append(f"messages[{i}] has the role of the message before it")
-        blocks = m["content"] if isinstance(m["content"], list) else []
-        marks += sum(1 for b in blocks if "cache_control" in b)
-        if any(b.get("type") == "text" and not b.get("text", "").strip() for b in blocks):
-            problems.append(f"messages[{i}] has an empty text block")
-        kinds = [b.get("type") for b in blocks]
-        first_other = next((j for j, k in enumerate(kinds) if k != "tool_result"), len(kinds))
-        if "tool_result" in kinds[first_other:]:
-            problems.append(f"messages[{i}] has a block before a tool_result")
-    if marks > 4:
-        problems.append(f"{marks} cache_control breakpoints (the API takes 4)")
-    return problems
-
-
-def _gemini_rules(contents: list[dict[str, Any]]) -> list[str]:
-    """Gemini: user first (a function call follows a user turn), roles alternate, no
-    content without parts nor a blank text part, function responses first in theirs."""
-    problems: list[str] = []
-    if contents and contents[0]["role"] != "user":
-        problems.append("the first content is not the user's")
-    for i, c in enumerate(contents):
-        if i and contents[i - 1]["role"] == c["role"]:
-            problems.append(f"contents[{i}] has the role of the content before it")
-        parts = c["parts"]
-        if not parts:
-            problems.append(f"contents[{i}] has no part")
-        if any("text" in p and not str(p["text"]).strip() for p in parts):
-            problems.append(f"contents[{i}] has an empty text part")
-        kinds = ["functionResponse" in p for p in parts]
-        if kinds != sorted(kinds, reverse=True):
-            problems.append(f"contents[{i}] has a part before a functionResponse")
-    return problems
-
-
-def tool_calls_paired(f: Facts) -> list[str]:
-    """No orphan: every tool call answered right after it, every result after its call."""
-    if f.answer["format"] == "anthropic":
-        return _paired_anthropic(f.answer["messages"])
-    if f.answer["format"] == "responses":
-        return _paired_items(f.answer["input"])
-    if f.answer["format"] == "gemini":
-        return _paired_contents(f.answer["contents"])
-    problems: list[str] = []
-    waiting: set[str] = set()
-    for i, m in enumerate(f.answer["messages"]):
-        if m["role"] == "tool":
-            if m.get("tool_call_id") not in waiting:
-                problems.append(f"messages[{i}]: tool result {m.get('tool_call_id')} has no call")
-            waiting.discard(m.get("tool_call_id"))
-            continue
-        if waiting:
-            problems.append(f"messages[{i}]: calls {sorted(waiting)} left without results")
-        waiting = {c["id"] for c in m.get("tool_calls") or ()}
-    if waiting:
-        problems.append(f"the list ends with calls {sorted(waiting)} unanswered")
-    return problems
-
-
-def _paired_items(items: list[dict[str, Any]]) -> list[str]:
-    """Responses items: each run of `function_call`s answered by the outputs right after."""
-    problems: list[str] = []
-    waiting: set[str] = set()
-    calling = False
-    for i, item in enumerate(items):
-        kind = item.get("type")
-        if kind == "function_call":
-            if not calling:
-                if waiting:
-                    problems.append(f"input[{i}]: calls {sorted(waiting)} left without results")
-                waiting = set()
-            waiting.add(item["call_id"])
-            calling = True
-            continue
-        calling = False
-        if kind == "function_call_output":
-            if item["call_id"] not in waiting:
-                problems.append(f"input[{i}]: output {item['call_id']} has no call")
-            waiting.discard(item["call_id"])
-        elif waiting:
-            problems.append(f"input[{i}]: calls {sorted(waiting)} left without results")
-            waiting = set()
-    if waiting:
-        problems.append(f"the list ends with calls {sorted(waiting)} unanswered")
-    return problems
-
-
-def _paired_contents(contents: list[dict[str, Any]]) -> list[str]:
-    """Gemini: a model content's function calls answered, by id, in the next content."""
-    problems: list[str] = []
-    calls: set[str] = set()
-    for i, c in enumerate(contents):
-        ids = {
-            p[k]["id"] for p in c["parts"] for k in ("functionCall", "functionResponse") if k in p
-        }
-        if c["role"] == "user":
-            if ids - calls:
-                problems.append(
-                    f"contents[{i}]: functionResponse {sorted(ids - calls)} has no call"
-                )
-            if calls - ids:
-                problems.append(f"contents[{i}]: functionCall {sorted(calls - ids)} unanswered")
-            calls = set()
-        else:
-            if calls:
-                problems.append(f"contents[{i}]: functionCall {sorted(calls)} unanswered")
-            calls = ids
-    if calls:
-        problems.append(f"the list ends with functionCall {sorted(calls)} unanswered")
-    return problems
-
-
-def _paired_anthropic(messages: list[dict[str, Any]]) -> list[str]:
-    problems: list[str] = []
-    calls: set[str] = set()
-    for i, m in enumerate(messages):
-        blocks = m["content"] if isinstance(m["content"], list) else []
-        results = {b["tool_use_id"] for b in blocks if b.get("type") == "tool_result"}
-        if m["role"] == "user":
-            if results - calls:
-                problems.append(f"messages[{i}]: tool_result {sorted(results - calls)} has no call")
-            if calls - results:
-                problems.append(f"messages[{i}]: tool_use {sorted(calls - results)} unanswered")
-            calls = set()
-        else:
-            if calls:
-                problems.append(f"messages[{i}]: tool_use {sorted(calls)} unanswered")
-            calls = {b["id"] for b in blocks if b.get("type") == "tool_use"}
-    if calls:
-        problems.append(f"the list ends with tool_use {sorted(calls)} unanswered")
-    return problems
-
 
 # ---------------------------------------------------------------- counts
 
@@ -276,9 +128,24 @@ def system_verbatim(f: Facts) -> list[str]:
     return problems
 
 
+def _whole_cost(f: Facts, m: Message) -> int:
+    """An upper bound of what message m costs sent whole (its files aside): its Chat
+    JSON in the answer's shape, or, for a native row of the answer's format, its
+    payload (reasoning and opaque state included; each node counted apart costs a few
+    tokens more than the whole JSON, and a Gemini step may gain the dummy signature)."""
+    if f.own_vendor(m) and m.native is not None:
+        payload = m.native.payload
+        nodes = (
+            payload if isinstance(payload, list) else payload.get("content") or payload.get("parts")
+        )
+        count = len(nodes) if isinstance(nodes, list) else 1
+        return answer_tokens(f.answer, payload) + 4 * count + DUMMY_SIGNATURE_TOKENS
+    return answer_tokens(f.answer, m.to_openai()) + shape_overhead(f.answer)
+
+
 def _upper_cost(f: Facts, m: Message) -> int:
     """An upper bound of what message m costs as sent, its files included."""
-    cost = answer_tokens(f.answer, m.to_openai()) + 40 + shape_overhead(f.answer)
+    cost = _whole_cost(f, m) + 40
     for file_id in m.file_ids:
         view = f.read.case.files.get(file_id)
         if view is not None and view.category in ("image", "audio"):
@@ -419,7 +286,7 @@ def _smallest(f: Facts, m: Message) -> int:
     """An upper bound of message m's smallest form as sent: whole, or the preview with
     no body (a tool result's line naming its path, another message's note naming it);
     a tool call keeps its call and text."""
-    whole = answer_tokens(f.answer, m.to_openai()) + shape_overhead(f.answer)
+    whole = _whole_cost(f, m)
     if m.role == "tool":
         line = (
             "[A tool result (99,999,999 tokens, 999,999,999 bytes) not shown here for lack "
@@ -437,7 +304,18 @@ def _smallest(f: Facts, m: Message) -> int:
     # an image or audio file the model or format cannot take stays a text line in it
     media = [x for x in m.file_ids if f.read.case.files[x].category in ("image", "audio")]
     note_cost = answer_tokens(f.answer, node) + 4 + shape_overhead(f.answer)
+    note_cost += _kept_in_preview(f, m)
     return min(whole, note_cost) + MEDIA_LINE_TOKENS * len(media)
+
+
+def _kept_in_preview(f: Facts, m: Message) -> int:
+    """What a native row of the answer's format keeps when shown shorter: every node but
+    its text (reasoning, calls, opaque state), at most its nodes' own costs."""
+    if not f.own_vendor(m) or m.native is None or m.role == "tool":
+        return 0
+    return sum(
+        answer_tokens(f.answer, n) + 4 for n in non_text_nodes(m.native.format, m.native.payload)
+    )
 
 
 def tool_results_name_their_path(f: Facts) -> list[str]:
@@ -445,7 +323,7 @@ def tool_results_name_their_path(f: Facts) -> list[str]:
     problems = []
     for m in f.visible:
         text = f.sent.result(m) if m.role == "tool" else None
-        if text is None or text == m.text():
+        if text is None or text == f.whole_result(m):
             continue
         if f"/workspace/{result_path(m)}" not in text:
             shown = text[:60] + ("…" if len(text) > 60 else "")
@@ -521,4 +399,5 @@ INVARIANTS: tuple[Invariant, ...] = (
     newest_files_first,
     clearing_before_dropping,
     prefix_between_cuts,
+    *REASONING_INVARIANTS,
 )

@@ -7,6 +7,7 @@ from typing import Any
 
 from tests.engine.assembly.harness.engine import Read
 from tests.engine.assembly.harness.facts import Facts, newest_user
+from tests.engine.assembly.harness.sent import text_of
 
 CITATIONS_TITLE = "## Citations"
 # the warning of a context cut for the hard room without filtering (SPEC §4 "Below the
@@ -198,4 +199,4 @@ def _system_texts(read: Read) -> list[str]:
     if answer["format"] == "responses":
         items = [i for i in answer["input"] if i.get("role") == "system"]
         return [answer["instructions"] or "", *(_first_text(i) for i in items)]
-    return [m["content"] for m in answer["messages"] if m["role"] == "system"]
+    return [text_of(m["content"]) for m in answer["messages"] if m["role"] == "system"]

@@ -55,11 +55,21 @@ def check_case(case: Case, only: str | None = None) -> list[Violation]:
         facts = Facts(current, previous)
         for invariant in INVARIANTS:
             if only is None or invariant.__name__ == only:
-                problems = invariant(facts)
+                problems = _judge(invariant, facts)
                 if problems:
                     found.append(Violation(invariant.__name__, case.seed, index, problems))
         previous = current
     return found
+
+
+def _judge(invariant: Callable[[Facts], list[str]], facts: Facts) -> list[str]:
+    """The invariant's findings; a check that raises on an answer counts against it
+    (a long run keeps going, and the answer is kept by its seed)."""
+    try:
+        return invariant(facts)
+    except Exception as exc:  # an answer the check did not foresee: report it
+        where = traceback.extract_tb(exc.__traceback__)[-1]
+        return [f"the check raised {exc!r} at {where.filename.split('/')[-1]}:{where.lineno}"]
 
 
 @dataclass(slots=True)

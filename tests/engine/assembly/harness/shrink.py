@@ -116,8 +116,8 @@ def _shorter_texts(case: Case) -> Iterator[Case]:
         if length < 40:
             break
         m = case.reads[r][j]
-        if not isinstance(m.content, str):
-            continue
+        if not isinstance(m.content, str) or m.native is not None:
+            continue  # a native row's text is its payload's too: kept whole
         match = MARKER.match(m.content)
         head = match.group(0) if match else ""
         body = m.content[len(head) :]
