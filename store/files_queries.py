@@ -113,6 +113,29 @@ def take_over(
     )
 
 
+def resume(
+    session: Session | Connection,
+    *,
+    file_id: str,
+    seen_attempts: int,
+    seen_owner: str,
+    worker_id: str,
+    now: datetime,
+) -> bool:
+    """Take over a `processing` row its holder handed on (it gave up waiting for the
+    database): the same attempt goes on under `worker_id`, not counted again."""
+    return _guarded_update(
+        session,
+        [
+            C.id == file_id,
+            C.status == FileStatus.PROCESSING,
+            C.attempts == seen_attempts,
+            C.lease_owner == seen_owner,
+        ],
+        {"lease_owner": worker_id, "started_at": now, "updated_at": now},
+    )
+
+
 def fail_unfinished(
     session: Session | Connection,
     *,
