@@ -27,10 +27,11 @@ that stays put. Prints figures and ratios against baselines measured in the same
    turn cuts just enough), on gpt-4o with agent turns and gpt-4 with chat turns.
    Target: ≥ 80 % of turns keep the prefix. (The agent turns' tool results are cleared
    as they age, SPEC §9: the measure includes clearing.)
-3. Clearing old tool results (`bench/context_clearing.py`): a 200-turn (60 with
-   --quick) tool-heavy session on gpt-4, clearing on against off: prefix kept (target
-   >= 80 % with clearing on), turns kept on / off (target >= 1.5x), the cost of the reads
-   that move the clearing line.
+3. Clearing old tool results (`bench/context_clearing.py`): 200-turn (60 on gpt-4
+   with --quick) tool-heavy sessions on gpt-4 (8K) and gpt-4-32k, ~240- and ~320-token
+   results, clearing on against off: prefix kept (target >= 80 % with clearing on),
+   turns kept on / off (target >= 1.5x), the cost of the reads that move the clearing
+   line, and the first read of the same turns imported at once.
 """
 
 from __future__ import annotations

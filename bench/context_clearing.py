@@ -1,24 +1,33 @@
-"""Clearing old tool results (SPEC §9, issues 10 and 17): section 3 of bench/context.py.
+"""Clearing old tool results (SPEC §9, issues 10, 17 and 29): section 3 of bench/context.py.
 
-A 200-turn (60 with --quick) tool-heavy session (each turn: a user message, a tool
-call, a ~240-token tool result, an answer) is posted turn by turn to the real API on a
-small window (gpt-4, 8 192 tokens), and the context read after every turn, with
-clearing on (the default `keep_tool_results` 5) and off (`keep_tool_results`
-1 000 000: nothing is old enough). Reported: the first turn at which a message had to
-be dropped, the turns (user messages) the contexts keep (the final one, and the mean
-over the filtered turns: one turn is a point in the cut's cycle), the final tokens and
-cleared results, the share of turns whose answer starts with what the previous one
-held before its newest turn (the prefix measure of section 2; targets: >= 80 % with
-clearing on, turns kept on / off >= 1.5x), the mean GET time of the reads that moved
-the clearing line (they write the newly cleared results not yet in the workspace
-before answering) against the others, and `GET /context` p50/p99 over the final
-history. Baseline: the same session with clearing off.
+Tool-heavy sessions (each turn: a user message, a tool call, a tool result, an answer)
+on a small window (gpt-4, 8 192 tokens, budget 3 915) and a 32K one (gpt-4-32k, 32 768
+tokens, budget 18 660), with two result sizes: ~240 tokens (the section's shape since
+issue 17) and ~320 tokens (issue 29's, where clearing used to keep nothing more in
+view on gpt-4). Each is run with clearing on (the default `keep_tool_results` 5) and off
+(`keep_tool_results` 1 000 000: nothing is old enough): the baseline, in the same run.
+
+- Turn by turn: 200 turns (60 on gpt-4 with --quick, 150 on the 32K model, whose budget
+  holds about 60 turns), each posted to the real API and the context read after it.
+  Reported: the first turn at which a message had to be dropped, the turns (user
+  messages) the contexts keep (the final one, and the mean over the filtered turns: one
+  turn is a point in the cut's cycle), the final tokens and cleared results, the share
+  of turns whose answer starts with what the previous one held before its newest turn
+  (the prefix measure of section 2). Targets: prefix kept >= 80 % with clearing on,
+  turns kept on / off >= 1.5x (mean). For the ~240-token shape, the mean GET time of the
+  reads that moved the clearing line (they write the newly cleared results not yet in
+  the workspace before answering) against the others, and `GET /context` p50/p99 over
+  the final history.
+- First read: the same turns imported in one batch, then one read (the case issue 29
+  reported: on gpt-4, 784 of 800 messages removed with clearing on or off): messages
+  removed on / off, the newest results whole, the stubs.
 """
 
 from __future__ import annotations
 
 import json
 import random
+import time
 from typing import Any
 
 from bench.history_http import _pct
@@ -28,10 +37,14 @@ TOOL_WORDS = (
     "retries", "error", "timeout", "bytes", "cpu", "memory", "disk", "p99", "p50", "rps",
 )  # fmt: skip
 OFF = {"keep_tool_results": 1_000_000}
+MODELS = ("gpt-4", "gpt-4-32k")
+SHAPES = (70, 97)  # key=value pairs in a result: ~240 and ~320 tokens
+LARGE_MIN_TURNS = 150  # the 32K budget holds about 60 turns: enough past it to cycle
+STUB = "[Old tool result cleared ("
 
 
-def _turn(rng: random.Random, n: int) -> list[dict[str, Any]]:
-    result = " ".join(f"{rng.choice(TOOL_WORDS)}={rng.randint(0, 999)}" for _ in range(70))
+def _turn(rng: random.Random, n: int, pairs: int) -> list[dict[str, Any]]:
+    result = " ".join(f"{rng.choice(TOOL_WORDS)}={rng.randint(0, 999)}" for _ in range(pairs))
     call = {"id": f"c{n}", "type": "function",
             "function": {"name": "health", "arguments": json.dumps({"turn": n})}}  # fmt: skip
     return [
@@ -42,25 +55,31 @@ def _turn(rng: random.Random, n: int) -> list[dict[str, Any]]:
     ]
 
 
-def _session(client: Any, options: dict[str, Any], turns: int) -> dict[str, Any]:
-    import time
+def _create(client: Any, model: str, options: dict[str, Any]) -> str:
+    body = {"model": model, "system_prompt": "You watch services.", "context_options": options}
+    return str(client.post("/v1/conversations", json=body).raise_for_status().json()["id"])
 
+
+def _session(
+    client: Any, model: str, pairs: int, options: dict[str, Any], turns: int
+) -> dict[str, Any]:
     from bench.context import _prefix, _starts_with
 
     rng = random.Random(5)
-    body = {"model": "gpt-4", "system_prompt": "You watch services.", "context_options": options}
-    cid = client.post("/v1/conversations", json=body).raise_for_status().json()["id"]
+    cid = _create(client, model, options)
     url = f"/v1/conversations/{cid}/context"
     first_drop = None
     kept_prefix = compared = 0
     turns_kept: list[int] = []
     move_ms: list[float] = []
     still_ms: list[float] = []
+    result_tokens: list[int] = []
     previous: dict[str, Any] | None = None
     answer: dict[str, Any] = {}
     for n in range(1, turns + 1):
-        batch = {"messages": _turn(rng, n)}
-        client.post(f"/v1/conversations/{cid}/messages", json=batch).raise_for_status()
+        batch = {"messages": _turn(rng, n, pairs)}
+        posted = client.post(f"/v1/conversations/{cid}/messages", json=batch).raise_for_status()
+        result_tokens.append(posted.json()["data"][2]["token_count"])
         started = time.perf_counter()
         answer = client.get(url).raise_for_status().json()
         elapsed = (time.perf_counter() - started) * 1000
@@ -76,6 +95,8 @@ def _session(client: Any, options: dict[str, Any], turns: int) -> dict[str, Any]
         previous = answer
     return {
         "cid": cid,
+        "result_tokens": sum(result_tokens) / len(result_tokens),
+        "budget": answer["budget_tokens"],
         "first_drop": first_drop,
         "turns_kept": _users(answer),
         "mean_turns": sum(turns_kept) / len(turns_kept) if turns_kept else 0.0,
@@ -88,13 +109,33 @@ def _session(client: Any, options: dict[str, Any], turns: int) -> dict[str, Any]
     }
 
 
+def _first_read(
+    client: Any, model: str, pairs: int, options: dict[str, Any], turns: int
+) -> dict[str, Any]:
+    """The turns imported in one batch, then one read: what it removes and keeps."""
+    rng = random.Random(5)
+    cid = _create(client, model, options)
+    history = [m for n in range(1, turns + 1) for m in _turn(rng, n, pairs)]
+    client.post(f"/v1/conversations/{cid}/messages", json={"messages": history}).raise_for_status()
+    answer = client.get(f"/v1/conversations/{cid}/context").raise_for_status().json()
+    texts = [m["content"] for m in answer["messages"] if m["role"] == "tool"]
+    stubs = sum(t.startswith(STUB) for t in texts)
+    stubbed = [k for k, t in enumerate(reversed(texts)) if t.startswith(STUB)]
+    newest_whole = stubbed[0] if stubbed else len(texts)
+    return {
+        "messages": len(history),
+        "removed": len(answer["removed_message_ids"]),
+        "newest_whole": newest_whole,
+        "stubs": stubs,
+        "turns": _users(answer),
+    }
+
+
 def _users(answer: dict[str, Any]) -> int:
     return sum(1 for m in answer["messages"] if m["role"] == "user")
 
 
 def _latency(client: Any, cid: str, requests: int) -> tuple[float, float]:
-    import time
-
     url = f"/v1/conversations/{cid}/context"
     for _ in range(5):
         client.get(url).raise_for_status()
@@ -106,43 +147,89 @@ def _latency(client: Any, cid: str, requests: int) -> tuple[float, float]:
     return _pct(times, 50), _pct(times, 99)
 
 
-def clearing_section(client: Any, turns: int, requests: int) -> dict[str, dict[str, Any]]:
-    on = _session(client, {}, turns)
-    off = _session(client, OFF, turns)
-    on["p50"], on["p99"] = _latency(client, on["cid"], requests)
-    off["p50"], off["p99"] = _latency(client, off["cid"], requests)
-    return {"clearing on (keep 5)": on, "clearing off (baseline)": off}
+def clearing_section(client: Any, turns: int, requests: int) -> dict[str, Any]:
+    """Every model and shape, clearing on and off: {(model, pairs): {"on", "off",
+    "first_on", "first_off"}}."""
+    rows: dict[tuple[str, int], dict[str, Any]] = {}
+    for model in MODELS:
+        count = turns if model == MODELS[0] else max(turns, LARGE_MIN_TURNS)
+        for pairs in SHAPES:
+            row = {
+                "on": _session(client, model, pairs, {}, count),
+                "off": _session(client, model, pairs, OFF, count),
+                "first_on": _first_read(client, model, pairs, {}, count),
+                "first_off": _first_read(client, model, pairs, OFF, count),
+                "turns": count,
+            }
+            if pairs == SHAPES[0]:
+                for case in ("on", "off"):
+                    r = row[case]
+                    r["p50"], r["p99"] = _latency(client, r["cid"], requests)
+            rows[(model, pairs)] = row
+    return {"rows": rows}
 
 
 TARGET_PREFIX = 0.8
 TARGET_TURNS = 1.5
 
 
-def report_clearing(rows: dict[str, dict[str, Any]], turns: int) -> None:
-    print(f"\n3. Clearing old tool results: a {turns}-turn tool-heavy session on gpt-4 (8k)")
+def _ms(r: dict[str, Any], key: str) -> str:
+    return f"{r[key]:>6.1f}ms" if key in r else f"{'-':>8}"
+
+
+def report_clearing(section: dict[str, Any], turns: int) -> None:
+    rows: dict[tuple[str, int], dict[str, Any]] = section["rows"]
     print(
-        f"{'case':<26} {'first drop':>10} {'turns kept':>10} {'mean':>6} {'tokens':>7} "
-        f"{'cleared':>8} {'prefix kept':>11} {'p50':>8} {'p99':>8}"
+        f"\n3. Clearing old tool results: tool-heavy sessions posted turn by turn ({turns} "
+        f"turns on {MODELS[0]}, {max(turns, LARGE_MIN_TURNS)} on {MODELS[1]}), clearing on "
+        "(keep 5) and off"
     )
-    for label, r in rows.items():
-        drop = f"turn {r['first_drop']}" if r["first_drop"] else "never"
+    print(
+        f"{'model (budget)':<18} {'result':>7} {'case':<4} {'first drop':>10} "
+        f"{'turns kept':>10} {'mean':>6} {'tokens':>7} {'cleared':>8} {'prefix kept':>11} "
+        f"{'p50':>8} {'p99':>8}"
+    )
+    for (model, _), row in rows.items():
+        for case in ("on", "off"):
+            r = row[case]
+            drop = f"turn {r['first_drop']}" if r["first_drop"] else "never"
+            label = f"{model} ({r['budget']})"
+            print(
+                f"{label:<18} {r['result_tokens']:>5.0f}tk {case:<4} "
+                f"{drop:>10} {r['turns_kept']:>10} {r['mean_turns']:>6.1f} {r['tokens']:>7} "
+                f"{r['cleared']:>8} {r['prefix']:>10.1%} {_ms(r, 'p50')} {_ms(r, 'p99')}"
+            )
+    print("turns kept on / off (mean over the filtered turns) and the targets:")
+    met = True
+    for (model, _), row in rows.items():
+        on, off = row["on"], row["off"]
+        ratio = on["mean_turns"] / max(0.001, off["mean_turns"])
+        ok = on["prefix"] >= TARGET_PREFIX and ratio >= TARGET_TURNS
+        met = met and ok
         print(
-            f"{label:<26} {drop:>10} {r['turns_kept']:>10} {r['mean_turns']:>6.1f} "
-            f"{r['tokens']:>7} {r['cleared']:>8} {r['prefix']:>10.0%} {r['p50']:>6.1f}ms "
-            f"{r['p99']:>6.1f}ms"
+            f"  {model}, ~{on['result_tokens']:.0f}-token results: {ratio:.2f}x "
+            f"({on['turns_kept'] / max(1, off['turns_kept']):.2f}x final), prefix kept "
+            f"{on['prefix']:.1%} on / {off['prefix']:.1%} off: {'MET' if ok else 'MISSED'}"
         )
-    on, off = rows["clearing on (keep 5)"], rows["clearing off (baseline)"]
-    mean_ratio = on["mean_turns"] / max(0.001, off["mean_turns"])
-    print(
-        f"turns kept on / off: {on['turns_kept'] / max(1, off['turns_kept']):.2f}x final, "
-        f"{mean_ratio:.2f}x mean; p99 on / off: {on['p99'] / max(0.001, off['p99']):.2f}x"
-    )
-    print(
-        f"reads that moved the clearing line: {on['moves']}, {on['move_ms']:.1f} ms mean "
-        f"(they write the newly cleared results first) against {on['still_ms']:.1f} ms"
-    )
-    met = on["prefix"] >= TARGET_PREFIX and mean_ratio >= TARGET_TURNS
     print(
         f"target prefix kept with clearing >= {TARGET_PREFIX:.0%} and turns kept on / off "
-        f">= {TARGET_TURNS}x (mean): {'MET' if met else 'MISSED'}"
+        f">= {TARGET_TURNS}x (mean), every row: {'MET' if met else 'MISSED'}"
     )
+    for (model, _), row in rows.items():
+        on = row["on"]
+        if "p50" in on:
+            print(
+                f"{model}: reads that moved the clearing line: {on['moves']}, "
+                f"{on['move_ms']:.1f} ms mean (they write the newly cleared results first) "
+                f"against {on['still_ms']:.1f} ms; p99 on / off "
+                f"{on['p99'] / max(0.001, row['off']['p99']):.2f}x"
+            )
+    print("first read after importing the turns in one batch (removed of all messages):")
+    for (model, _), row in rows.items():
+        a, b = row["first_on"], row["first_off"]
+        print(
+            f"  {model}, ~{row['on']['result_tokens']:.0f}-token results: removed "
+            f"{a['removed']} on / {b['removed']} off of {a['messages']}; turns kept "
+            f"{a['turns']} / {b['turns']}; with clearing the newest {a['newest_whole']} "
+            f"results whole and {a['stubs']} stubs"
+        )

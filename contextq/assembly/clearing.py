@@ -8,8 +8,9 @@ from turn to turn and providers' prompt caches keep hitting:
 - each answer applies the carried line, never above the `keep`-th newest tool result
   (the newest `keep_tool_results` stay whole, whatever the carried line says);
 - the line moves only when the context with the carried line and cut point does not
-  fit (`fill` decides), and then to the `keep`-th newest result at once: everything
-  older is cleared in one move;
+  fit, or is over the threshold with a batch of results to clear (`select` decides),
+  and then to the `keep`-th newest result at once: everything older is cleared in one
+  move;
 - between moves it stays put, and new results accumulate whole.
 
 Protected messages (the newest turn, pinned messages and their chains) are never
@@ -43,16 +44,21 @@ def moved_line(work: Work, keep: int) -> int | None:
     return keep_line(work.history, keep)
 
 
-def clear_below(work: Work, line: int | None, protected: Iterable[int]) -> list[int]:
-    """Clear the tool results below `line` not cleared yet; returns their indices."""
+def clearable(work: Work, line: int | None, protected: Iterable[int]) -> list[int]:
+    """The tool results below `line` not cleared yet (their indices)."""
     if line is None:
         return []
     done = set(work.cleared)
-    found = [
+    return [
         i
         for i in to_clear(work.history, line=line, protected=protected)
         if str(work.history[i].id) not in done
     ]
+
+
+def clear_below(work: Work, line: int | None, protected: Iterable[int]) -> list[int]:
+    """Clear the tool results below `line` not cleared yet; returns their indices."""
+    found = clearable(work, line, protected)
     for i in found:
         cleared = _stub_for(work, i)
         work.cleared.append(str(work.history[i].id))

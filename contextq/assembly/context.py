@@ -327,10 +327,11 @@ def _cleared(work: Work, fill: layout.Fill) -> list[str]:
 
 
 def _before(before: int, rendered: Rendered, fill: layout.Fill, work: Work) -> int:
-    """The context before filtering: the answer itself when nothing was left out or cut
-    (exact), else the sum of every part's cost alone (merged Anthropic turns cost a
-    little less)."""
+    """The context before filtering: the answer itself when nothing was left out, cut
+    or cleared (exact), else the sum of every part's cost alone (merged Anthropic turns
+    cost a little less)."""
     whole = len(fill.kept) == len(work.history) and not fill.warnings and not work.notes
+    whole = whole and not work.cleared
     return rendered.token_count if whole else before
 
 

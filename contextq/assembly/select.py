@@ -3,12 +3,16 @@ cut point and clearing line (SPEC §4 "A prefix that stays put", §9).
 
 Between moves, an answer keeps what the previous one held before its newest turn: the
 history from the carried cut point, old tool results cleared below the carried line.
-When that no longer fits, both move in the same answer (one change of the prefix, not
-two): the line to the `keep_tool_results`-th newest tool result (everything older
-cleared at once), then the cut down to `trim_to` of the budget from what is left, even
-when all of it would fit (the prefix changes in this answer anyway, and a deep cut puts
-the next change as far off as a cut's; otherwise each turn's new result would move the
-line again). Old results are always cleared before any message is dropped.
+When that no longer fits (or is itself over the threshold, with a batch of results to
+clear), both move in the same answer (one change of the prefix, not two): the line to
+the `keep_tool_results`-th newest tool result (everything older cleared at once), then
+the cut from what is left, even when all of it would fit (the prefix changes in this
+answer anyway, and a deep cut puts the next change as far off as a cut's; otherwise each
+turn's new result would move the line again). That cut keeps the newest
+`keep_tool_results` pairs whole whenever they fit the budget, the stubs of the older
+ones in the room they leave, the headroom out of the stubs (`move_cut`). Old results are
+always cleared before any message is dropped. A window read kept whole with no carried
+cut point gets one at its start (`_window_cut`).
 """
 
 from __future__ import annotations
@@ -18,9 +22,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, overload
 
-from contextq.assembly.clearing import clear_below, moved_line
+from contextq.assembly.clearing import clear_below, clearable, moved_line
 from contextq.assembly.pieces import text_piece
 from contextq.assembly.plan import ContextPlan
+from contextq.assembly.tool_results import tool_result_indices
 from contextq.assembly.work import Work
 from contextq.history.chains import unit_at
 from contextq.history.filtering import run_strategy
@@ -67,18 +72,81 @@ def select(
     memory: HierarchicalMemory | None,
 ) -> Ran:
     """The strategy with the carried cut point and line (`line`: the one applied); when
-    the carried state does not fit, the line moves and the strategy cuts anew."""
+    the carried state does not fit, or is over the threshold with a batch of results to
+    clear, the line moves and the strategy cuts anew (`move_cut`)."""
     ran = _select(work, plan, parts, how, cut_seq=cut_seq, memory=memory)
-    if ran.error is not None or not _exceeded(work, ran, how, cut_seq, plan):
+    if ran.error is not None:
         return ran
-    target = moved_line(work, plan.read.filter.keep_tool_results)
+    moved = _moved(work, plan, parts, how, ran, cut_seq=cut_seq, line=line, memory=memory)
+    return moved if moved is not None else _window_cut(work, plan, how, ran, cut_seq)
+
+
+def _moved(
+    work: Work,
+    plan: ContextPlan,
+    parts: Parts,
+    how: Selecting,
+    ran: Ran,
+    *,
+    cut_seq: int | None,
+    line: int | None,
+    memory: HierarchicalMemory | None,
+) -> Ran | None:
+    """The strategy again after the line moved to the `keep_tool_results`-th newest
+    result, or None when it does not move: the carried state fits and is under the
+    threshold, or there is nothing (over the threshold alone: too little) to clear."""
+    exceeded = _exceeded(work, ran, how, cut_seq, plan)
+    if not exceeded and not _over_threshold(work, parts, plan, how, ran):
+        return None
+    keep = plan.read.filter.keep_tool_results
+    target = moved_line(work, keep)
     if target is None or (line is not None and target <= line):
-        return ran
-    if not clear_below(work, target, how.protected):
-        return ran
-    moved = _select(work, plan, parts, how, cut_seq=None, memory=memory, trim_always=True)
+        return None
+    if len(clearable(work, target, how.protected)) < (1 if exceeded else MOVE_BATCH):
+        return None
+    clear_below(work, target, how.protected)
+    move = move_cut(work, plan, how, keep) if how.runs else None
+    moved = _select(work, plan, parts, how, cut_seq=None, memory=memory, move=move)
     moved.clear_seq = target
     return moved
+
+
+MOVE_BATCH = 5  # a move the budget does not force clears at least this many results
+
+
+def _window_cut(
+    work: Work, plan: ContextPlan, how: Selecting, ran: Ran, cut_seq: int | None
+) -> Ran:
+    """`ran`, with a cut point at its oldest message when it kept the whole of a window
+    read with no cut point carried (token_budget): the service reads only the newest
+    messages of a long history, as many as the budget could hold stored, and stubs can
+    make all of them fit; the start of the window is then where the kept history starts.
+    Stored, it stays put (the next reads start there), instead of a window that slides
+    by a turn every read and changes the prefix each time."""
+    f = plan.read.filter
+    if not how.runs or f.strategy != "token_budget" or plan.read.window is None:
+        return ran
+    if cut_seq is not None or ran.cut_seq is not None:
+        return ran
+    oldest = min((i for i in ran.kept - how.turn if not _anchor(work.history[i])), default=None)
+    if oldest is not None:
+        ran.cut_seq = work.history[oldest].seq
+    return ran
+
+
+def _over_threshold(work: Work, parts: Parts, plan: ContextPlan, how: Selecting, ran: Ran) -> bool:
+    """Whether the context with the carried line and cut point is over the threshold
+    (SPEC §9: the line "stays put … until usage is over the threshold again"), the
+    budget aside: on a window whose threshold is below the budget (`context_threshold`
+    0.1 on gpt-4o) results are cleared before the budget is reached. Such a move waits
+    for `MOVE_BATCH` results to clear, so that it changes the prefix at most once every
+    few answers, not once per new result."""
+    f = plan.read.filter
+    if not how.runs or not f.automatic:
+        return False
+    preamble = sum(p.cost for p in parts.preamble)
+    tokens = how.limit - how.room + work.costs(ran.kept - how.turn) + preamble
+    return tokens >= f.threshold * max(1, f.limits.context_window)
 
 
 def _exceeded(work: Work, ran: Ran, how: Selecting, cut_seq: int | None, plan: ContextPlan) -> bool:
@@ -132,10 +200,10 @@ def _select(
     *,
     cut_seq: int | None,
     memory: HierarchicalMemory | None,
-    trim_always: bool = False,
+    move: MoveCut | None = None,
 ) -> Ran:
-    """The strategy over `how.rest` with `how.room` tokens (`trim_always`: cut down to
-    the trim target even when everything fits: the prefix changes anyway)."""
+    """The strategy over `how.rest` with `how.room` tokens (`move`: the line moved, the
+    cut goes where `move` says even when everything fits: the prefix changes anyway)."""
     started = time.perf_counter()
     f = plan.read.filter
     rest = how.rest
@@ -151,9 +219,9 @@ def _select(
             anchors=anchors,
         )
         return Ran({rest[j] for j in selection.kept} | how.turn)
-    overrides = _overrides(work, plan, how, min_keep=min_keep)
+    overrides = _overrides(work, plan, how, min_keep=min_keep, move=move)
     overrides["cut_seq"] = _usable_cut(cut_seq, work, rest, plan)
-    overrides["trim_always"] = trim_always
+    overrides["trim_always"] = move is not None
     selection, error = run_strategy(
         messages, f, anchors=anchors, memory=memory, overrides=overrides
     )
@@ -173,12 +241,17 @@ def _anchor(message: Message) -> bool:
     return message.pinned or message.role == "system"
 
 
-def _overrides(work: Work, plan: ContextPlan, how: Selecting, *, min_keep: int) -> dict[str, Any]:
+def _overrides(
+    work: Work, plan: ContextPlan, how: Selecting, *, min_keep: int, move: MoveCut | None
+) -> dict[str, Any]:
     """The strategy's arguments for what is left: the room, the trim target (the
-    hysteresis cut is to `trim_to` of the whole budget), the minimum and the window
-    less the turn's own newest messages."""
+    hysteresis cut is to `trim_to` of the whole budget; a move's, `move`'s), the minimum
+    (a move's: at least the newest pairs) and the window less the turn's own newest
+    messages."""
     f = plan.read.filter
-    trim = trim_target(work, plan) - (how.limit - how.room)
+    trim = (move.trim if move else trim_target(work, plan)) - (how.limit - how.room)
+    if move is not None and f.strategy == "token_budget":
+        min_keep = max(min_keep, move.whole)
     overrides: dict[str, Any] = {
         "budget_tokens": how.room,
         "trim_tokens": max(0, trim),
@@ -189,6 +262,60 @@ def _overrides(work: Work, plan: ContextPlan, how: Selecting, *, min_keep: int) 
         inside = sum(1 for i in how.turn if i >= len(work.history) - window)
         overrides["window_size"] = max(1, window - inside)
     return overrides
+
+
+@dataclass(frozen=True, slots=True)
+class MoveCut:
+    """The cut of an answer that moves the clearing line."""
+
+    trim: int  # where it goes, in tokens of the whole context
+    whole: int  # the newest messages of the rest kept whole (the newest pairs' turns)
+
+
+MIN_TURNS_OF_ROOM = 3  # a move's cut gives way to the stubs down to room for three turns
+
+
+def move_cut(work: Work, plan: ContextPlan, how: Selecting, keep: int) -> MoveCut:
+    """Where the cut of an answer that moves the line goes (SPEC §9): the newest `keep`
+    tool pairs (from the turn that opens the oldest of them, `whole_from`) stay whole
+    whenever they fit the budget, and the stubs of the older ones fill the room they
+    leave, less the cut's headroom (`move_trim`)."""
+    history = work.history
+    start = whole_from(work, keep)
+    whole = [i for i in how.rest if start is not None and i >= start and not _anchor(history[i])]
+    anchored = [i for i in how.rest if _anchor(history[i])]
+    newest = how.limit - how.room + work.costs(whole) + work.costs(anchored)
+    return MoveCut(trim=move_trim(work, plan, newest), whole=len(whole))
+
+
+def move_trim(work: Work, plan: ContextPlan, newest: int) -> int:
+    """A move's cut, in tokens of the whole context, given what the newest pairs hold
+    with everything taken first (`newest`). The headroom (`trim_target`'s: room for five
+    turns like the newest on a small window, `trim_to` on a large one) comes out of the
+    stubs, never out of the pairs; where it would leave the stubs less than one turn's
+    room, it gives way to them in whole turns, down to `MIN_TURNS_OF_ROOM` (three turns
+    in four then keep their prefix: where the prefix and the stubs pull apart, the stubs
+    win), and below that only to the pairs themselves."""
+    budget = plan.read.filter.budget.budget_tokens
+    normal = trim_target(work, plan)
+    growth = max(1, turn_growth(work))
+    if normal - newest >= growth:
+        return normal
+    turns = max(MIN_TURNS_OF_ROOM, (budget - newest) // growth - 1)
+    headroom = min(budget - normal, turns * growth)
+    return min(budget, max(newest, budget - headroom))
+
+
+def whole_from(work: Work, keep: int) -> int | None:
+    """Where the newest `keep` tool pairs start (an index of `work.history`): the user
+    message that opens the turn of the `keep`-th newest result when that turn is a few
+    units long (`_turn_start`), else its call. None: no pair is kept whole."""
+    results = tool_result_indices(work.history)
+    if keep <= 0 or not results:
+        return None
+    result = results[max(0, len(results) - keep)]
+    start = _turn_start(work.history, result + 1)
+    return start if start is not None else unit_at(work.history, result).start
 
 
 TURNS_OF_ROOM = 5  # a cut leaves room for this many turns: 5 in 6 keep their prefix (83 %)
