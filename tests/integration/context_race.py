@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import httpx
@@ -134,9 +135,10 @@ class Target:
 
 @dataclass
 class Round:
-    """One burst: the answers, the message seqs by id, how many API processes held its
-    connections (0: not known), and the state stored after it."""
+    """One burst on a conversation: the answers, the message seqs by id, how many API
+    processes held its connections (0: not known), and the state stored after it."""
 
+    cid: str
     answers: list[Answer]
     seqs: dict[str, int]
     processes: int
@@ -154,7 +156,7 @@ class Round:
         """The answers for the longest history seen (appends during a burst)."""
         seen = max(a.seen for a in self.answers)
         newest = [a for a in self.answers if a.seen == seen]
-        return Round(newest, self.seqs, self.processes, self.stored)
+        return Round(self.cid, newest, self.seqs, self.processes, self.stored)
 
     @property
     def matches_stored(self) -> bool:
@@ -206,7 +208,7 @@ def fire(
                 side.result()
         ids = message_ids(clients[0], cid)
         answers = [summarise(r.status_code, r.json(), ids) for r in responses]
-        return Round(answers, dict(ids), processes, stored(cid))
+        return Round(cid, answers, dict(ids), processes, stored(cid))
     finally:
         for c in clients:
             c.close()
@@ -272,19 +274,20 @@ def appends_round(client: httpx.Client, api: Target, start: int = 20) -> Round:
         append(client, step.probe, range(n, n + 1))
         answer = read_once(client, step.probe)
         if moved(step.last, answer):
-
-            def two_appends() -> None:
-                with api_client(api.base_url, api.key, timeout=60) as writer:
-                    time.sleep(SPREAD_S / 4)
-                    append(writer, step.target, range(n, n + 1))
-                    time.sleep(SPREAD_S / 4)
-                    append(writer, step.target, range(n + 1, n + 2))
-
-            return fire(api, step.target, during=two_appends, spread_s=SPREAD_S)
+            during = partial(_two_appends, api, step.target, n)
+            return fire(api, step.target, during=during, spread_s=SPREAD_S)
         step.last, step.n = answer, n
         append(client, step.target, range(n, n + 1))
         read_once(client, step.target)
     raise AssertionError("no move of the carried state in 20 turns")
+
+
+def _two_appends(api: Target, cid: str, n: int) -> None:
+    with api_client(api.base_url, api.key, timeout=60) as writer:
+        time.sleep(SPREAD_S / 4)
+        append(writer, cid, range(n, n + 1))
+        time.sleep(SPREAD_S / 4)
+        append(writer, cid, range(n + 1, n + 2))
 
 
 def _main() -> None:  # pragma: no cover - a measurement, run by hand
