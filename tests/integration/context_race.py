@@ -79,6 +79,7 @@ class Answer:
 class Stored:
     seq: int | None
     clear_seq: int | None
+    version: int | None = None  # the number of writes of the state so far
 
 
 def message_ids(client: httpx.Client, cid: str) -> list[tuple[str, int]]:
@@ -217,7 +218,7 @@ def fire(
 def stored(cid: str) -> Stored:
     with read_session() as session:
         row = session.execute(
-            select(ContextCutPoint.seq, ContextCutPoint.clear_seq).where(
+            select(ContextCutPoint.seq, ContextCutPoint.clear_seq, ContextCutPoint.version).where(
                 ContextCutPoint.conversation_id == cid, ContextCutPoint.model == MODEL
             )
         ).first()
@@ -321,6 +322,8 @@ def _main() -> None:  # pragma: no cover - a measurement, run by hand
         with api.client(owner.key, timeout=60) as client:
             firsts = [first_read_round(client, target) for _ in range(args.rounds)]
             _report("first read", firsts)
+            writes = sorted({r.stored.version for r in firsts}, key=str)
+            print(f"  writes of the state per burst (its version): {writes}")
             lockstep = Lockstep(client, target)
             _report("a carried state moves", [lockstep.next_round() for _ in range(args.rounds)])
             rounds = [appends_round(client, target) for _ in range(args.rounds)]
