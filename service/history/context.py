@@ -340,7 +340,7 @@ def _store(
 ) -> None:
     """New citation ids and the carried fields this answer moved, in one short
     transaction (only if any), the latter only over the state the answer started from
-    (`stored`; None: it started from none, whatever is stored). _Raced when another
+    (`stored`; None: it took none, and writes over what is stored). _Raced when another
     request stored first: nothing is written."""
     moved = _moved(assembled)
     if not assembled.new_citations and not moved:
