@@ -1,7 +1,8 @@
 """Keyword-only queries of the context read (SPEC §6): owner settings, citation ids, the
-state carried from answer to answer (cut point, clearing line), and the file rows and
-processed texts a context shows. Persistence only: what they mean is
-`contextq.assembly`'s; `service.history.context` calls these.
+state carried from answer to answer (cut point, clearing line: read with its version,
+written only while that version holds), and the file rows and processed texts a context
+shows. Persistence only: what they mean is `contextq.assembly`'s;
+`service.history.context` calls these.
 """
 
 from __future__ import annotations
@@ -123,17 +124,22 @@ def add_citations(session: Session, *, conversation_id: str, ids: Mapping[str, i
 # ---------------------------------------------------------------- carried state
 
 
-def get_carried(
-    session: Session, *, conversation_id: str, model: str
-) -> tuple[int | None, int | None]:
-    """The cut point and clearing line stored for the conversation and model."""
+class Carried(NamedTuple):
+    """The state a conversation's contexts carry for a model (one `context_cut_points`
+    row), read in one statement, and the version it was read at (None: no row yet).
+    Each field but `version` is the column of the same name; a new carried field is its
+    column and one line here (`put_carried` writes whichever fields it is given)."""
+
+    version: int | None = None
+    seq: int | None = None  # the cut point
+    clear_seq: int | None = None  # the clearing line
+
+
+def get_carried(session: Session, *, conversation_id: str, model: str) -> Carried:
+    """The state stored for the conversation and model, with its version."""
     params = {"cid": conversation_id, "model": model}
     row = session.connection().execute(_CARRIED, params).first()
-    return (row[0], row[1]) if row is not None else (None, None)
-
-
-def get_cut_point(session: Session, *, conversation_id: str, model: str) -> int | None:
-    return get_carried(session, conversation_id=conversation_id, model=model)[0]
+    return Carried(*row) if row is not None else Carried()
 
 
 def put_carried(
@@ -141,27 +147,33 @@ def put_carried(
     *,
     conversation_id: str,
     model: str,
-    cut_seq: int | None = None,
-    clear_seq: int | None = None,
-) -> None:
-    """Store a moved cut point and/or clearing line (None: leave that one as it is)."""
-    values: dict[str, Any] = {"updated_at": utcnow()}
-    if cut_seq is not None:
-        values["seq"] = cut_seq
-    if clear_seq is not None:
-        values["clear_seq"] = clear_seq
-    stmt = _insert(session)(ContextCutPoint).values(
-        conversation_id=conversation_id, model=model, **values
+    moved: Mapping[str, Any],
+    version: int | None,
+) -> bool:
+    """Store the carried fields an answer moved (`moved`, by column; the others stay as
+    they are) if the state is still the one that answer was assembled from: the row at
+    `version`, or no row when `version` is None. One statement, a compare-and-set on
+    both backends (an UPDATE guarded by the version, or an INSERT that does nothing on
+    a row another read inserted first). True when written; False when another read
+    moved the state first (the caller reads the winner's state and assembles again)."""
+    unknown = set(moved) - set(Carried._fields[1:])
+    if unknown:
+        raise ValueError(f"not a carried field: {sorted(unknown)}")
+    values = {**moved, "updated_at": utcnow()}
+    conn = session.connection()
+    if version is None:
+        insert = _insert(session)(ContextCutPoint).values(
+            conversation_id=conversation_id, model=model, version=1, **values
+        )
+        inserted = insert.on_conflict_do_nothing().returning(ContextCutPoint.version)
+        return conn.execute(inserted).first() is not None
+    guarded = _CUT_POINT.update().where(
+        _CUT_POINT.c.conversation_id == conversation_id,
+        _CUT_POINT.c.model == model,
+        _CUT_POINT.c.version == version,
     )
-    stmt = stmt.on_conflict_do_update(
-        index_elements=["conversation_id", "model"],
-        set_={key: getattr(stmt.excluded, key) for key in values},
-    )
-    session.connection().execute(stmt)
-
-
-def put_cut_point(session: Session, *, conversation_id: str, model: str, seq: int) -> None:
-    put_carried(session, conversation_id=conversation_id, model=model, cut_seq=seq)
+    result = conn.execute(guarded.values(version=_CUT_POINT.c.version + 1, **values))
+    return bool(result.rowcount == 1)
 
 
 # ---------------------------------------------------------------- files and messages
@@ -256,8 +268,9 @@ _CITATIONS = (
         _CC.source_key.in_(bindparam("keys", expanding=True)),  # type: ignore[attr-defined]
     )
 )
-_CARRIED = select(ContextCutPoint.seq, ContextCutPoint.clear_seq).where(
-    ContextCutPoint.conversation_id == bindparam("cid"), ContextCutPoint.model == bindparam("model")
+_CUT_POINT = ContextCutPoint.__table__  # type: ignore[attr-defined]
+_CARRIED = select(*(_CUT_POINT.c[name] for name in Carried._fields)).where(
+    _CUT_POINT.c.conversation_id == bindparam("cid"), _CUT_POINT.c.model == bindparam("model")
 )
 _USER = (
     select(func.max(_M.seq))
