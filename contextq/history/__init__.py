@@ -35,14 +35,6 @@ from contextq.history.filtering import (
 )
 from contextq.history.memory import HierarchicalMemory, normalise_error, score_action
 from contextq.history.message_tokens import count_message_tokens
-from contextq.history.options import (
-    STRATEGY_NAMES,
-    StrategyName,
-    resolve_strategy,
-    validate_options,
-    validate_strategy,
-    validate_threshold,
-)
 from contextq.history.plan import CompactionView, HistoryWindow, ReadPlan, plan_read
 from contextq.history.strategies import (
     Selection,
@@ -60,6 +52,14 @@ from contextq.history.summarizers import (
     truncate_history,
 )
 from contextq.history.types import Kind, Message, Role
+from contextq.strategy_options import (
+    STRATEGY_NAMES,
+    StrategyName,
+    resolve_strategy,
+    validate_options,
+    validate_strategy,
+    validate_threshold,
+)
 
 __all__ = [
     "STRATEGY_NAMES",

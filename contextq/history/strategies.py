@@ -27,8 +27,8 @@ from typing import TYPE_CHECKING
 
 from contextq.history.chains import Unit, unit_at
 from contextq.history.message_tokens import token_count
-from contextq.history.options import DEFAULT_WINDOW_SIZE
 from contextq.history.types import Message
+from contextq.strategy_options import DEFAULT_WINDOW_SIZE
 
 if TYPE_CHECKING:
     from contextq.history.memory import HierarchicalMemory

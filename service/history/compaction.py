@@ -32,8 +32,8 @@ from sqlmodel import Session
 
 from contextq.catalog import resolve_model
 from contextq.history import CompactionOutcome, compact, get_summarizer
-from contextq.history.options import DEFAULT_CONTEXT_THRESHOLD
 from contextq.settings import Settings
+from contextq.strategy_options import DEFAULT_CONTEXT_THRESHOLD
 from service import enqueue, events, jobs
 from service.history.stored_memory import load_memory
 from service.workspaces.locate import owned_conversation
