@@ -13,10 +13,13 @@ from __future__ import annotations
 
 import ctypes
 import itertools
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+_SOFT_HYPHEN = re.compile(r"[\ufffe\x02\u00ad](?:\r?\n)?")
+_LINE_ENDS = re.compile(r"\r\n?")
 _AXIS_TOLERANCE = 1.0  # pt: a segment this close to level (or plumb) is a ruling
 _MIN_EDGE = 3.0  # pt: shorter segments are ticks, not borders
 # a page with more ruling segments than this, or whose merged rulings cross more often,
@@ -24,6 +27,12 @@ _MIN_EDGE = 3.0  # pt: shorter segments are ticks, not borders
 # with the crossings (a 60-row, 20-column grid has about 1 300)
 MAX_EDGES = 4000
 MAX_CROSSINGS = 5000
+
+
+def tidy(text: str) -> str:
+    """PDFium's page text: line ends normalised, soft-hyphenated words joined (the page's
+    text and a table cell's alike)."""
+    return _SOFT_HYPHEN.sub("", _LINE_ENDS.sub("\n", text)).strip()
 
 
 @dataclass(frozen=True)
@@ -85,8 +94,6 @@ def _cell_text(textpage: Any, cell: Any, left: float, top: float) -> str:
         return ""
     x0, y_top, x1, y_bottom = cell
     raw = textpage.get_text_bounded(left + x0, top - y_bottom, left + x1, top - y_top)
-    from contextq.files.pdf import tidy
-
     return " ".join(tidy(raw).split())
 
 

@@ -70,12 +70,22 @@ class MemoryConversionCache:
             yield
 
 
+class PartProcessor(Protocol):
+    """The pipeline over one part of a file (an archive member): detection, its processor,
+    the final cuts, with the cache, processors and time limits of the file it is part of."""
+
+    def __call__(
+        self, path: Path, filename: str, *, settings: Settings, work_dir: Path | None
+    ) -> FileExtractionResult: ...
+
+
 @dataclass
 class ProcessContext:
     settings: Settings
     cache: ConversionCache | None = None
     work_dir: Path | None = None  # scratch space the caller cleans up
-    registry: Registry | None = None  # for processors that process parts (archive members)
+    # for processors that process parts (archive members); set by the pipeline
+    process_part: PartProcessor | None = None
     reraise: tuple[type[BaseException], ...] = ()  # what parts must let escape (time limits)
 
 
