@@ -28,7 +28,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from store.blobs import BlobStoreUnavailable
+from store.blobstore.base import BlobStoreUnavailable
 from store.redis_clients import redis_client
 
 KEY_PREFIX = "contextq:blob-pin:"
