@@ -15,7 +15,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlmodel import Session
 
 from store.context_tables import ContextCutPoint, ConversationCitation, OwnerSettings
-from store.history_tables import StoredMessage
+from store.history_tables import Conversation, StoredMessage
 from store.tables import File, FileContent, utcnow
 
 FILE_VIEW_COLUMNS = (
@@ -228,8 +228,6 @@ def window_seqs(
 
 
 def owned_conversation_exists(session: Session, owner_id: str, conversation_id: str) -> bool:
-    from store.history_tables import Conversation
-
     found = session.execute(
         select(Conversation.id).where(
             Conversation.id == conversation_id, Conversation.owner_id == owner_id

@@ -40,9 +40,9 @@ def allocate_seqs(conn: Conn, *, owner_id: str, count: int) -> int:
     """Take `count` new event ids of `owner_id`; returns the last one. The counter row
     stays locked until the transaction ends, so an owner's events commit in id order."""
     if _dialect(conn) == "postgresql":
-        from sqlalchemy.dialects.postgresql import insert as upsert
+        from sqlalchemy.dialects.postgresql import insert as upsert  # noqa: PLC0415 - the one in use
     else:
-        from sqlalchemy.dialects.sqlite import insert as upsert
+        from sqlalchemy.dialects.sqlite import insert as upsert  # noqa: PLC0415
     stmt = upsert(COUNTERS).values(owner_id=owner_id, last_seq=count)
     stmt = stmt.on_conflict_do_update(
         index_elements=[COUNTERS.c.owner_id], set_={"last_seq": COUNTERS.c.last_seq + count}

@@ -20,6 +20,7 @@ from sqlmodel import Session
 
 from contextq.history.types import Message
 from store import cursors
+from store.context_tables import ContextCutPoint, ConversationCitation
 from store.history_tables import Compaction, Conversation, Memory, StoredMessage
 from store.message_cache import MESSAGE_CACHE
 from store.tables import Job, JobStatus, utcnow
@@ -88,8 +89,6 @@ def update_conversation(
 def delete_conversation(session: Session, *, conversation: Conversation) -> None:
     """Delete a conversation with its messages, compactions and memory (explicitly, so it
     does not depend on the database enforcing ON DELETE CASCADE)."""
-    from store.context_tables import ContextCutPoint, ConversationCitation
-
     tables = (StoredMessage, Compaction, Memory, ConversationCitation, ContextCutPoint)
     for table in tables:
         session.execute(delete(table).where(table.conversation_id == conversation.id))  # type: ignore[attr-defined]

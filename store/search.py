@@ -25,6 +25,7 @@ from typing import Any, Literal, get_args
 import numpy as np
 from sqlalchemy import bindparam, text
 from sqlmodel import Session
+from threadpoolctl import threadpool_limits
 
 from contextq.retrieval import embedding
 from contextq.retrieval.dense import Ranked, SetKey, SetMatrix, SetVectors, dense_top, fuse
@@ -187,8 +188,6 @@ def warm() -> None:
     concurrent requests would only contend for the cores), and run one dense ranking over
     a tiny matrix: the first query's word lookups and the SIMD kernels' dispatch (≈ 3 ms)
     are paid here too."""
-    from threadpoolctl import threadpool_limits
-
     threadpool_limits(limits=1, user_api="blas")
     vectors = embedding.quantise(embedding.embed_texts(["warm up", "the dense ranking"]))
     tiny = SetMatrix.of(np.arange(2, dtype=np.int64), np.arange(2, dtype=np.intp), vectors)

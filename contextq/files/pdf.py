@@ -56,8 +56,8 @@ def page_markdown(pages: list[str]) -> tuple[str, list[int]]:
 
 
 def _open(data: bytes) -> Any:
-    import pypdfium2 as pdfium
-    import pypdfium2.raw as pdfium_c
+    import pypdfium2 as pdfium  # noqa: PLC0415 - PDFium, for PDFs only
+    import pypdfium2.raw as pdfium_c  # noqa: PLC0415
 
     try:
         return pdfium.PdfDocument(data)
@@ -133,7 +133,7 @@ def _layout(page: Any, textpage: Any, tables: list[Any]) -> str:
 
 def pdfminer_pages(data: bytes) -> list[str]:
     """The fallback for PDFs PDFium cannot open: pdfminer's text, split at its page breaks."""
-    from pdfminer.high_level import extract_text as pdfminer_text
+    from pdfminer.high_level import extract_text as pdfminer_text  # noqa: PLC0415 - the fallback only
 
     text = pdfminer_text(io.BytesIO(data))
     pages = text.split("\x0c")

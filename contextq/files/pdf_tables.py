@@ -42,7 +42,7 @@ class PageTable:
 
 
 def path_count(page: Any) -> int:
-    import pypdfium2.raw as pdfium_c
+    import pypdfium2.raw as pdfium_c  # noqa: PLC0415 - PDFium, for PDFs only
 
     raw = page.raw
     count = 0
@@ -54,7 +54,7 @@ def path_count(page: Any) -> int:
 
 def find_tables(page: Any, textpage: Any) -> list[PageTable]:
     """The page's ruled tables, top to bottom, with their cells' text (possibly [])."""
-    from pdfplumber.table import (
+    from pdfplumber.table import (  # noqa: PLC0415 - pdfplumber, for ruled pages only
         DEFAULT_JOIN_TOLERANCE,
         DEFAULT_SNAP_TOLERANCE,
         TableFinder,
@@ -99,7 +99,7 @@ def _cell_text(textpage: Any, cell: Any, left: float, top: float) -> str:
 
 def _edges(page: Any, left: float, top: float) -> Iterator[dict[str, Any]]:
     """Horizontal and vertical segments of the page's paths, in top-left coordinates."""
-    import pypdfium2.raw as pdfium_c
+    import pypdfium2.raw as pdfium_c  # noqa: PLC0415
 
     raw = page.raw
     for index in range(pdfium_c.FPDFPage_CountObjects(raw)):
@@ -114,7 +114,7 @@ def _edges(page: Any, left: float, top: float) -> Iterator[dict[str, Any]]:
 
 def _segments(obj: Any) -> Iterator[tuple[tuple[float, float], tuple[float, float]]]:
     """Straight segments of one path object, in page coordinates (its matrix applied)."""
-    import pypdfium2.raw as pdfium_c
+    import pypdfium2.raw as pdfium_c  # noqa: PLC0415
 
     matrix = pdfium_c.FS_MATRIX()
     if not pdfium_c.FPDFPageObj_GetMatrix(obj, ctypes.byref(matrix)):

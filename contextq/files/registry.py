@@ -9,6 +9,7 @@ detected type is in `info`.
 from __future__ import annotations
 
 import contextlib
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -50,8 +51,6 @@ class MemoryConversionCache:
     """In-process cache for tests and single-process use (ships next to the interface)."""
 
     def __init__(self) -> None:
-        import threading
-
         self._data: dict[str, str] = {}
         self._locks: dict[str, threading.Lock] = {}
         self._guard = threading.Lock()
@@ -65,7 +64,7 @@ class MemoryConversionCache:
     @contextlib.contextmanager
     def lock(self, key: str) -> Iterator[None]:
         with self._guard:
-            lk = self._locks.setdefault(key, __import__("threading").Lock())
+            lk = self._locks.setdefault(key, threading.Lock())
         with lk:
             yield
 

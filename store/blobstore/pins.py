@@ -86,7 +86,7 @@ class Pins:
     def deleting(self, object_key: str) -> Iterator[bool]:
         """Hold the blob for a deleter: yields False (delete nothing) when a writer
         pinned it, another deleter holds it, or Valkey cannot be reached."""
-        import redis
+        import redis  # noqa: PLC0415 - redis, where Valkey is used
 
         try:
             client = self._redis()

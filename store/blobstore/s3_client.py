@@ -20,8 +20,8 @@ PERMISSIONS = (
 
 
 def make_client(settings: Settings) -> Any:
-    import boto3
-    from botocore.config import Config
+    import boto3  # noqa: PLC0415 - boto3, for BLOB_STORE=s3 only
+    from botocore.config import Config  # noqa: PLC0415
 
     config = Config(
         connect_timeout=3,
@@ -54,7 +54,7 @@ def not_found(exc: BaseException) -> bool:
 
 def describe_error(exc: BaseException, *, bucket: str | None = None) -> str:
     """What went wrong and what to set, for a person reading a log or a start-up error."""
-    from botocore import exceptions as bx
+    from botocore import exceptions as bx  # noqa: PLC0415 - botocore, for BLOB_STORE=s3 only
 
     code = error_code(exc)
     if isinstance(exc, bx.NoCredentialsError | bx.PartialCredentialsError):
