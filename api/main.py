@@ -105,7 +105,8 @@ def create_app() -> FastAPI:
     for module in (*routers, events, webhooks, owner_settings):
         app.include_router(module.router, prefix="/v1", responses=error_responses())
     # the MCP server (SPEC §12): streamable HTTP, the same key, the conversation in a header
-    app.add_route(mcp.PATH, mcp.McpEndpoint(), methods=["GET", "POST", "DELETE"])
+    # an ASGI app as the endpoint: Starlette calls a class instance with (scope, receive, send)
+    app.add_route(mcp.PATH, mcp.McpEndpoint(), methods=["GET", "POST", "DELETE"])  # type: ignore[arg-type]
     return app
 
 

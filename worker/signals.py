@@ -86,7 +86,8 @@ def _redirect_stdouts() -> None:
     `setup_logging` signal takes over its setup: writes to sys.stdout and sys.stderr —
     prints, and the traceback billiard writes when a pool child finds its parent gone
     ("Process ForkPoolWorker-2:") — become WARNING lines of `celery.redirected`."""
-    current_app.log.redirect_stdouts(loglevel="WARNING")  # ours: worker.app's
+    # ours: worker.app's; a level name, as Celery itself writes it to CELERY_LOG_REDIRECT_LEVEL
+    current_app.log.redirect_stdouts(loglevel="WARNING")  # type: ignore[arg-type]
 
 
 def _log_what_celery_says() -> None:
@@ -98,7 +99,7 @@ def _log_what_celery_says() -> None:
     def say(message: str, _stream: object = None) -> None:
         logging.getLogger("celery.apps.worker").info("%s", message.strip())
 
-    celery_worker.safe_say = say
+    celery_worker.safe_say = say  # type: ignore[attr-defined]  # not in celery-types' stubs
 
 
 def _log_start() -> None:
