@@ -18,26 +18,24 @@ from store.context_tables import ContextCutPoint, ConversationCitation, OwnerSet
 from store.history_tables import Conversation, StoredMessage
 from store.tables import File, FileContent, utcnow
 
-FILE_VIEW_COLUMNS = tuple(
-    File.__table__.c[name]  # type: ignore[attr-defined]  # SQLModel sets it at class creation
-    for name in (
-        "id",
-        "status",
-        "filename",
-        "category",
-        "file_type",
-        "truncation",
-        "meta",
-        "error",
-        "content_sha256",
-        "content_media_type",
-    )
+# the attributes (their keys name the labels below: `meta` is the column `metadata`)
+FILE_VIEW_COLUMNS: tuple[Any, ...] = (
+    File.id,
+    File.status,
+    File.filename,
+    File.category,
+    File.file_type,
+    File.truncation,
+    File.meta,
+    File.error,
+    File.content_sha256,
+    File.content_media_type,
 )
 
 # the JSON columns read as text and parsed with orjson (much faster than the driver's json)
 _JSON_AT = (5, 6)
 _FILE_VIEW_SELECT = tuple(
-    cast(c, Text).label(c.name) if i in _JSON_AT else c for i, c in enumerate(FILE_VIEW_COLUMNS)
+    cast(c, Text).label(c.key) if i in _JSON_AT else c for i, c in enumerate(FILE_VIEW_COLUMNS)
 )
 
 
