@@ -100,7 +100,7 @@ class DbConversionCache:
         if not self.redis_url:
             yield
             return
-        import redis
+        import redis  # noqa: PLC0415 - redis, where Valkey is used
 
         lk = redis_client(self.redis_url, timeout_s=REDIS_TIMEOUT_S).lock(
             LOCK_PREFIX + key,
@@ -132,7 +132,7 @@ class DbConversionCache:
 
 def _renew(lk: Any, done: threading.Event, every_s: float) -> None:
     """Reset the lock's time to live every `every_s` until `done` (the holder's heartbeat)."""
-    import redis
+    import redis  # noqa: PLC0415
 
     while not done.wait(every_s):
         try:

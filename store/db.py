@@ -201,8 +201,8 @@ def read_session() -> Session:
 
 def migrate(settings: Settings | None = None) -> None:
     """Bring the schema to the newest Alembic revision."""
-    from alembic import command
-    from alembic.config import Config
+    from alembic import command  # noqa: PLC0415 - Alembic, for migrations only
+    from alembic.config import Config  # noqa: PLC0415
 
     settings = settings or get_settings()
     cfg = Config()
