@@ -10,6 +10,7 @@ polls the table every second instead.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import time
@@ -96,8 +97,6 @@ async def follow(
 
 async def _listen(pubsub: Any, heartbeat_s: float) -> tuple[dict[str, Any] | None, Any]:
     """(the next published event or None after a while, the pubsub still usable)."""
-    import asyncio
-
     if pubsub is None:
         await asyncio.sleep(min(POLL_S, heartbeat_s))
         return None, None

@@ -31,12 +31,13 @@ from api.routes import (
 from api.routes import settings as owner_settings
 from api.schemas.errors import error_responses
 from api.ui import router as inspector_router
-from contextq import __version__
+from contextq import __version__, catalog, tokens
 from contextq.logs import configure_logging
 from contextq.settings import get_settings
 from contextq.startup import log_context_management
 from service import event_buffer, ops
 from store import metrics as store_metrics
+from store import search
 from store.blobs import BlobStoreUnavailable, check_blob_store
 from store.db import set_lock_timeout
 
@@ -48,9 +49,6 @@ def warm_up() -> None:
     catalogue index, the default tokenizer and project search's embedding model. Then
     move these long-lived objects out of the garbage collector's way so full collections
     stay short."""
-    from contextq import catalog, tokens
-    from store import search
-
     catalog.resolve_model("gpt-4o", get_settings())
     tokens.get_encoding()
     search.warm()  # the embedding model for project search (≈ 0.3 s)
@@ -107,7 +105,8 @@ def create_app() -> FastAPI:
     for module in (*routers, events, webhooks, owner_settings):
         app.include_router(module.router, prefix="/v1", responses=error_responses())
     # the MCP server (SPEC §12): streamable HTTP, the same key, the conversation in a header
-    app.add_route(mcp.PATH, mcp.McpEndpoint(), methods=["GET", "POST", "DELETE"])
+    # an ASGI app as the endpoint: Starlette calls a class instance with (scope, receive, send)
+    app.add_route(mcp.PATH, mcp.McpEndpoint(), methods=["GET", "POST", "DELETE"])  # type: ignore[arg-type]
     return app
 
 

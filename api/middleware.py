@@ -60,7 +60,7 @@ class RouteTemplates:
 
     def _build(self) -> dict[int, str]:
         try:
-            from fastapi.routing import iter_route_contexts
+            from fastapi.routing import iter_route_contexts  # noqa: PLC0415 - older FastAPIs lack it
         except ImportError:  # an older FastAPI copies included routes: their path is full
             return {}
         return {

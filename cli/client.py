@@ -11,12 +11,13 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from rich.console import Console
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from contextq.history.types import FormatName
 from contextq.secret_files import API_URL_FILE, DEV_KEY_FILE, read_secret
 from contextq.settings import Settings
 from contextq_client import Client, ContextqError
@@ -226,7 +227,7 @@ def fetch_context(
             context = client.context.get(
                 conversation_id,
                 model=model,
-                format=fmt,  # type: ignore[arg-type]  (checked by the command)
+                format=cast("FormatName | None", fmt),  # checked by the command
                 strategy=strategy,
                 options=parsed,
                 force_filter=force_filter or None,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from enum import StrEnum
 from typing import Annotated, Any
@@ -63,8 +64,6 @@ def projects_ls(
     key: KeyOpt = None,
 ) -> None:
     """Your projects with their file, token and chunk counts."""
-    import json
-
     try:
         with connect(api, key, get_settings()) as client:
             projects = [p.model_dump(mode="json") for p in client.projects.iter(page_size=200)]
@@ -91,8 +90,6 @@ def projects_search(  # noqa: PLR0917  (typer maps parameters to options)
     key: KeyOpt = None,
 ) -> None:
     """The project's chunks that best match QUERY, best first."""
-    import json
-
     try:
         with connect(api, key, get_settings()) as client:
             hits = _search(client, project_id, query, limit, mode.value)

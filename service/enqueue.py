@@ -86,9 +86,24 @@ def send(
     return str(result.id)
 
 
-def process_file(file_id: str, *, settings: Settings | None = None) -> str:
-    """`process_file(file_id)` on the `files` queue."""
-    return send(names.PROCESS_FILE, args=[file_id], queue=names.QUEUE_FILES, settings=settings)
+def process_file(
+    file_id: str,
+    *,
+    settings: Settings | None = None,
+    released: list[list[str]] | None = None,
+    countdown: float | None = None,
+) -> str:
+    """`process_file(file_id)` on the `files` queue; a file handed on by a worker that
+    gave up waiting for the database (`service.files.outage`) also carries `released`
+    (the holders that gave up) and runs `countdown` seconds from now."""
+    options: dict[str, Any] = {}
+    if released:
+        options["kwargs"] = {"released": released}
+    if countdown is not None:
+        options["countdown"] = countdown
+    return send(
+        names.PROCESS_FILE, args=[file_id], queue=names.QUEUE_FILES, settings=settings, **options
+    )
 
 
 def index_file(file_id: str, *, settings: Settings | None = None) -> str:

@@ -1,8 +1,8 @@
 """A per-process buffer of events recorded on a hot path (the context read).
 
-`buffer().add(event)` appends to a deque (about a microsecond, no I/O); a
-daemon thread writes what has gathered every FLUSH_INTERVAL_S, or at once past
-FLUSH_AT events, in one transaction (`service.events.record_many`), then publishes.
+`buffer(write).add(event)` appends to a deque (about a microsecond, no I/O); a
+daemon thread hands what has gathered to `write` every FLUSH_INTERVAL_S, or at once past
+FLUSH_AT events (`service.events` passes its writer: one transaction, then publish).
 The read that caused an event never waits on the database for it.
 
 Bounded: past MAX_PENDING unwritten events (a database down for a while) the oldest
@@ -18,9 +18,8 @@ import os
 import threading
 import time
 from collections import deque
-
-from contextq.settings import get_settings
-from store.db import get_engine
+from collections.abc import Callable
+from typing import Any, Generic, TypeVar
 
 log = logging.getLogger("contextq.events")
 
@@ -28,15 +27,17 @@ FLUSH_INTERVAL_S = 0.2
 FLUSH_AT = 200
 MAX_PENDING = 20_000
 
+T = TypeVar("T")
+Write = Callable[[list[T]], None]  # a batch written in one transaction, then published
+
 _lock = threading.Lock()
-_buffers: dict[int, EventBuffer] = {}  # per process id: a forked child builds its own
+_buffers: dict[int, EventBuffer[Any]] = {}  # per process id: a forked child builds its own
 
 
-class EventBuffer:
-    def __init__(self) -> None:
-        from service.events import NewEvent
-
-        self.pending: deque[NewEvent] = deque()
+class EventBuffer(Generic[T]):
+    def __init__(self, write: Write[T]) -> None:
+        self._write = write
+        self.pending: deque[T] = deque()
         self.dropped = 0
         self._wake = threading.Event()
         self._idle = threading.Condition()
@@ -44,11 +45,11 @@ class EventBuffer:
         self._thread = threading.Thread(target=self._run, name="contextq-events", daemon=True)
         self._thread.start()
 
-    def add(self, event: object) -> None:
+    def add(self, event: T) -> None:
         if len(self.pending) >= MAX_PENDING:
             self.pending.popleft()
             self.dropped += 1
-        self.pending.append(event)  # type: ignore[arg-type]
+        self.pending.append(event)
         if len(self.pending) >= FLUSH_AT:
             self._wake.set()
 
@@ -60,8 +61,6 @@ class EventBuffer:
 
     def write_pending(self) -> None:
         """Write everything gathered so far (called by the thread, and by `flush`)."""
-        from service.events import publish, record_many
-
         with self._idle:
             while self._writing:
                 self._idle.wait()
@@ -70,14 +69,12 @@ class EventBuffer:
             while self.pending:
                 batch = [self.pending.popleft() for _ in range(min(len(self.pending), 1000))]
                 try:
-                    with get_engine().begin() as conn:  # the current settings' database
-                        recorded = record_many(conn, batch)
+                    self._write(batch)
                 except Exception:
                     log.warning("could not write %d event(s); retrying", len(batch), exc_info=True)
                     self.pending.extendleft(reversed(batch))
                     time.sleep(FLUSH_INTERVAL_S)
                     return
-                publish(get_settings(), recorded)
             if self.dropped:
                 log.error("dropped %d event(s): the database was unavailable", self.dropped)
                 self.dropped = 0
@@ -87,8 +84,9 @@ class EventBuffer:
                 self._idle.notify_all()
 
 
-def buffer() -> EventBuffer:
-    """This process's buffer (started on first use)."""
+def buffer(write: Write[T]) -> EventBuffer[T]:
+    """This process's buffer, started on first use with `write` (one writer per process:
+    `service.events`')."""
     pid = os.getpid()
     current = _buffers.get(pid)
     if current is not None:
@@ -96,7 +94,7 @@ def buffer() -> EventBuffer:
     with _lock:
         current = _buffers.get(pid)
         if current is None:
-            current = _buffers[pid] = EventBuffer()
+            current = _buffers[pid] = EventBuffer(write)
         return current
 
 

@@ -33,11 +33,12 @@ from sqlalchemy.orm import Session
 
 from contextq.history import STRATEGY_NAMES
 from contextq.settings import Settings, get_settings
-from service import enqueue
+from service import enqueue, event_buffer, webhook_delivery
 from store import events_queries as q
 from store.db import get_engine, session_scope
 from store.event_channel import publish_events
 from store.event_tables import DeliveryStatus
+from store.files_queries import aware
 from store.tables import FileStatus, new_id, utcnow
 
 log = logging.getLogger("contextq.events")
@@ -237,8 +238,7 @@ def context_built(
     path (CONTEXT_EVENTS=false records neither)."""
     if not settings.CONTEXT_EVENTS:
         return
-    from service.event_buffer import buffer
-
+    buffer = event_buffer.buffer(write_buffered)
     conversation_id = answer.get("conversation_id")
     if requested and requested not in STRATEGY_NAMES:
         data = {
@@ -246,9 +246,17 @@ def context_built(
             "strategy": requested,
             "used": answer.get("strategy"),
         }
-        buffer().add(NewEvent(owner_id, CONTEXT_STRATEGY_UNKNOWN, data))
+        buffer.add(NewEvent(owner_id, CONTEXT_STRATEGY_UNKNOWN, data))
     if answer.get("filtered"):
-        buffer().add(NewEvent(owner_id, CONTEXT_FILTERED, filtered_data(answer)))
+        buffer.add(NewEvent(owner_id, CONTEXT_FILTERED, filtered_data(answer)))
+
+
+def write_buffered(batch: list[NewEvent]) -> None:
+    """The buffer's writer: `batch` in one transaction of the current settings' database,
+    then published."""
+    with get_engine().begin() as conn:
+        recorded = record_many(conn, batch)
+    publish(get_settings(), recorded)
 
 
 def filtered_data(answer: Mapping[str, Any]) -> dict[str, Any]:
@@ -294,15 +302,11 @@ def latest_event_id(*, session: Session, owner_id: str) -> int:
 
 
 def _aware(ts: datetime) -> datetime:
-    from store.files_queries import aware
-
     return aware(ts) or ts
 
 
 def sweep_events(*, settings: Settings) -> dict[str, Any]:
     """Beat: delete expired events and old finished deliveries, send due deliveries."""
-    from service import webhook_delivery
-
     cutoff = utcnow() - timedelta(seconds=settings.EVENT_RETENTION_S)
     deleted = 0
     while True:

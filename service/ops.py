@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from prometheus_client.core import GaugeMetricFamily, Metric
 from sqlalchemy import text
 
-from contextq.history.options import STRATEGY_NAMES
 from contextq.history.types import FORMAT_NAMES
 from contextq.settings import Settings
+from contextq.strategy_options import STRATEGY_NAMES
 from store import broker_state, metrics
 from store import files_queries as q
 from store.db import read_engine, read_session

@@ -315,7 +315,8 @@ def _whole_files(
 
 def _file_texts(session: Session, file_ids: list[str]) -> dict[str, str]:
     """Processed texts (immutable once a file is ready), through the context's cache."""
-    from service.history.context_files import TEXTS  # service.history imports this module
+    # service.history imports this module: TEXTS moves below both in issue 28's part B
+    from service.history.context_files import TEXTS  # noqa: PLC0415
 
     found = {i: t for i in file_ids if (t := TEXTS.get(i)) is not None}
     for file_id, text in pq.file_texts(

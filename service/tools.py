@@ -19,7 +19,7 @@ from contextq import builtin_tools as bt
 from contextq.assembly.tool_results import container_path
 from contextq.errors import Conflict
 from contextq.settings import Settings
-from service import workspaces
+from service import projects, workspaces
 from service.history import memory
 from service.workspaces.locate import owned_conversation
 from store.history_tables import Conversation
@@ -89,7 +89,6 @@ def _project_search(
 ) -> str:
     # imported here: service.projects and service.history import each other, and loading
     # projects first (this module may be the first to) would find history half-loaded
-    from service import projects
 
     if conversation.project_id is None:
         raise Conflict(

@@ -1,7 +1,8 @@
 """Keyword-only queries of the context read (SPEC §6): owner settings, citation ids, the
-state carried from answer to answer (cut point, clearing line), and the file rows and
-processed texts a context shows. Persistence only: what they mean is
-`contextq.assembly`'s; `service.history.context` calls these.
+state carried from answer to answer (cut point, clearing line: read with its version,
+written only while that version holds), and the file rows and processed texts a context
+shows. Persistence only: what they mean is `contextq.assembly`'s;
+`service.history.context` calls these.
 """
 
 from __future__ import annotations
@@ -10,15 +11,16 @@ from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
 import orjson
-from sqlalchemy import Text, bindparam, cast, func, select
+from sqlalchemy import Table, Text, bindparam, cast, func, select
 from sqlalchemy.dialects import postgresql, sqlite
-from sqlmodel import Session
+from sqlmodel import Session, col
 
 from store.context_tables import ContextCutPoint, ConversationCitation, OwnerSettings
-from store.history_tables import StoredMessage
+from store.history_tables import Conversation, StoredMessage
 from store.tables import File, FileContent, utcnow
 
-FILE_VIEW_COLUMNS = (
+# the attributes (their keys name the labels below: `meta` is the column `metadata`)
+FILE_VIEW_COLUMNS: tuple[Any, ...] = (
     File.id,
     File.status,
     File.filename,
@@ -89,7 +91,7 @@ def citation_ids(
     rows: list[Any] = []
     if source_keys:
         keys = sorted(set(source_keys))
-        rows = conn.execute(_CITATIONS, {"cid": conversation_id, "keys": keys}).all()
+        rows = list(conn.execute(_CITATIONS, {"cid": conversation_id, "keys": keys}).all())
     if not rows:
         return {}, int(conn.execute(_HIGHEST, {"cid": conversation_id}).scalar_one() or 0)
     return {key: int(cid) for _, key, cid in rows}, int(rows[0][0] or 0)
@@ -114,7 +116,7 @@ def add_citations(session: Session, *, conversation_id: str, ids: Mapping[str, i
         _insert(session)(ConversationCitation)
         .values(rows)
         .on_conflict_do_nothing()
-        .returning(ConversationCitation.source_key)
+        .returning(col(ConversationCitation.source_key))
     )
     inserted = session.connection().execute(stmt).all()  # Core: the rows it inserted
     return len(inserted) == len(rows)
@@ -123,17 +125,22 @@ def add_citations(session: Session, *, conversation_id: str, ids: Mapping[str, i
 # ---------------------------------------------------------------- carried state
 
 
-def get_carried(
-    session: Session, *, conversation_id: str, model: str
-) -> tuple[int | None, int | None]:
-    """The cut point and clearing line stored for the conversation and model."""
+class Carried(NamedTuple):
+    """The state a conversation's contexts carry for a model (one `context_cut_points`
+    row), read in one statement, and the version it was read at (None: no row yet).
+    Each field but `version` is the column of the same name; a new carried field is its
+    column and one line here (`put_carried` writes whichever fields it is given)."""
+
+    version: int | None = None
+    seq: int | None = None  # the cut point
+    clear_seq: int | None = None  # the clearing line
+
+
+def get_carried(session: Session, *, conversation_id: str, model: str) -> Carried:
+    """The state stored for the conversation and model, with its version."""
     params = {"cid": conversation_id, "model": model}
     row = session.connection().execute(_CARRIED, params).first()
-    return (row[0], row[1]) if row is not None else (None, None)
-
-
-def get_cut_point(session: Session, *, conversation_id: str, model: str) -> int | None:
-    return get_carried(session, conversation_id=conversation_id, model=model)[0]
+    return Carried(*row) if row is not None else Carried()
 
 
 def put_carried(
@@ -141,27 +148,33 @@ def put_carried(
     *,
     conversation_id: str,
     model: str,
-    cut_seq: int | None = None,
-    clear_seq: int | None = None,
-) -> None:
-    """Store a moved cut point and/or clearing line (None: leave that one as it is)."""
-    values: dict[str, Any] = {"updated_at": utcnow()}
-    if cut_seq is not None:
-        values["seq"] = cut_seq
-    if clear_seq is not None:
-        values["clear_seq"] = clear_seq
-    stmt = _insert(session)(ContextCutPoint).values(
-        conversation_id=conversation_id, model=model, **values
+    moved: Mapping[str, Any],
+    version: int | None,
+) -> bool:
+    """Store the carried fields an answer moved (`moved`, by column; the others stay as
+    they are) if the state is still the one that answer was assembled from: the row at
+    `version`, or no row when `version` is None. One statement, a compare-and-set on
+    both backends (an UPDATE guarded by the version, or an INSERT that does nothing on
+    a row another read inserted first). True when written; False when another read
+    moved the state first (the caller reads the winner's state and assembles again)."""
+    unknown = set(moved) - set(Carried._fields[1:])
+    if unknown:
+        raise ValueError(f"not a carried field: {sorted(unknown)}")
+    values = {**moved, "updated_at": utcnow()}
+    conn = session.connection()
+    if version is None:
+        insert = _insert(session)(ContextCutPoint).values(
+            conversation_id=conversation_id, model=model, version=1, **values
+        )
+        inserted = insert.on_conflict_do_nothing().returning(ContextCutPoint.version)
+        return conn.execute(inserted).first() is not None
+    guarded = _CUT_POINT.update().where(
+        _CUT_POINT.c.conversation_id == conversation_id,
+        _CUT_POINT.c.model == model,
+        _CUT_POINT.c.version == version,
     )
-    stmt = stmt.on_conflict_do_update(
-        index_elements=["conversation_id", "model"],
-        set_={key: getattr(stmt.excluded, key) for key in values},
-    )
-    session.connection().execute(stmt)
-
-
-def put_cut_point(session: Session, *, conversation_id: str, model: str, seq: int) -> None:
-    put_carried(session, conversation_id=conversation_id, model=model, cut_seq=seq)
+    result = conn.execute(guarded.values(version=_CUT_POINT.c.version + 1, **values))
+    return bool(result.rowcount == 1)
 
 
 # ---------------------------------------------------------------- files and messages
@@ -188,7 +201,7 @@ def owned_file_ids(session: Session, *, owner_id: str, file_ids: Sequence[str]) 
     if not file_ids:
         return set()
     rows = session.connection().execute(  # by primary key alone (see `file_rows`)
-        select(File.id, File.owner_id).where(File.id.in_(sorted(set(file_ids))))  # type: ignore[attr-defined]
+        select(col(File.id), col(File.owner_id)).where(col(File.id).in_(sorted(set(file_ids))))
     )
     return {file_id for file_id, owner in rows if owner == owner_id}
 
@@ -197,8 +210,8 @@ def file_texts(session: Session, *, file_ids: Sequence[str]) -> dict[str, str]:
     if not file_ids:
         return {}
     rows = session.execute(
-        select(FileContent.file_id, FileContent.text).where(
-            FileContent.file_id.in_(sorted(set(file_ids)))  # type: ignore[attr-defined]
+        select(col(FileContent.file_id), col(FileContent.text)).where(
+            col(FileContent.file_id).in_(sorted(set(file_ids)))
         )
     ).all()
     return {file_id: text for file_id, text in rows}
@@ -228,11 +241,9 @@ def window_seqs(
 
 
 def owned_conversation_exists(session: Session, owner_id: str, conversation_id: str) -> bool:
-    from store.history_tables import Conversation
-
     found = session.execute(
-        select(Conversation.id).where(
-            Conversation.id == conversation_id, Conversation.owner_id == owner_id
+        select(col(Conversation.id)).where(
+            col(Conversation.id) == conversation_id, col(Conversation.owner_id) == owner_id
         )
     ).first()
     return found is not None
@@ -244,35 +255,38 @@ def owned_conversation_exists(session: Session, owner_id: str, conversation_id: 
 
 _CC = ConversationCitation
 _M = StoredMessage
-_OWNER_PROMPT = select(OwnerSettings.system_prompt).where(
-    OwnerSettings.owner_id == bindparam("owner")
+_OWNER_PROMPT = select(col(OwnerSettings.system_prompt)).where(
+    col(OwnerSettings.owner_id) == bindparam("owner")
 )
-_HIGHEST = select(func.max(_CC.citation_id)).where(_CC.conversation_id == bindparam("cid"))
+_HIGHEST = select(func.max(col(_CC.citation_id))).where(
+    col(_CC.conversation_id) == bindparam("cid")
+)
 _CITATIONS = (
-    select(_HIGHEST.scalar_subquery(), _CC.source_key, _CC.citation_id)
+    select(_HIGHEST.scalar_subquery(), col(_CC.source_key), col(_CC.citation_id))
     .select_from(_CC)
     .where(
-        _CC.conversation_id == bindparam("cid"),
-        _CC.source_key.in_(bindparam("keys", expanding=True)),  # type: ignore[attr-defined]
+        col(_CC.conversation_id) == bindparam("cid"),
+        col(_CC.source_key).in_(bindparam("keys", expanding=True)),
     )
 )
-_CARRIED = select(ContextCutPoint.seq, ContextCutPoint.clear_seq).where(
-    ContextCutPoint.conversation_id == bindparam("cid"), ContextCutPoint.model == bindparam("model")
+_CUT_POINT: Table = ContextCutPoint.__table__  # type: ignore[attr-defined]
+_CARRIED = select(*(_CUT_POINT.c[name] for name in Carried._fields)).where(
+    _CUT_POINT.c.conversation_id == bindparam("cid"), _CUT_POINT.c.model == bindparam("model")
 )
 _USER = (
-    select(func.max(_M.seq))
-    .where(_M.conversation_id == bindparam("cid"), _M.role == "user")
+    select(func.max(col(_M.seq)))
+    .where(col(_M.conversation_id) == bindparam("cid"), col(_M.role) == "user")
     .scalar_subquery()
 )
 _START = (
-    select(_M.seq)
-    .where(_M.conversation_id == bindparam("cid"), _M.cum_tokens > bindparam("past"))
-    .order_by(_M.cum_tokens, _M.seq)  # type: ignore[arg-type]
+    select(col(_M.seq))
+    .where(col(_M.conversation_id) == bindparam("cid"), col(_M.cum_tokens) > bindparam("past"))
+    .order_by(col(_M.cum_tokens), col(_M.seq))
     .limit(1)
     .scalar_subquery()
 )
 _NEWEST_USER = select(_USER)
 _NEWEST_USER_AND_START = select(_USER, _START)
-_FILE_ROWS = select(File.owner_id, *_FILE_VIEW_SELECT).where(
-    File.id.in_(bindparam("ids", expanding=True))  # type: ignore[attr-defined]
+_FILE_ROWS = select(col(File.owner_id), *_FILE_VIEW_SELECT).where(
+    col(File.id).in_(bindparam("ids", expanding=True))
 )

@@ -8,14 +8,16 @@ conversation's citation ids, and the cut points of its filtered contexts.
   per conversation and model: where a filtered context's history starts (`seq`, the cut
   point, SPEC §4 "A prefix that stays put": kept until the budget is exceeded again)
   and the clearing line (`clear_seq`: tool results below it stand as stubs, SPEC §9;
-  it moves only when the context no longer fits). Either may be unset.
+  it moves only when the context no longer fits). Either may be unset. `version` moves
+  on with every write of that state, which is made only if it is still the version the
+  read started from (`context_queries.put_carried`), so concurrent reads answer one state.
 """
 
 from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import Column, ForeignKey, String, Text, UniqueConstraint
+from sqlalchemy import Column, ForeignKey, Integer, String, Text, UniqueConstraint, text
 from sqlmodel import Field, SQLModel
 
 from store.history_tables import ID_LEN
@@ -66,6 +68,9 @@ class ContextCutPoint(SQLModel, table=True):
     model: str = Field(primary_key=True, max_length=MODEL_KEY_LEN)
     seq: int | None = None  # the cut point
     clear_seq: int | None = None  # the clearing line
+    version: int = Field(  # +1 per write of the carried state (a compare-and-set)
+        default=0, sa_column=Column(Integer, nullable=False, server_default=text("0"))
+    )
     updated_at: datetime = _ts()
 
 

@@ -7,6 +7,9 @@ live its holder renews while converting, blocking wait) so at most one conversio
 same key runs across all workers and a dead holder's lock goes within that time to live;
 a waiter re-checks `get` after it gets the lock. If Redis cannot be reached the
 conversion runs unlocked (correct, only possibly duplicated) and a warning is logged.
+If the database is unavailable the cache is skipped (a miss; nothing stored), so a
+document converted during an outage is not failed for it: its result write waits the
+outage out (`service.files.outage`).
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from typing import Any
 from sqlalchemy.exc import IntegrityError
 
 from store.blobs import BlobStore, BlobStoreUnavailable
-from store.db import read_session, session_scope
+from store.db import UNAVAILABLE_ERRORS, read_session, session_scope
 from store.redis_clients import redis_client
 from store.tables import ConversionCacheEntry, utcnow
 
@@ -47,8 +50,12 @@ class DbConversionCache:
         self.wait_timeout_s = wait_timeout_s  # a waiter gives up and converts itself after this
 
     def get(self, key: str) -> str | None:
-        with read_session() as session:
-            entry = session.get(ConversionCacheEntry, key)
+        try:
+            with read_session() as session:
+                entry = session.get(ConversionCacheEntry, key)
+        except UNAVAILABLE_ERRORS as exc:  # a cache: convert; the result write waits it out
+            log.warning("conversion cache: not read, database unavailable: %s", exc)
+            return None
         if entry is None:
             return None
         try:
@@ -80,6 +87,8 @@ class DbConversionCache:
                     entry.markdown_sha256, entry.size_chars = sha, len(markdown)
         except IntegrityError:
             pass  # another worker stored the same key first: same content
+        except UNAVAILABLE_ERRORS as exc:  # the conversion itself stands
+            log.warning("conversion cache: not stored, database unavailable: %s", exc)
 
     @contextlib.contextmanager
     def lock(self, key: str) -> Iterator[None]:
@@ -91,7 +100,7 @@ class DbConversionCache:
         if not self.redis_url:
             yield
             return
-        import redis
+        import redis  # noqa: PLC0415 - redis, where Valkey is used
 
         lk = redis_client(self.redis_url, timeout_s=REDIS_TIMEOUT_S).lock(
             LOCK_PREFIX + key,
@@ -123,7 +132,7 @@ class DbConversionCache:
 
 def _renew(lk: Any, done: threading.Event, every_s: float) -> None:
     """Reset the lock's time to live every `every_s` until `done` (the holder's heartbeat)."""
-    import redis
+    import redis  # noqa: PLC0415
 
     while not done.wait(every_s):
         try:

@@ -36,21 +36,36 @@ UNAVAILABLE_ERRORS: tuple[type[Exception], ...] = (
 )
 
 
+RETRY_FIRST_DELAY_S = 0.5
+RETRY_MAX_DELAY_S = 5.0  # the longest a waiting worker sleeps between two tries
+
+
 def retry_unavailable(fn: Callable[[], T], *, budget_s: float, what: str) -> T:
-    """`fn()`, called again (backoff 0.5 s doubling to 5 s) while the database is
-    unavailable, for up to `budget_s`; then the last error is raised. `fn` must be one
-    transaction that is safe to run again (a conditional update, a claim)."""
-    deadline = time.monotonic() + budget_s
-    delay = 0.5
+    """`fn()`, called again while the database is unavailable (backoff 0.5 s doubling to
+    RETRY_MAX_DELAY_S) until `budget_s` has passed: the last try is at the deadline, so
+    a database back within the budget is always seen; after it the last error is
+    raised. `fn` must be one transaction that is safe to run again (a conditional
+    update, a claim). Each wait is a WARNING; a success after waiting, an INFO line."""
+    started = time.monotonic()
+    deadline = started + budget_s
+    delay, tries = RETRY_FIRST_DELAY_S, 0
     while True:
         try:
-            return fn()
+            result = fn()
         except UNAVAILABLE_ERRORS as exc:
-            if time.monotonic() + delay > deadline:
+            tries += 1
+            left = deadline - time.monotonic()
+            if left <= 0:
                 raise
-            log.warning("%s: database unavailable (%s); again in %.1fs", what, exc, delay)
-            time.sleep(delay)
-            delay = min(delay * 2, 5.0)
+            wait = min(delay, left)
+            log.warning("%s: database unavailable, again in %.1fs: %s", what, wait, exc)
+            time.sleep(wait)
+            delay = min(delay * 2, RETRY_MAX_DELAY_S)
+            continue
+        if tries:
+            waited = time.monotonic() - started
+            log.info("%s: database back after %.1fs (%d tries)", what, waited, tries + 1)
+        return result
 
 
 _engine: Engine | None = None
@@ -186,8 +201,8 @@ def read_session() -> Session:
 
 def migrate(settings: Settings | None = None) -> None:
     """Bring the schema to the newest Alembic revision."""
-    from alembic import command
-    from alembic.config import Config
+    from alembic import command  # noqa: PLC0415 - Alembic, for migrations only
+    from alembic.config import Config  # noqa: PLC0415
 
     settings = settings or get_settings()
     cfg = Config()

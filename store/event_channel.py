@@ -41,7 +41,7 @@ def publish_events(redis_url: str | None, messages: Sequence[tuple[str, bytes]])
 
 def subscriber(redis_url: str) -> Any:
     """A `redis.asyncio` PubSub (not yet subscribed) on this event loop's client."""
-    import redis.asyncio as aredis
+    import redis.asyncio as aredis  # noqa: PLC0415 - redis, where Valkey is used
 
     key = (redis_url, id(asyncio.get_running_loop()))
     client = _async_clients.get(key)

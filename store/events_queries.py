@@ -9,10 +9,23 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import Connection, and_, delete, func, insert, or_, select, update
+from sqlalchemy import (
+    Connection,
+    CursorResult,
+    Executable,
+    Table,
+    and_,
+    delete,
+    func,
+    insert,
+    or_,
+    select,
+    update,
+)
 from sqlalchemy.orm import Session
+from sqlmodel import col
 
 from store.event_tables import (
     DeliveryStatus,
@@ -27,11 +40,11 @@ from store.tables import File
 
 Conn = Session | Connection
 
-EVENTS = Event.__table__
-COUNTERS = EventCounter.__table__
-WEBHOOKS = Webhook.__table__
-DELIVERIES = WebhookDelivery.__table__
-ATTEMPTS = WebhookAttempt.__table__
+EVENTS: Table = Event.__table__  # type: ignore[attr-defined]
+COUNTERS: Table = EventCounter.__table__  # type: ignore[attr-defined]
+WEBHOOKS: Table = Webhook.__table__  # type: ignore[attr-defined]
+DELIVERIES: Table = WebhookDelivery.__table__  # type: ignore[attr-defined]
+ATTEMPTS: Table = WebhookAttempt.__table__  # type: ignore[attr-defined]
 DELETE_BATCH = 5000
 
 
@@ -39,10 +52,11 @@ DELETE_BATCH = 5000
 def allocate_seqs(conn: Conn, *, owner_id: str, count: int) -> int:
     """Take `count` new event ids of `owner_id`; returns the last one. The counter row
     stays locked until the transaction ends, so an owner's events commit in id order."""
+    upsert: Any  # the dialect's own INSERT … ON CONFLICT (the two share its API)
     if _dialect(conn) == "postgresql":
-        from sqlalchemy.dialects.postgresql import insert as upsert
+        from sqlalchemy.dialects.postgresql import insert as upsert  # noqa: PLC0415 - the one in use
     else:
-        from sqlalchemy.dialects.sqlite import insert as upsert
+        from sqlalchemy.dialects.sqlite import insert as upsert  # noqa: PLC0415
     stmt = upsert(COUNTERS).values(owner_id=owner_id, last_seq=count)
     stmt = stmt.on_conflict_do_update(
         index_elements=[COUNTERS.c.owner_id], set_={"last_seq": COUNTERS.c.last_seq + count}
@@ -99,13 +113,13 @@ def delete_events_before(conn: Conn, *, before: datetime) -> int:
         .limit(1)
     ).scalar()
     cut = EVENTS.c.created_at < before if boundary is None else EVENTS.c.created_at <= boundary
-    return int(conn.execute(delete(EVENTS).where(cut)).rowcount or 0)
+    return _rowcount(conn, delete(EVENTS).where(cut))
 
 
 # --- facts an event reports ------------------------------------------------------------
 def file_facts(conn: Conn, *, file_id: str) -> dict[str, Any] | None:
     """What a file.ready / file.failed event says about a file (owner_id included)."""
-    table = File.__table__
+    table: Table = File.__table__  # type: ignore[attr-defined]
     columns = (
         "owner_id",
         "id",
@@ -124,7 +138,7 @@ def file_facts(conn: Conn, *, file_id: str) -> dict[str, Any] | None:
 
 
 def conversation_owner(conn: Conn, *, conversation_id: str) -> str | None:
-    table = Conversation.__table__
+    table: Table = Conversation.__table__  # type: ignore[attr-defined]
     stmt = select(table.c.owner_id).where(table.c.id == conversation_id)
     value = conn.execute(stmt).scalar()
     return str(value) if value is not None else None
@@ -151,8 +165,8 @@ def count_webhooks(session: Session, *, owner_id: str) -> int:
 def list_webhooks(session: Session, *, owner_id: str) -> list[Webhook]:
     stmt = (
         select(Webhook)
-        .where(Webhook.owner_id == owner_id)  # type: ignore[arg-type]
-        .order_by(Webhook.created_at, Webhook.id)  # type: ignore[arg-type]
+        .where(col(Webhook.owner_id) == owner_id)
+        .order_by(col(Webhook.created_at), col(Webhook.id))
     )
     return list(session.execute(stmt).scalars().all())
 
@@ -184,7 +198,7 @@ def claim_delivery(conn: Conn, *, delivery_id: str, now: datetime, due_by: datet
         )
         .values(status=DeliveryStatus.SENDING, claimed_at=now)
     )
-    return bool(conn.execute(stmt).rowcount)
+    return bool(_rowcount(conn, stmt))
 
 
 @dataclass(frozen=True)
@@ -226,7 +240,8 @@ def finish_attempt(
     now: datetime,
 ) -> bool:
     """Record attempt `attempt` and move the claimed delivery on; False if it is gone."""
-    moved = conn.execute(
+    moved = _rowcount(
+        conn,
         update(DELIVERIES)
         .where(DELIVERIES.c.id == delivery_id, DELIVERIES.c.status == DeliveryStatus.SENDING)
         .values(
@@ -239,8 +254,8 @@ def finish_attempt(
             finished_at=now
             if status in (DeliveryStatus.SUCCEEDED, DeliveryStatus.FAILED)
             else None,
-        )
-    ).rowcount
+        ),
+    )
     if not moved:
         return False
     conn.execute(
@@ -276,7 +291,7 @@ def release_stale_sending(conn: Conn, *, claimed_before: datetime, now: datetime
         )
         .values(status=DeliveryStatus.PENDING, claimed_at=None, next_attempt_at=now)
     )
-    return int(conn.execute(stmt).rowcount or 0)
+    return _rowcount(conn, stmt)
 
 
 def delete_deliveries_finished_before(conn: Conn, *, before: datetime) -> int:
@@ -286,25 +301,25 @@ def delete_deliveries_finished_before(conn: Conn, *, before: datetime) -> int:
         .limit(DELETE_BATCH)
         .scalar_subquery()
     )
-    return int(conn.execute(delete(DELIVERIES).where(DELIVERIES.c.id.in_(victims))).rowcount or 0)
+    return _rowcount(conn, delete(DELIVERIES).where(DELIVERIES.c.id.in_(victims)))
 
 
 def list_deliveries(
     session: Session, *, webhook_id: str, limit: int, before: tuple[datetime, str] | None
 ) -> list[WebhookDelivery]:
     """Newest first; `before`: (created_at, id) of the last row of the previous page."""
-    stmt = select(WebhookDelivery).where(WebhookDelivery.webhook_id == webhook_id)  # type: ignore[arg-type]
+    stmt = select(WebhookDelivery).where(col(WebhookDelivery.webhook_id) == webhook_id)
     if before is not None:
         created, last_id = before
         stmt = stmt.where(
             or_(
-                WebhookDelivery.created_at < created,  # type: ignore[arg-type]
-                and_(WebhookDelivery.created_at == created, WebhookDelivery.id < last_id),  # type: ignore[arg-type]
+                col(WebhookDelivery.created_at) < created,
+                and_(col(WebhookDelivery.created_at) == created, col(WebhookDelivery.id) < last_id),
             )
         )
     stmt = stmt.order_by(
-        WebhookDelivery.created_at.desc(),  # type: ignore[attr-defined]
-        WebhookDelivery.id.desc(),  # type: ignore[attr-defined]
+        col(WebhookDelivery.created_at).desc(),
+        col(WebhookDelivery.id).desc(),
     ).limit(limit)
     return list(session.execute(stmt).scalars().all())
 
@@ -314,7 +329,13 @@ def attempts_of(session: Session, *, delivery_ids: Sequence[str]) -> list[Webhoo
         return []
     stmt = (
         select(WebhookAttempt)
-        .where(WebhookAttempt.delivery_id.in_(list(delivery_ids)))  # type: ignore[attr-defined]
-        .order_by(WebhookAttempt.delivery_id, WebhookAttempt.attempt)  # type: ignore[arg-type]
+        .where(col(WebhookAttempt.delivery_id).in_(list(delivery_ids)))
+        .order_by(col(WebhookAttempt.delivery_id), col(WebhookAttempt.attempt))
     )
     return list(session.execute(stmt).scalars().all())
+
+
+def _rowcount(conn: Conn, stmt: Executable) -> int:
+    """The rows a DML statement touched (a cursor's result, in a Session or a Connection)."""
+    result = cast("CursorResult[Any]", conn.execute(stmt))
+    return int(result.rowcount or 0)

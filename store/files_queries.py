@@ -23,6 +23,8 @@ from sqlmodel import Session, col, select
 
 from store.tables import ConversionCacheEntry, File, FileContent, FileStatus, Owner, utcnow
 
+AnyRow = Row[*tuple[Any, ...]]  # a row of any width
+
 # Core statements: no ORM identity map or session sync per row
 FILES: Table = File.__table__  # type: ignore[attr-defined]
 CONTENTS: Table = FileContent.__table__  # type: ignore[attr-defined]
@@ -54,7 +56,7 @@ def claim_uploaded(
     worker_id: str,
     max_attempts: int,
     now: datetime,
-) -> Row[Any] | None:
+) -> AnyRow | None:
     """`uploaded` → `processing` with `attempts + 1`, in one statement (the common case).
     Returns (attempts, sha256, filename, size_bytes), or None when the row is not
     `uploaded` with attempts left."""
@@ -77,7 +79,7 @@ def claim_uploaded(
     )
 
 
-def claim_state(session: Session | Connection, *, file_id: str) -> Row[Any] | None:
+def claim_state(session: Session | Connection, *, file_id: str) -> AnyRow | None:
     """What a claim decides on: status, attempts, started_at, lease_owner, and the
     claim columns (sha256, filename, size_bytes)."""
     return (
@@ -110,6 +112,29 @@ def take_over(
             "updated_at": now,
             "error": None,
         },
+    )
+
+
+def resume(
+    session: Session | Connection,
+    *,
+    file_id: str,
+    seen_attempts: int,
+    seen_owner: str,
+    worker_id: str,
+    now: datetime,
+) -> bool:
+    """Take over a `processing` row its holder handed on (it gave up waiting for the
+    database): the same attempt goes on under `worker_id`, not counted again."""
+    return _guarded_update(
+        session,
+        [
+            C.id == file_id,
+            C.status == FileStatus.PROCESSING,
+            C.attempts == seen_attempts,
+            C.lease_owner == seen_owner,
+        ],
+        {"lease_owner": worker_id, "started_at": now, "updated_at": now},
     )
 
 
@@ -213,11 +238,18 @@ def sweep_candidates(
     """`uploaded` rows due for recovery (`recover_after` passed; a row without one counts
     from `created_at` + grace), and every `processing` row (the caller decides which are
     stale: started before the lease, or held by a dead process)."""
-    cols = (File.id, File.status, File.attempts, File.enqueues, File.lease_owner, File.started_at)
+    cols = (
+        col(File.id),
+        col(File.status),
+        col(File.attempts),
+        col(File.enqueues),
+        col(File.lease_owner),
+        col(File.started_at),
+    )
     due = (
         sa_select(*cols)
         .where(
-            File.status == FileStatus.UPLOADED,
+            col(File.status) == FileStatus.UPLOADED,
             or_(
                 col(File.recover_after) <= now,
                 and_(col(File.recover_after).is_(None), col(File.created_at) < uploaded_before),
@@ -226,7 +258,7 @@ def sweep_candidates(
         .order_by(col(File.recover_after))
         .limit(limit)
     )
-    processing = sa_select(*cols).where(File.status == FileStatus.PROCESSING).limit(limit)
+    processing = sa_select(*cols).where(col(File.status) == FileStatus.PROCESSING).limit(limit)
     rows = [*session.execute(due).all(), *session.execute(processing).all()]
     return [SweepCandidate(*r) for r in rows]
 
@@ -289,17 +321,17 @@ def list_owned(
     after: tuple[datetime, str] | None = None,
 ) -> tuple[list[File], str | None]:
     """Newest first; returns (rows, next_cursor)."""
-    stmt = select(File).where(File.owner_id == owner_id)
+    stmt = select(File).where(col(File.owner_id) == owner_id)
     if status is not None:
-        stmt = stmt.where(File.status == status)
+        stmt = stmt.where(col(File.status) == status)
     if conversation_id is not None:
-        stmt = stmt.where(File.conversation_id == conversation_id)
+        stmt = stmt.where(col(File.conversation_id) == conversation_id)
     if project_id is not None:
-        stmt = stmt.where(File.project_id == project_id)
+        stmt = stmt.where(col(File.project_id) == project_id)
     if after is not None:
         ts, last_id = after
         stmt = stmt.where(
-            or_(col(File.created_at) < ts, and_(File.created_at == ts, col(File.id) < last_id))
+            or_(col(File.created_at) < ts, and_(col(File.created_at) == ts, col(File.id) < last_id))
         )
     stmt = stmt.order_by(col(File.created_at).desc(), col(File.id).desc()).limit(limit + 1)
     rows = list(session.exec(stmt).all())
@@ -310,14 +342,16 @@ def list_owned(
 def blob_referenced(session: Session, *, sha256: str) -> bool:
     """Does any row still point at this blob (upload, artefact or cached conversion)?"""
     hit = session.exec(
-        select(File.id).where(or_(File.sha256 == sha256, File.content_sha256 == sha256)).limit(1)
+        select(col(File.id))
+        .where(or_(col(File.sha256) == sha256, col(File.content_sha256) == sha256))
+        .limit(1)
     ).first()
     if hit is not None:
         return True
     return (
         session.exec(
-            select(ConversionCacheEntry.key)
-            .where(ConversionCacheEntry.markdown_sha256 == sha256)
+            select(col(ConversionCacheEntry.key))
+            .where(col(ConversionCacheEntry.markdown_sha256) == sha256)
             .limit(1)
         ).first()
         is not None
@@ -345,7 +379,7 @@ def owner_usage(session: Session, *, owner_id: str, lock: bool = False) -> tuple
     one owner check their quota one after the other; SQLite's write transaction
     (BEGIN IMMEDIATE) already serialises them."""
     if lock:
-        session.execute(sa_select(Owner.id).where(col(Owner.id) == owner_id).with_for_update())
+        session.execute(sa_select(col(Owner.id)).where(col(Owner.id) == owner_id).with_for_update())
     count, total = session.execute(
         sa_select(func.count(), func.coalesce(func.sum(C.size_bytes), 0)).where(
             C.owner_id == owner_id
@@ -360,7 +394,11 @@ def referenced_blobs(session: Session, *, shas: Sequence[str]) -> set[str]:
     if not shas:
         return set()
     found: set[str] = set()
-    for column in (File.sha256, File.content_sha256, ConversionCacheEntry.markdown_sha256):
+    for column in (
+        col(File.sha256),
+        col(File.content_sha256),
+        col(ConversionCacheEntry.markdown_sha256),
+    ):
         rows = session.execute(sa_select(column).where(col(column).in_(list(shas))).distinct())
         found.update(str(r[0]) for r in rows)
     return found

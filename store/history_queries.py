@@ -16,10 +16,11 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import and_, delete, func, insert, or_, select, update
-from sqlmodel import Session
+from sqlmodel import Session, col
 
 from contextq.history.types import Message
 from store import cursors
+from store.context_tables import ContextCutPoint, ConversationCitation
 from store.history_tables import Compaction, Conversation, Memory, StoredMessage
 from store.message_cache import MESSAGE_CACHE
 from store.tables import Job, JobStatus, utcnow
@@ -33,7 +34,7 @@ def get_conversation(
     session: Session, *, owner_id: str, conversation_id: str, for_update: bool = False
 ) -> Conversation | None:
     stmt = select(Conversation).where(
-        Conversation.id == conversation_id, Conversation.owner_id == owner_id
+        col(Conversation.id) == conversation_id, col(Conversation.owner_id) == owner_id
     )
     if for_update:
         stmt = stmt.with_for_update()
@@ -44,12 +45,12 @@ def list_conversations(
     session: Session, *, owner_id: str, limit: int, after: tuple[datetime, str] | None = None
 ) -> tuple[list[Conversation], str | None]:
     """The owner's conversations, newest first; returns (rows, next_cursor)."""
-    created, conv_id = Conversation.created_at, Conversation.id
-    stmt = select(Conversation).where(Conversation.owner_id == owner_id)
+    created, conv_id = col(Conversation.created_at), col(Conversation.id)
+    stmt = select(Conversation).where(col(Conversation.owner_id) == owner_id)
     if after is not None:
         ts, last_id = after
         stmt = stmt.where(or_(created < ts, and_(created == ts, conv_id < last_id)))
-    stmt = stmt.order_by(created.desc(), conv_id.desc()).limit(limit + 1)  # type: ignore[attr-defined]
+    stmt = stmt.order_by(created.desc(), conv_id.desc()).limit(limit + 1)
     rows = list(session.execute(stmt).scalars())
     last = rows[limit - 1] if len(rows) > limit else None
     return rows[:limit], cursors.encode(last.created_at, last.id) if last else None
@@ -59,7 +60,7 @@ def get_conversation_by_id(
     session: Session, *, conversation_id: str, for_update: bool = False
 ) -> Conversation | None:
     """For the worker, which re-reads rows by id (the owner was checked when enqueued)."""
-    stmt = select(Conversation).where(Conversation.id == conversation_id)
+    stmt = select(Conversation).where(col(Conversation.id) == conversation_id)
     if for_update:
         stmt = stmt.with_for_update()
     return session.execute(stmt).scalar_one_or_none()
@@ -88,12 +89,10 @@ def update_conversation(
 def delete_conversation(session: Session, *, conversation: Conversation) -> None:
     """Delete a conversation with its messages, compactions and memory (explicitly, so it
     does not depend on the database enforcing ON DELETE CASCADE)."""
-    from store.context_tables import ContextCutPoint, ConversationCitation
-
     tables = (StoredMessage, Compaction, Memory, ConversationCitation, ContextCutPoint)
     for table in tables:
-        session.execute(delete(table).where(table.conversation_id == conversation.id))  # type: ignore[attr-defined]
-    session.execute(delete(Conversation).where(Conversation.id == conversation.id))
+        session.execute(delete(table).where(col(table.conversation_id) == conversation.id))
+    session.execute(delete(Conversation).where(col(Conversation.id) == conversation.id))
 
 
 # ---------------------------------------------------------------- messages
@@ -160,19 +159,19 @@ def open_tool_calls(session: Session, *, conversation: Conversation) -> dict[str
     first. A native batch's results may answer them (SPEC §2)."""
     m = StoredMessage
     newest_user = (
-        select(func.coalesce(func.max(m.seq), 0))
-        .where(m.conversation_id == conversation.id, m.role == "user")
+        select(func.coalesce(func.max(col(m.seq)), 0))
+        .where(col(m.conversation_id) == conversation.id, col(m.role) == "user")
         .scalar_subquery()
     )
     rows = session.execute(
-        select(m.role, m.tool_calls, m.tool_call_id)
+        select(col(m.role), col(m.tool_calls), col(m.tool_call_id))
         .where(
-            m.conversation_id == conversation.id,
-            m.seq > newest_user,
-            m.seq > conversation.last_seq - OPEN_CALLS_SCAN,
-            m.role.in_(("assistant", "tool")),  # type: ignore[attr-defined]
+            col(m.conversation_id) == conversation.id,
+            col(m.seq) > newest_user,
+            col(m.seq) > conversation.last_seq - OPEN_CALLS_SCAN,
+            col(m.role).in_(("assistant", "tool")),
         )
-        .order_by(m.seq)  # type: ignore[arg-type]
+        .order_by(col(m.seq))
     ).all()
     calls: dict[str, str] = {}
     for role, tool_calls, tool_call_id in rows:
@@ -207,8 +206,11 @@ def list_messages(
     rows = list(
         session.execute(
             select(StoredMessage)
-            .where(StoredMessage.conversation_id == conversation_id, StoredMessage.seq > after_seq)
-            .order_by(StoredMessage.seq)  # type: ignore[arg-type]
+            .where(
+                col(StoredMessage.conversation_id) == conversation_id,
+                col(StoredMessage.seq) > after_seq,
+            )
+            .order_by(col(StoredMessage.seq))
             .limit(limit + 1)
         ).scalars()
     )
@@ -228,10 +230,10 @@ def messages_by_seqs(
         session.execute(
             select(StoredMessage)
             .where(
-                StoredMessage.conversation_id == conversation_id,
-                StoredMessage.seq.in_(sorted(set(seqs))),  # type: ignore[attr-defined]
+                col(StoredMessage.conversation_id) == conversation_id,
+                col(StoredMessage.seq).in_(sorted(set(seqs))),
             )
-            .order_by(StoredMessage.seq)  # type: ignore[arg-type]
+            .order_by(col(StoredMessage.seq))
         ).scalars()
     )
 
@@ -239,7 +241,8 @@ def messages_by_seqs(
 def get_message(session: Session, *, conversation_id: str, message_id: str) -> StoredMessage | None:
     return session.execute(
         select(StoredMessage).where(
-            StoredMessage.id == message_id, StoredMessage.conversation_id == conversation_id
+            col(StoredMessage.id) == message_id,
+            col(StoredMessage.conversation_id) == conversation_id,
         )
     ).scalar_one_or_none()
 
@@ -262,8 +265,9 @@ def set_pinned(
 def first_seq_past(session: Session, *, conversation_id: str, tokens: int) -> int | None:
     """The first seq whose running token total passes `tokens` (through an index)."""
     first = session.execute(
-        select(func.min(StoredMessage.seq)).where(
-            StoredMessage.conversation_id == conversation_id, StoredMessage.cum_tokens > tokens
+        select(func.min(col(StoredMessage.seq))).where(
+            col(StoredMessage.conversation_id) == conversation_id,
+            col(StoredMessage.cum_tokens) > tokens,
         )
     ).scalar_one()
     return None if first is None else int(first)
@@ -272,8 +276,8 @@ def first_seq_past(session: Session, *, conversation_id: str, tokens: int) -> in
 def tokens_after(session: Session, *, conversation_id: str, seq: int) -> int:
     return int(
         session.execute(
-            select(func.coalesce(func.sum(StoredMessage.token_count), 0)).where(
-                StoredMessage.conversation_id == conversation_id, StoredMessage.seq > seq
+            select(func.coalesce(func.sum(col(StoredMessage.token_count)), 0)).where(
+                col(StoredMessage.conversation_id) == conversation_id, col(StoredMessage.seq) > seq
             )
         ).scalar_one()
     )
@@ -285,8 +289,8 @@ def tokens_after(session: Session, *, conversation_id: str, seq: int) -> int:
 def newest_compaction(session: Session, *, conversation_id: str) -> Compaction | None:
     return session.execute(
         select(Compaction)
-        .where(Compaction.conversation_id == conversation_id)
-        .order_by(Compaction.through_seq.desc(), Compaction.created_at.desc())  # type: ignore[attr-defined]
+        .where(col(Compaction.conversation_id) == conversation_id)
+        .order_by(col(Compaction.through_seq).desc(), col(Compaction.created_at).desc())
         .limit(1)
     ).scalar_one_or_none()
 
@@ -295,8 +299,8 @@ def list_compactions(session: Session, *, conversation_id: str, limit: int) -> l
     return list(
         session.execute(
             select(Compaction)
-            .where(Compaction.conversation_id == conversation_id)
-            .order_by(Compaction.created_at.desc())  # type: ignore[attr-defined]
+            .where(col(Compaction.conversation_id) == conversation_id)
+            .order_by(col(Compaction.created_at).desc())
             .limit(limit)
         ).scalars()
     )
@@ -310,7 +314,7 @@ def add_compaction(session: Session, *, compaction: Compaction) -> Compaction:
     )
     session.execute(
         update(Conversation)
-        .where(Conversation.id == compaction.conversation_id)
+        .where(col(Conversation.id) == compaction.conversation_id)
         .values(last_compacted_seq=compaction.through_seq, tokens_since_compaction=remaining)
     )
     session.flush()
@@ -326,10 +330,10 @@ def conversations_grown_since_compaction(
         session.execute(
             select(Conversation)
             .where(
-                Conversation.last_seq > Conversation.last_compacted_seq,
-                Conversation.tokens_since_compaction >= min_tokens,
+                col(Conversation.last_seq) > col(Conversation.last_compacted_seq),
+                col(Conversation.tokens_since_compaction) >= min_tokens,
             )
-            .order_by(Conversation.tokens_since_compaction.desc())  # type: ignore[attr-defined]
+            .order_by(col(Conversation.tokens_since_compaction).desc())
             .limit(limit)
         ).scalars()
     )
@@ -366,7 +370,7 @@ def create_job(session: Session, *, owner_id: str, kind: str, target_id: str | N
 
 def get_job(session: Session, *, owner_id: str, job_id: str) -> Job | None:
     return session.execute(
-        select(Job).where(Job.id == job_id, Job.owner_id == owner_id)
+        select(Job).where(col(Job.id) == job_id, col(Job.owner_id) == owner_id)
     ).scalar_one_or_none()
 
 
@@ -379,11 +383,11 @@ def unfinished_job_targets(
         return set()
     return set(
         session.execute(
-            select(Job.target_id).where(  # type: ignore[call-overload]
-                Job.kind == kind,
-                Job.target_id.in_(ids),  # type: ignore[union-attr]
-                Job.status.in_([JobStatus.QUEUED, JobStatus.RUNNING]),  # type: ignore[attr-defined]
-                Job.created_at >= since,
+            select(col(Job.target_id)).where(
+                col(Job.kind) == kind,
+                col(Job.target_id).in_(ids),
+                col(Job.status).in_([JobStatus.QUEUED, JobStatus.RUNNING]),
+                col(Job.created_at) >= since,
             )
         ).scalars()
     )
@@ -394,8 +398,8 @@ def start_job(session: Session, *, job_id: str) -> bool:
     finished job). Returns False when the job is already finished or missing."""
     result = session.execute(
         update(Job)
-        .where(Job.id == job_id, Job.status.in_([JobStatus.QUEUED, JobStatus.RUNNING]))  # type: ignore[attr-defined]
-        .values(status=JobStatus.RUNNING, started_at=utcnow(), attempts=Job.attempts + 1)
+        .where(col(Job.id) == job_id, col(Job.status).in_([JobStatus.QUEUED, JobStatus.RUNNING]))
+        .values(status=JobStatus.RUNNING, started_at=utcnow(), attempts=col(Job.attempts) + 1)
     )
     return bool(result.rowcount)  # type: ignore[attr-defined]
 
@@ -410,7 +414,7 @@ def finish_job(
 ) -> None:
     session.execute(
         update(Job)
-        .where(Job.id == job_id)
+        .where(col(Job.id) == job_id)
         .values(
             status=status,
             result=result,

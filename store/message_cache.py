@@ -24,7 +24,7 @@ from typing import Any
 
 import orjson
 from sqlalchemy import Text, bindparam, cast, select
-from sqlmodel import Session
+from sqlmodel import Session, col
 
 from contextq.history.chains import unit_at
 from contextq.history.types import MAX_TOOL_CALLS, Message, Native
@@ -33,21 +33,21 @@ from store.history_tables import Conversation, StoredMessage
 # Columns the engine needs (no created_at, no cum_tokens), in `to_engine`'s order. JSON
 # columns are read as text and parsed with orjson (4x faster than the driver's json).
 CONTEXT_COLUMNS = (
-    StoredMessage.id,
-    StoredMessage.seq,
-    StoredMessage.role,
-    cast(StoredMessage.content, Text),
-    cast(StoredMessage.tool_calls, Text),
-    StoredMessage.tool_call_id,
-    StoredMessage.name,
-    StoredMessage.pinned,
-    StoredMessage.kind,
-    StoredMessage.importance,
-    StoredMessage.token_count,
-    cast(StoredMessage.file_ids, Text),
-    StoredMessage.native_format,
-    StoredMessage.native_model,
-    cast(StoredMessage.native_payload, Text),
+    col(StoredMessage.id),
+    col(StoredMessage.seq),
+    col(StoredMessage.role),
+    cast(col(StoredMessage.content), Text),
+    cast(col(StoredMessage.tool_calls), Text),
+    col(StoredMessage.tool_call_id),
+    col(StoredMessage.name),
+    col(StoredMessage.pinned),
+    col(StoredMessage.kind),
+    col(StoredMessage.importance),
+    col(StoredMessage.token_count),
+    cast(col(StoredMessage.file_ids), Text),
+    col(StoredMessage.native_format),
+    col(StoredMessage.native_model),
+    cast(col(StoredMessage.native_payload), Text),
 )
 
 
@@ -55,28 +55,28 @@ CONTEXT_COLUMNS = (
 # read runs about six); their values are bound per call.
 _M = StoredMessage
 _IDS_AFTER = (
-    select(_M.seq, _M.id)
-    .where(_M.conversation_id == bindparam("cid"), _M.seq > bindparam("lo"))
-    .where(_M.seq <= bindparam("hi"))
-    .order_by(_M.seq)  # type: ignore[arg-type]
+    select(col(_M.seq), col(_M.id))
+    .where(col(_M.conversation_id) == bindparam("cid"), col(_M.seq) > bindparam("lo"))
+    .where(col(_M.seq) <= bindparam("hi"))
+    .order_by(col(_M.seq))
 )
-_PINNED = select(_M.seq).where(
-    _M.conversation_id == bindparam("cid"),
-    _M.pinned.is_(True),  # type: ignore[attr-defined]
+_PINNED = select(col(_M.seq)).where(
+    col(_M.conversation_id) == bindparam("cid"),
+    col(_M.pinned).is_(True),
 )
 _SYSTEM = (
-    select(_M.seq)
-    .where(_M.conversation_id == bindparam("cid"), _M.role == "system")
-    .where(_M.seq <= bindparam("hi"))
-    .order_by(_M.seq)  # type: ignore[arg-type]
+    select(col(_M.seq))
+    .where(col(_M.conversation_id) == bindparam("cid"), col(_M.role) == "system")
+    .where(col(_M.seq) <= bindparam("hi"))
+    .order_by(col(_M.seq))
 )
 _ROWS = (
     select(*CONTEXT_COLUMNS)
     .where(
-        _M.conversation_id == bindparam("cid"),
-        _M.seq.between(bindparam("lo"), bindparam("hi")),  # type: ignore[attr-defined]
+        col(_M.conversation_id) == bindparam("cid"),
+        col(_M.seq).between(bindparam("lo"), bindparam("hi")),
     )
-    .order_by(_M.seq)  # type: ignore[arg-type]
+    .order_by(col(_M.seq))
 )
 
 
@@ -284,12 +284,12 @@ class _Reader:
         ids = self.ids
         if ids is None:
             rows = self.session.execute(
-                select(StoredMessage.seq, StoredMessage.id)
+                select(col(StoredMessage.seq), col(StoredMessage.id))
                 .where(
-                    StoredMessage.conversation_id == self.conversation_id,
-                    StoredMessage.seq < start,
+                    col(StoredMessage.conversation_id) == self.conversation_id,
+                    col(StoredMessage.seq) < start,
                 )
-                .order_by(StoredMessage.seq)  # type: ignore[arg-type]
+                .order_by(col(StoredMessage.seq))
             ).all()
             return [id_ for seq, id_ in rows if seq not in loaded]
         removed = ids[: start - 1]  # a copy; the few loaded ones taken out, newest first
@@ -372,7 +372,10 @@ def read_messages(session: Session, *, conversation_id: str, after_seq: int = 0)
     """Every message with seq > `after_seq` as engine messages, uncached (compaction)."""
     stmt = (
         select(*CONTEXT_COLUMNS)
-        .where(StoredMessage.conversation_id == conversation_id, StoredMessage.seq > after_seq)
-        .order_by(StoredMessage.seq)  # type: ignore[arg-type]
+        .where(
+            col(StoredMessage.conversation_id) == conversation_id,
+            col(StoredMessage.seq) > after_seq,
+        )
+        .order_by(col(StoredMessage.seq))
     )
     return [to_engine(r) for r in session.execute(stmt)]

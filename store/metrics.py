@@ -130,7 +130,7 @@ def setup_multiprocess(settings: Settings) -> Path | None:
         return None
     os.environ[ENV_DIR] = str(directory)
     if not getattr(values.ValueClass, "_multiprocess", False):
-        values.ValueClass = values.MultiProcessValue(_process_identifier)
+        values.ValueClass = values.MultiProcessValue(_process_identifier)  # type: ignore[no-untyped-call]
     return directory
 
 
@@ -199,8 +199,8 @@ def zero_known_series(
     for strategy in strategies:
         for fmt in formats:
             CONTEXT_BUILD.labels(strategy, fmt)
-    for labels in POLLED_ROUTES:
-        HTTP_REQUESTS.labels(*labels)
+    for route in POLLED_ROUTES:
+        HTTP_REQUESTS.labels(*route)
 
 
 # --- a scrape ---------------------------------------------------------------------------------
@@ -247,7 +247,7 @@ def render(scrape: ScrapeCollector) -> bytes:
     directory = multiprocess_dir()
     if directory is not None:
         counted = CollectorRegistry()
-        MultiProcessCollector(counted, path=str(directory))
+        MultiProcessCollector(counted, path=str(directory))  # type: ignore[no-untyped-call]
     else:
         counted = REGISTRY
-    return generate_latest(_Merged(counted, scrape))  # type: ignore[arg-type]
+    return generate_latest(_Merged(counted, scrape))

@@ -39,7 +39,7 @@ def publish_file_status(redis_url: str | None, file_id: str, status: str) -> Non
 
 
 def _async_client(redis_url: str) -> Any:
-    import redis.asyncio as aredis
+    import redis.asyncio as aredis  # noqa: PLC0415 - redis, where Valkey is used
 
     key = (redis_url, id(asyncio.get_running_loop()))
     client = _async_clients.get(key)

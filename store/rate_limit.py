@@ -33,7 +33,7 @@ def _limiter(url: str) -> FixedWindowRateLimiter:
             socket_timeout=1.0,
             socket_connect_timeout=1.0,
         )
-        limiter = _limiters[key] = FixedWindowRateLimiter(storage)  # type: ignore[arg-type]
+        limiter = _limiters[key] = FixedWindowRateLimiter(storage)
     return limiter
 
 

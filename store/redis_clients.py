@@ -7,6 +7,7 @@ keeps one connection pool per purpose instead of connecting per call.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import threading
 from typing import Any
@@ -17,7 +18,7 @@ _lock = threading.Lock()
 
 def redis_client(url: str, *, timeout_s: float) -> Any:
     """A cached `redis.Redis` for `url` whose commands time out after `timeout_s`."""
-    import redis
+    import redis  # noqa: PLC0415 - redis, where Valkey is used
 
     key = (os.getpid(), url, timeout_s)  # a forked child builds its own
     with _lock:
@@ -36,9 +37,7 @@ _async_clients: dict[tuple[str, float, int], Any] = {}
 def async_redis_client(url: str, *, timeout_s: float) -> Any:
     """A `redis.asyncio.Redis` for `url` bound to the running event loop (an asyncio
     client cannot be shared across loops), built once per loop."""
-    import asyncio
-
-    import redis.asyncio as aredis
+    import redis.asyncio as aredis  # noqa: PLC0415
 
     key = (url, timeout_s, id(asyncio.get_running_loop()))
     client = _async_clients.get(key)

@@ -25,11 +25,13 @@ from typing import Any, Literal, get_args
 import numpy as np
 from sqlalchemy import bindparam, text
 from sqlmodel import Session
+from threadpoolctl import threadpool_limits
 
 from contextq.retrieval import embedding
 from contextq.retrieval.dense import Ranked, SetKey, SetMatrix, SetVectors, dense_top, fuse
 from contextq.retrieval.terms import search_terms
-from store.search_bm25 import bm25_ranked
+from store.search_bm25 import fts5_ranked
+from store.search_postgres import postgres_ranked
 from store.tables import FileStatus
 
 log = logging.getLogger("contextq.search")
@@ -86,6 +88,16 @@ def search_chunks(
         return []
     ranked = rank(session, query, sorted({(f.set_id, f.set_key) for f in scope}), limit, mode)
     return _hits(session, ranked[:limit], scope)[:limit]
+
+
+def bm25_ranked(session: Session, terms: list[str], set_ids: list[int], depth: int) -> Ranked:
+    """The best `depth` chunks of `set_ids` for `terms` by the database's own bm25, best
+    first (maybe none)."""
+    if not terms or not set_ids or depth < 1:
+        return []
+    if session.get_bind().dialect.name == "postgresql":
+        return postgres_ranked(session, terms, set_ids, depth)
+    return fts5_ranked(session, terms, set_ids, depth)
 
 
 def rank(session: Session, query: str, sets: list[SetKey], limit: int, mode: Mode) -> Ranked:
@@ -176,8 +188,6 @@ def warm() -> None:
     concurrent requests would only contend for the cores), and run one dense ranking over
     a tiny matrix: the first query's word lookups and the SIMD kernels' dispatch (≈ 3 ms)
     are paid here too."""
-    from threadpoolctl import threadpool_limits
-
     threadpool_limits(limits=1, user_api="blas")
     vectors = embedding.quantise(embedding.embed_texts(["warm up", "the dense ranking"]))
     tiny = SetMatrix.of(np.arange(2, dtype=np.int64), np.arange(2, dtype=np.intp), vectors)

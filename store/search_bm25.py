@@ -1,7 +1,8 @@
 """The bm25 side of project search, in the database's own full-text engine (SPEC §8).
 
-`bm25_ranked(session, terms, set_ids, depth)` gives the ids and scores (higher is better)
-of the best `depth` chunks of the given chunk sets that match the query's terms.
+`fts5_ranked(session, terms, set_ids, depth)` gives the ids and scores (higher is better)
+of the best `depth` chunks of the given chunk sets that match the query's terms
+(`store.search.bm25_ranked` picks it or PostgreSQL's `postgres_ranked` by the database).
 
 SQLite: FTS5 ranked by `bm25()` (text column weight 1, heading `HEADING_WEIGHT`), score
 `-bm25`. Only rows of the given chunk sets are ranked (a chunk id's high bits are its
@@ -45,14 +46,8 @@ def fts5_match(terms: list[str]) -> str:
     return " OR ".join(f'"{t}"' for t in terms)
 
 
-def bm25_ranked(session: Session, terms: list[str], set_ids: list[int], depth: int) -> Ranked:
-    """The best `depth` chunks of `set_ids` for `terms`, best first (maybe none)."""
-    if not terms or not set_ids or depth < 1:
-        return []
-    if session.get_bind().dialect.name == "postgresql":
-        from store.search_postgres import postgres_ranked
-
-        return postgres_ranked(session, terms, set_ids, depth)
+def fts5_ranked(session: Session, terms: list[str], set_ids: list[int], depth: int) -> Ranked:
+    """The best `depth` chunks of `set_ids` for `terms`, best first (maybe none), on SQLite."""
     params: dict[str, Any] = {"sets": set_ids, "limit": depth}
     stmt = _sqlite_statement(session, terms, params)
     if stmt is None:

@@ -22,7 +22,7 @@ def get_entry(session: Session, *, conversation_id: str, path: str) -> Workspace
 def file_status(session: Session, *, file_id: str | None) -> str | None:
     if file_id is None:
         return None
-    return session.exec(select(File.status).where(col(File.id) == file_id)).first()
+    return session.exec(select(col(File.status)).where(col(File.id) == file_id)).first()
 
 
 def list_entries(
@@ -31,7 +31,7 @@ def list_entries(
     """Entries whose path starts with `prefix` (exactly, case included), in path order
     after `after`, with their File's status (None when it was deleted)."""
     stmt = (
-        sa_select(E, File.status)
+        sa_select(E, col(File.status))
         .outerjoin(File, col(File.id) == col(E.file_id))
         .where(col(E.conversation_id) == conversation_id)
     )
@@ -47,7 +47,7 @@ def has_entries_under(session: Session, *, conversation_id: str, directory: str)
     """Whether any entry lies inside `directory` (a path naming a directory)."""
     inside = directory + "/"
     stmt = (
-        select(E.id)
+        select(col(E.id))
         .where(
             col(E.conversation_id) == conversation_id,
             func.substr(col(E.path), 1, len(inside)) == inside,
@@ -68,7 +68,7 @@ def delete_entries(session: Session, *, conversation_id: str) -> None:
 def orphaned_bytes(session: Session, *, owner_id: str) -> int:
     """Bytes of the owner's workspace files whose File was deleted (still on disk)."""
     total = session.execute(
-        sa_select(func.coalesce(func.sum(E.size_bytes), 0)).where(
+        sa_select(func.coalesce(func.sum(col(E.size_bytes)), 0)).where(
             col(E.owner_id) == owner_id, col(E.file_id).is_(None)
         )
     ).scalar_one()
@@ -82,7 +82,7 @@ def entries_at(
     if not paths:
         return {}
     stmt = (
-        sa_select(E.path, E.size_bytes, E.file_id, File.status)
+        sa_select(col(E.path), col(E.size_bytes), col(E.file_id), col(File.status))
         .outerjoin(File, col(File.id) == col(E.file_id))
         .where(col(E.conversation_id) == conversation_id, col(E.path).in_(sorted(set(paths))))
     )

@@ -12,13 +12,13 @@ from service import events, webhook_delivery
 from worker import names
 
 
-@shared_task(name=names.DELIVER_WEBHOOK, ignore_result=True, acks_late=True)  # type: ignore[untyped-decorator]
+@shared_task(name=names.DELIVER_WEBHOOK, ignore_result=True, acks_late=True)
 def deliver_webhook(delivery_id: str) -> None:
     """One attempt of a delivery (its retries are scheduled by the attempt itself)."""
     webhook_delivery.attempt_delivery(settings=get_settings(), delivery_id=delivery_id)
 
 
-@shared_task(name=names.SWEEP_EVENTS)  # type: ignore[untyped-decorator]
+@shared_task(name=names.SWEEP_EVENTS)
 def sweep_events() -> dict[str, Any]:
     """The events sweep (beat, every EVENTS_SWEEP_INTERVAL_S)."""
     return events.sweep_events(settings=get_settings())

@@ -14,10 +14,14 @@ from worker import names
 
 
 @shared_task(name=names.PROCESS_FILE, ignore_result=True, acks_late=True)
-def process_file(file_id: str) -> None:
-    """Phase two of the upload: the row, not the result backend, records progress."""
+def process_file(file_id: str, released: list[list[str]] | None = None) -> None:
+    """Phase two of the upload: the row, not the result backend, records progress.
+    `released`: the holders that handed the file on while the database was away."""
     files.process_file(
-        settings=get_settings(), file_id=file_id, time_limit_errors=(SoftTimeLimitExceeded,)
+        settings=get_settings(),
+        file_id=file_id,
+        time_limit_errors=(SoftTimeLimitExceeded,),
+        released=files.releases_from(released),
     )
 
 

@@ -12,14 +12,14 @@ from service import history
 from worker import names
 
 
-@shared_task(name=names.COMPACT_CONVERSATION)  # type: ignore[untyped-decorator]
+@shared_task(name=names.COMPACT_CONVERSATION)
 def compact_conversation(conversation_id: str, job_id: str | None = None) -> dict[str, Any]:
     return history.run_compaction(
         conversation_id=conversation_id, job_id=job_id, settings=get_settings()
     )
 
 
-@shared_task(name=names.SWEEP_COMPACTIONS)  # type: ignore[untyped-decorator]
+@shared_task(name=names.SWEEP_COMPACTIONS)
 def sweep_compactions() -> dict[str, Any]:
     """The compaction sweep (beat, every COMPACTION_SWEEP_INTERVAL_S)."""
     return history.sweep_compactions(settings=get_settings())

@@ -26,7 +26,7 @@ import psutil
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from contextq.history.options import STRATEGY_NAMES
+from contextq.strategy_options import STRATEGY_NAMES
 from store import metrics
 from tests.support.procs import ManagedProcess, free_port, wait_until
 from worker import names

@@ -18,9 +18,9 @@ from celery import maybe_patch_concurrency
 
 def main() -> None:
     maybe_patch_concurrency()  # as `celery` does, before anything else is imported
-    from celery.bin.celery import main as celery
+    from celery.bin.celery import main as celery  # noqa: PLC0415 - after the patch
 
-    import worker.app  # noqa: F401  (ours, before Celery looks for `-A worker.app`)
+    import worker.app  # noqa: F401, PLC0415  (ours, before Celery looks for `-A worker.app`)
 
     sys.argv[0] = "celery"  # its usage and error lines name the command people know
     sys.exit(celery())

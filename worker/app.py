@@ -8,6 +8,7 @@ from celery import Celery
 from celery.loaders.app import AppLoader
 
 from contextq.settings import get_settings
+from worker import observe, schedule, signals  # noqa: F401  (metrics, liveness; fork hooks)
 from worker.config import celery_config
 
 
@@ -27,8 +28,6 @@ def create_app() -> Celery:
     app = Celery("contextq", loader=OwnCodeLoader, fixups=[])
     app.conf.update(celery_config(settings))
     app.conf.imports = ["tasks.files", "tasks.history", "tasks.events"]
-    from worker import observe, schedule, signals  # noqa: F401  (metrics, liveness; fork hooks)
-
     app.conf.beat_schedule = schedule.beat_schedule(settings)
     return app
 

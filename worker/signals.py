@@ -31,8 +31,12 @@ from __future__ import annotations
 
 import logging
 import os
+import resource
 import sys
+import tempfile
+from pathlib import Path
 
+from celery import current_app
 from celery.signals import (
     beat_init,
     celeryd_after_setup,
@@ -41,6 +45,11 @@ from celery.signals import (
     worker_init,
     worker_process_init,
 )
+
+from contextq.logs import configure_logging
+from contextq.settings import get_settings
+from contextq.startup import log_context_management
+from store.blobs import BlobStoreUnavailable, check_blob_store
 
 os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")  # before onnxruntime can load
 
@@ -54,10 +63,6 @@ def address_space_limit_bytes(max_memory_mb: int) -> int:
 
 
 def _set_rlimit(max_memory_mb: int) -> None:
-    try:
-        import resource
-    except ImportError:  # pragma: no cover - not POSIX
-        return
     limit = address_space_limit_bytes(max_memory_mb)
     soft, hard = resource.getrlimit(resource.RLIMIT_AS)
     if hard != resource.RLIM_INFINITY:
@@ -69,9 +74,6 @@ def _set_rlimit(max_memory_mb: int) -> None:
 @celeryd_init.connect  # the worker, before Celery warns about running as root
 @setup_logging.connect
 def _configure_logging(**_kw: object) -> None:
-    from contextq.logs import configure_logging
-    from contextq.settings import get_settings
-
     settings = get_settings()
     sys.stdout, sys.stderr = sys.__stdout__, sys.__stderr__  # our handler writes to the real one
     configure_logging(level=settings.LOG_LEVEL, fmt=settings.LOG_FORMAT)
@@ -84,27 +86,23 @@ def _redirect_stdouts() -> None:
     `setup_logging` signal takes over its setup: writes to sys.stdout and sys.stderr —
     prints, and the traceback billiard writes when a pool child finds its parent gone
     ("Process ForkPoolWorker-2:") — become WARNING lines of `celery.redirected`."""
-    from worker.app import app
-
-    app.log.redirect_stdouts(loglevel="WARNING")
+    # ours: worker.app's; a level name, as Celery itself writes it to CELERY_LOG_REDIRECT_LEVEL
+    current_app.log.redirect_stdouts(loglevel="WARNING")  # type: ignore[arg-type]
 
 
 def _log_what_celery_says() -> None:
     """Celery writes its shutdown lines ("worker: Warm shutdown (MainProcess)", the Ctrl-C
     hints) straight to the terminal with `safe_say`, past logging: they become lines of
     the `celery.apps.worker` logger, in the process's format."""
-    import celery.apps.worker as celery_worker
+    import celery.apps.worker as celery_worker  # noqa: PLC0415 - the worker's, not beat's
 
     def say(message: str, _stream: object = None) -> None:
         logging.getLogger("celery.apps.worker").info("%s", message.strip())
 
-    celery_worker.safe_say = say
+    celery_worker.safe_say = say  # type: ignore[attr-defined]  # not in celery-types' stubs
 
 
 def _log_start() -> None:
-    from contextq.settings import get_settings
-    from contextq.startup import log_context_management
-
     log_context_management(get_settings())
 
 
@@ -121,8 +119,6 @@ def _worker_started(**_kw: object) -> None:
 @worker_init.connect
 def _check_blob_store(**_kw: object) -> None:
     """A misconfigured blob store stops the worker at start, not at its first file."""
-    from store.blobs import BlobStoreUnavailable, check_blob_store
-
     try:
         check_blob_store()
     except BlobStoreUnavailable as exc:
@@ -142,15 +138,13 @@ def warm_up() -> None:
     """Build what the first file would otherwise pay for (~1.2 s: tokenizers, the fast
     counter, encoding detection, project search's embedding model) once, before the pool
     forks (the model is only loaded here: its tokenizer's threads start in the children)."""
-    import tempfile
-    from pathlib import Path
+    # the worker's warm-up alone: beat and Flower import this module too, and need none
+    # of the file engine, numpy or the embedding model
+    import psutil  # noqa: F401, PLC0415 - claim holder identity
 
-    import psutil  # noqa: F401 - claim holder identity
-
-    from contextq import tokens
-    from contextq.files.pipeline import default_registry, process_file
-    from contextq.retrieval import embedding
-    from contextq.settings import get_settings
+    from contextq import tokens  # noqa: PLC0415
+    from contextq.files.pipeline import default_registry, process_file  # noqa: PLC0415
+    from contextq.retrieval import embedding  # noqa: PLC0415
 
     tokens.get_encoding()
     default_registry()
@@ -165,8 +159,7 @@ def warm_up() -> None:
 
 @worker_process_init.connect
 def _child_init(**_kw: object) -> None:
-    from contextq.settings import get_settings
-    from store.db import dispose_after_fork
+    from store.db import dispose_after_fork  # noqa: PLC0415 - SQLAlchemy: not in beat
 
     os.environ["ORT_DISABLE_TELEMETRY"] = "1"
     dispose_after_fork()

@@ -207,7 +207,7 @@ def _processed(result: workspaces.ProcessedView) -> WorkspaceProcessedView:
     return WorkspaceProcessedView(
         path=result.path,
         file_id=result.file_id,
-        status=result.status,  # type: ignore[arg-type]
+        status=result.status,
         category=result.category,
         file_type=result.file_type,
         text=result.text,

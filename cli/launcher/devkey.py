@@ -37,8 +37,8 @@ def dev_api_key(settings: Settings) -> str:
     The database stores only a hash, so the plaintext lives in DATA_DIR/dev-api-key
     (mode 0600). A saved key the database no longer knows is replaced.
     """
-    from store.db import session_scope
-    from store.keys import create_key, owner_for_key
+    from store.db import session_scope  # noqa: PLC0415 - SQLAlchemy, once the stack starts
+    from store.keys import create_key, owner_for_key  # noqa: PLC0415
 
     path = ensure_data_dir(settings) / DEV_KEY_FILE
     saved = read_secret(path)

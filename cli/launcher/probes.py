@@ -9,7 +9,7 @@ def connect_host(host: str) -> str:
 
 
 def http_status(url: str, timeout: float = 2.0) -> int | None:
-    import httpx
+    import httpx  # noqa: PLC0415 - each probe its own client
 
     try:
         return httpx.get(url, timeout=timeout).status_code
@@ -26,7 +26,7 @@ def flower_ready(base_url: str) -> bool:
 
 
 def redis_ready(url: str) -> bool:
-    import redis
+    import redis  # noqa: PLC0415
 
     client = redis.Redis.from_url(url, socket_timeout=1.0, socket_connect_timeout=1.0)
     try:
@@ -39,7 +39,7 @@ def redis_ready(url: str) -> bool:
 
 def worker_ping(redis_url: str, destination: list[str] | None = None, timeout: float = 1.0) -> bool:
     """True when a worker (one of `destination`, or any) answers a control ping."""
-    from celery import Celery
+    from celery import Celery  # noqa: PLC0415
 
     app = Celery("contextq-probe", broker=redis_url, set_as_current=False)
     app.conf.update(accept_content=["json"], broker_connection_retry_on_startup=False)

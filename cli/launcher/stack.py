@@ -85,7 +85,7 @@ class Stack:
 
     def prepare(self) -> None:
         """Hold the asked ports, migrate, make the dev key: everything before a process starts."""
-        from store.db import migrate
+        from store.db import migrate  # noqa: PLC0415 - SQLAlchemy, once the stack starts
 
         self.ports = reserve(self._asked_ports())
         ensure_data_dir(self.settings)

@@ -10,7 +10,9 @@ and makes sure every tool result it names by path (`Assembled.named`) is in the
 workspace before it answers.
 
 Modules: `inputs` (prompts, file views, the project slot), `prompts` (S in three layers
-with its sections, CA, R), `tools` (definitions in either format), `turn` (the newest
+with its sections, CA, R), `formats` (the output formats: one module per wire format
+behind one protocol, and the `FORMATS` table), `tools` (definitions read in either
+vendor's form, given in the target format's), `turn` (the newest
 turn, whether a search tool ran), `attachments` (files as documents, image and audio
 parts, text lines, notes), `citations`, `counting` (the honest count), `pieces`
 (rendered parts with their tokens), `work` (the history as pieces), `fill` (the one
@@ -19,7 +21,7 @@ budget, the summary cut to fit, the hard room), `turn_fit` (the newest turn: its
 as many as fit, previews), `select` (the strategy with the carried cut point and
 clearing line), `clearing` (the clearing line), `shrink` and `preview` (previews that
 fit and say where the whole is), `project` (P), `tool_results` (large tool results as
-previews, old ones as stubs, SPEC §9), `render` (the final list),
+previews, old ones as stubs, SPEC §9), `render` (the final list: the format's render),
 `context` (all of it), `plan`, `bare` (a history alone: `build_history_context`).
 """
 

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from contextq import tokens
 from contextq.errors import HostileInput, InvalidInput
+from contextq.files.detect import detect
 from contextq.files.markdown import escape_cell
 from contextq.files.registry import ProcessContext, StreamInfo
 from contextq.files.result import FileExtractionResult, TruncationInfo, human_bytes
@@ -107,9 +108,6 @@ class _MemberReader:
         return entry
 
     def _process(self, member: zipfile.ZipInfo) -> str:
-        from contextq.files.detect import detect
-        from contextq.files.pipeline import process_file
-
         base = member.filename.rsplit("/", 1)[-1]
         self._count += 1
         target = self.scratch / f"m{self._count}{Path(base).suffix[:16]}"
@@ -118,16 +116,10 @@ class _MemberReader:
             kind = detect(target, base)
             if kind.category in _NOT_SENT or kind.file_type == "zip":
                 return "not read: " + _NOT_SENT.get(kind.category, "a nested archive")
+            if self.ctx.process_part is None:  # a processor called outside the pipeline
+                return "not read: members are read through the pipeline only"
             settings = self.ctx.settings.model_copy(update={"MAX_TOKENS_PER_FILE": self.left})
-            result = process_file(
-                target,
-                base,
-                settings=settings,
-                cache=self.ctx.cache,
-                registry=self.ctx.registry,
-                work_dir=self.scratch,
-                reraise=self.ctx.reraise,
-            )
+            result = self.ctx.process_part(target, base, settings=settings, work_dir=self.scratch)
         finally:
             target.unlink(missing_ok=True)
         if not result.success:

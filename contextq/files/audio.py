@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
+import mutagen
+
 from contextq.errors import InvalidInput
 from contextq.files.registry import ProcessContext, StreamInfo
 from contextq.files.result import FileExtractionResult, TruncationInfo, human_bytes
@@ -68,8 +70,6 @@ class AudioInfo:
 
 def read_with_mutagen(path: Path) -> AudioInfo:
     """Metadata via mutagen; raises ValueError when mutagen cannot read it (any cause)."""
-    import mutagen
-
     try:
         audio = mutagen.File(path, easy=True)
     except Exception as exc:  # mutagen raises many types on hostile input
@@ -115,7 +115,7 @@ def _tags(tags: Any) -> dict[str, str]:
 
 def read_with_pyav(path: Path, file_type: str) -> AudioInfo:
     """Metadata via PyAV/FFmpeg; raises ValueError when it cannot read it."""
-    import av
+    import av  # noqa: PLC0415 - PyAV/FFmpeg, for audio files only
 
     try:
         with path.open("rb") as fh, _open_input(fh, file_type) as container:
@@ -148,7 +148,7 @@ def _reason(exc: BaseException) -> str:
 
 def packet_seconds(path: Path, file_type: str) -> float:
     """Seconds of audio the packets really cover (demux only, no decoding)."""
-    import av
+    import av  # noqa: PLC0415
 
     try:
         with path.open("rb") as fh, _open_input(fh, file_type) as container:
@@ -173,7 +173,7 @@ def packet_seconds(path: Path, file_type: str) -> float:
 
 def _open_input(fh: BinaryIO, file_type: str) -> Any:
     """PyAV on a file object with the demuxer named: FFmpeg never opens URLs or playlists."""
-    import av
+    import av  # noqa: PLC0415
 
     return av.open(fh, "r", format=_DEMUXERS.get(file_type), metadata_errors="ignore")
 
@@ -192,7 +192,7 @@ class Subsampled:
 
 def subsample(path: Path, file_type: str, keep_s: float) -> Subsampled:
     """Decode, downmix to mono, resample to 16 kHz, cut after `keep_s`, encode MP3."""
-    import av
+    import av  # noqa: PLC0415
 
     limit = int(keep_s * TARGET_RATE)
     written = 0
@@ -234,7 +234,7 @@ def subsample(path: Path, file_type: str, keep_s: float) -> Subsampled:
 
 
 def _write(sink: Any, target: Any, chunk: Any, written: int, limit: int) -> tuple[int, bool]:
-    import av
+    import av  # noqa: PLC0415
 
     room = limit - written
     if room <= 0:

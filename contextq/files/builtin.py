@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
+from contextq.files import archive, audio, documents, images, structured, tabular, text
 from contextq.files.registry import PRIORITY_GENERIC, PRIORITY_SPECIFIC, Registry
 
 
 def build_registry() -> Registry:
-    from contextq.files import archive, audio, documents, images, structured, tabular, text
-
     registry = Registry()
     for processor in (
         images.ImageProcessor(),

@@ -13,9 +13,12 @@ import zipfile
 from collections.abc import Callable
 from pathlib import Path
 
+import olefile
+
 from contextq.files import formats
 from contextq.files.formats import Format
 from contextq.files.registry import StreamInfo
+from contextq.files.text import detect_legacy_encoding
 
 HEAD_BYTES = 8192
 
@@ -206,8 +209,6 @@ def _sniff_zip(path: Path) -> Format:
 def _sniff_ole2(path: Path) -> Format:
     """Old Office compound files: an Excel workbook or an Outlook message; others refused."""
     try:
-        import olefile
-
         with olefile.OleFileIO(str(path)) as ole:
             streams = {"/".join(s).lower() for s in ole.listdir()}
     except Exception:  # any parse problem means "not a file we can read"
@@ -238,7 +239,6 @@ def _looks_textual(head: bytes) -> bool:
         # bytes and is told from binary by detecting its encoding, before any verdict
         if exc.start >= len(head) - 3 or sum(1 for b in head if b >= 0x80) * 3 < len(head):
             return True
-        from contextq.files.text import detect_legacy_encoding
 
         return detect_legacy_encoding(head) is not None
     return True

@@ -18,16 +18,20 @@ import hashlib
 import json
 import re
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from contextq import tokens
 from contextq.errors import InvalidInput
-from contextq.files import mdconvert
+from contextq.files import docx_comments, mdconvert, pdf
+from contextq.files.notebook import notebook_to_markdown
+from contextq.files.odt import odt_to_markdown
 from contextq.files.registry import ConversionCache, ProcessContext, StreamInfo
 from contextq.files.result import FileExtractionResult, TruncationInfo
+from contextq.files.rtf import rtf_to_text
 from contextq.files.safety import check_archive
+from contextq.files.webpage import convert_webpage
 from contextq.settings import Settings
 
 # Bump when our conversion output changes (PDF tables, page offsets, HTML main content, ...).
@@ -79,8 +83,6 @@ def cache_key(sha256: str, file_type: str) -> str:
 
 
 def _convert_pdf(data: bytes, info: StreamInfo, settings: Settings, path: Path) -> Converted:
-    from contextq.files import pdf
-
     if b"%PDF-" not in data[:1024]:
         raise InvalidInput("this file is named .pdf but is not a PDF (no %PDF header)")
     try:
@@ -113,8 +115,6 @@ def _convert_pptx(data: bytes, info: StreamInfo, settings: Settings, path: Path)
 
 
 def _convert_docx(data: bytes, info: StreamInfo, settings: Settings, path: Path) -> Converted:
-    from contextq.files import docx_comments
-
     markdown = mdconvert.convert(data, "docx")
     comments = docx_comments.read_comments(path, settings)
     if comments:
@@ -123,8 +123,6 @@ def _convert_docx(data: bytes, info: StreamInfo, settings: Settings, path: Path)
 
 
 def _convert_html(data: bytes, info: StreamInfo, settings: Settings, path: Path) -> Converted:
-    from contextq.files.webpage import convert_webpage
-
     page = convert_webpage(data)
     details: dict[str, Any] = {
         "extraction": page.extraction,
@@ -155,20 +153,14 @@ def _convert_with_markitdown(
 
 
 def _convert_odt(data: bytes, info: StreamInfo, settings: Settings, path: Path) -> Converted:
-    from contextq.files.odt import odt_to_markdown
-
     return Converted(odt_to_markdown(path, settings), "contextq-odt")
 
 
 def _convert_rtf(data: bytes, info: StreamInfo, settings: Settings, path: Path) -> Converted:
-    from contextq.files.rtf import rtf_to_text
-
     return Converted(rtf_to_text(data), "contextq-rtf")
 
 
 def _convert_ipynb(data: bytes, info: StreamInfo, settings: Settings, path: Path) -> Converted:
-    from contextq.files.notebook import notebook_to_markdown
-
     return Converted(notebook_to_markdown(path, settings), "contextq-ipynb")
 
 
@@ -227,8 +219,6 @@ def _convert_counted(
 ) -> Converted:
     converted = convert(data, info, settings, path)
     if converted.tokens is None:
-        from dataclasses import replace
-
         converted = replace(converted, tokens=tokens.count_tokens(converted.markdown))
     return converted
 

@@ -7,10 +7,16 @@ wants read. Both parts are parsed with defusedxml under the archive byte cap.
 from __future__ import annotations
 
 import io
+import xml.etree.ElementTree as ET
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import defusedxml
+import defusedxml.ElementTree as DET
+from defusedxml import DefusedXmlException
+from defusedxml.ElementTree import iterparse
 
 from contextq.errors import HostileInput
 from contextq.files.safety import bounded_read
@@ -71,9 +77,6 @@ def comments_markdown(comments: list[Comment]) -> str:
 
 
 def _parse(xml: bytes) -> Any:
-    import defusedxml
-    import defusedxml.ElementTree as DET
-
     try:
         return DET.fromstring(xml)
     except defusedxml.DefusedXmlException as exc:
@@ -91,11 +94,6 @@ def _paragraphs(element: Any) -> str:
 
 def _anchors(document_xml: bytes) -> dict[str, str]:
     """Comment id → the text between its commentRangeStart and commentRangeEnd."""
-    import xml.etree.ElementTree as ET
-
-    from defusedxml import DefusedXmlException
-    from defusedxml.ElementTree import iterparse
-
     open_ids: dict[str, list[str]] = {}
     anchors: dict[str, str] = {}
     try:

@@ -14,6 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from defusedxml import DefusedXmlException
+from defusedxml.ElementTree import iterparse
+
 from contextq.errors import HostileInput, InvalidInput
 from contextq.files.links import clean_link
 from contextq.settings import Settings
@@ -56,9 +59,6 @@ class Feed:
 
 
 def read_feed(path: Path, settings: Settings) -> Feed:
-    from defusedxml import DefusedXmlException
-    from defusedxml.ElementTree import iterparse
-
     feed: Feed | None = None
     try:
         with path.open("rb") as fh:
@@ -148,7 +148,7 @@ def _squash(text: str) -> str:
 def _html_to_markdown(text: str) -> str:
     if "<" not in text:
         return text.strip()
-    from markitdown.converters._markdownify import _CustomMarkdownify
+    from markitdown.converters._markdownify import _CustomMarkdownify  # noqa: PLC0415 - markitdown
 
     markdown = _CustomMarkdownify().convert(text)
     return _BLANK_LINES.sub("\n\n", markdown).strip()
@@ -174,8 +174,6 @@ def render_feed(feed: Feed) -> str:
 
 def is_feed(path: Path) -> bool:
     """Whether an XML file's root element is an RSS or Atom feed's (reads only its start)."""
-    from defusedxml.ElementTree import iterparse
-
     try:
         with path.open("rb") as fh:
             for _event, elem in iterparse(fh, events=("start",)):

@@ -32,6 +32,7 @@ from pathlib import Path
 from contextq import tokens
 from contextq.files import fulltext_readers as readers
 from contextq.files.clean import clean_text
+from contextq.files.detect import detect
 from contextq.files.documents import Converted
 from contextq.files.registry import ConversionCache
 from contextq.files.sections import Section
@@ -132,7 +133,6 @@ def iter_sections(
         pages = readers.markdown_pages(converted.markdown, converted.page_offsets)
         known = converted.tokens if known_tokens is None else known_tokens
         return FullText(pages, max_tokens=max_tokens, known_tokens=known)
-    from contextq.files.detect import detect
 
     info = detect(path, filename)
     category, kind = info.category, info.file_type

@@ -15,9 +15,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import xlrd
+
+from contextq.files import xlsx_stream
+from contextq.files.csv_read import bounded_lines, sniff_dialect
+from contextq.files.documents import cached_conversion
 from contextq.files.markdown import markdown_table
 from contextq.files.registry import ConversionCache, StreamInfo
+from contextq.files.safety import check_archive
 from contextq.files.sections import Section
+from contextq.files.text import iter_decoded, read_sample, sniff_encoding
 from contextq.settings import Settings
 
 SECTION_MAX_CHARS = 4000
@@ -44,8 +51,6 @@ def document_sections(
     path: Path, info: StreamInfo, settings: Settings, cache: ConversionCache | None
 ) -> tuple[Any, Iterator[Section]]:
     """(the cached conversion, its sections): converted only if the cache lacks it."""
-    from contextq.files.documents import cached_conversion
-
     converted, _hit = cached_conversion(path, info, settings, cache)
     return converted, markdown_pages(converted.markdown, converted.page_offsets)
 
@@ -121,8 +126,6 @@ class _MarkdownSplitter:
 
 def text_sections(path: Path, *, markdown: bool) -> Iterator[Section]:
     """Streamed lines (1-based numbers), never the whole file in memory."""
-    from contextq.files.text import iter_decoded, read_sample, sniff_encoding
-
     splitter = _MarkdownSplitter(None, markdown=markdown)
     number = 0
     pending = ""
@@ -146,9 +149,6 @@ def text_sections(path: Path, *, markdown: bool) -> Iterator[Section]:
 
 def csv_sections(path: Path, kind: str) -> Iterator[Section]:
     """SECTION_ROWS data rows per section, under the header; rows numbered from 1."""
-    from contextq.files.csv_read import bounded_lines, sniff_dialect
-    from contextq.files.text import read_sample, sniff_encoding
-
     sample = read_sample(path)
     encoding = sniff_encoding(sample)
     dialect = sniff_dialect(sample.decode(encoding, "replace").lstrip("\ufeff"), kind)
@@ -192,8 +192,6 @@ def workbook_sections(path: Path, kind: str, settings: Settings) -> Iterator[Sec
     if kind == "xls":
         yield from _xls_sections(path)
         return
-    from contextq.files import xlsx_stream
-    from contextq.files.safety import check_archive
 
     check_archive(path, settings, what="workbook")
     sheets, convert = xlsx_stream.read_workbook(
@@ -213,8 +211,6 @@ def workbook_sections(path: Path, kind: str, settings: Settings) -> Iterator[Sec
 
 
 def _xls_sections(path: Path) -> Iterator[Section]:
-    import xlrd
-
     book = xlrd.open_workbook(str(path), on_demand=True)
     try:
         for index in range(book.nsheets):

@@ -79,7 +79,7 @@ class _Decoded:
 
 
 def _decode(path: Path, settings: Settings) -> _Decoded:
-    from PIL import Image, ImageOps, UnidentifiedImageError
+    from PIL import Image, ImageOps, UnidentifiedImageError  # noqa: PLC0415 - Pillow
 
     Image.MAX_IMAGE_PIXELS = settings.MAX_IMAGE_PIXELS
     limit = settings.MAX_IMAGE_PIXELS
@@ -145,7 +145,7 @@ def _resizable(image: Any) -> Any:
 
 
 def _resize(image: Any, width: int, height: int) -> Any:
-    from PIL import Image
+    from PIL import Image  # noqa: PLC0415
 
     return _resizable(image).resize((max(1, width), max(1, height)), Image.Resampling.LANCZOS)
 

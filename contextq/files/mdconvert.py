@@ -13,6 +13,7 @@ import functools
 import io
 import os
 import threading
+from importlib.metadata import version
 from typing import Any
 
 from contextq.errors import InvalidInput
@@ -31,8 +32,6 @@ _lock = threading.Lock()
 
 @functools.cache
 def markitdown_version() -> str:
-    from importlib.metadata import version
-
     return version("markitdown")
 
 
@@ -47,8 +46,8 @@ def get_markitdown() -> Any:
 
 def _build() -> Any:
     os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
-    from markitdown import MarkItDown
-    from markitdown.converters import (
+    from markitdown import MarkItDown  # noqa: PLC0415 - after the line above
+    from markitdown.converters import (  # noqa: PLC0415
         DocxConverter,
         EpubConverter,
         HtmlConverter,
@@ -65,8 +64,8 @@ def _build() -> Any:
 
 def convert(data: bytes, file_type: str) -> str:
     """Markdown of `data` read as `file_type` (docx, pptx, html, epub, msg). Raises InvalidInput."""
-    from markitdown import FileConversionException, UnsupportedFormatException
-    from markitdown import StreamInfo as MdStreamInfo
+    from markitdown import FileConversionException, UnsupportedFormatException  # noqa: PLC0415 - markitdown
+    from markitdown import StreamInfo as MdStreamInfo  # noqa: PLC0415
 
     extension, mimetype = _INPUT[file_type]
     kind = file_type.upper()

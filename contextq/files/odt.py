@@ -5,6 +5,9 @@ from __future__ import annotations
 import zipfile
 from pathlib import Path
 
+import defusedxml
+import defusedxml.ElementTree as DET
+
 from contextq.errors import HostileInput, InvalidInput
 from contextq.files.safety import bounded_read
 from contextq.settings import Settings
@@ -14,9 +17,6 @@ _ODF_TEXT = "urn:oasis:names:tc:opendocument:xmlns:text:1.0"
 
 def odt_to_markdown(path: Path, settings: Settings) -> str:
     """Headings and paragraphs of an ODT's content.xml, parsed with defusedxml."""
-    import defusedxml
-    import defusedxml.ElementTree as DET
-
     try:
         with zipfile.ZipFile(path) as zf:
             xml = bounded_read(zf, "content.xml", settings.MAX_ARCHIVE_UNCOMPRESSED_BYTES)

@@ -49,8 +49,8 @@ def _linked_first_line(text: str, href: str) -> str:
 
 
 def element_markdown(element: Any) -> str:
-    from bs4 import BeautifulSoup
-    from lxml import html as lxml_html
+    from bs4 import BeautifulSoup  # noqa: PLC0415 - BeautifulSoup, for web pages only
+    from lxml import html as lxml_html  # noqa: PLC0415
 
     markup = lxml_html.tostring(element, encoding="unicode")
     soup = BeautifulSoup(markup, "lxml")

@@ -15,17 +15,16 @@ two halves are joined here. PDFium is not thread-safe: every call holds `_PDFIUM
 from __future__ import annotations
 
 import io
-import re
 import threading
 from dataclasses import dataclass
 from typing import Any
 
+from contextq.files import pdf_tables
 from contextq.files.markdown import markdown_table
+from contextq.files.pdf_tables import tidy
 
 _PDFIUM_LOCK = threading.RLock()
 # a soft hyphen where PDFium broke a word across lines: join the halves (and the line)
-_SOFT_HYPHEN = re.compile(r"[\ufffe\x02\u00ad](?:\r?\n)?")
-_LINE_ENDS = re.compile(r"\r\n?")
 
 
 class PdfPasswordRequired(Exception):
@@ -57,8 +56,8 @@ def page_markdown(pages: list[str]) -> tuple[str, list[int]]:
 
 
 def _open(data: bytes) -> Any:
-    import pypdfium2 as pdfium
-    import pypdfium2.raw as pdfium_c
+    import pypdfium2 as pdfium  # noqa: PLC0415 - PDFium, for PDFs only
+    import pypdfium2.raw as pdfium_c  # noqa: PLC0415
 
     try:
         return pdfium.PdfDocument(data)
@@ -66,11 +65,6 @@ def _open(data: bytes) -> Any:
         if exc.err_code == pdfium_c.FPDF_ERR_PASSWORD:
             raise PdfPasswordRequired(str(exc)) from exc
         raise PdfUnreadable(str(exc)) from exc
-
-
-def tidy(text: str) -> str:
-    """PDFium's page text: line ends normalised, soft-hyphenated words joined."""
-    return _SOFT_HYPHEN.sub("", _LINE_ENDS.sub("\n", text)).strip()
 
 
 def extract_text(data: bytes, *, tables: bool = True) -> PdfText:
@@ -103,8 +97,6 @@ def _page_text(page: Any) -> str:
 
 def _page_with_tables(page: Any) -> str | None:
     """The page as text and pipe tables in reading order, or None (no table on it)."""
-    from contextq.files import pdf_tables
-
     if page.get_rotation() % 360 or pdf_tables.path_count(page) < 2:
         return None  # no ruling to find a table by (or a rotated page: plain text)
     textpage = page.get_textpage()
@@ -141,7 +133,7 @@ def _layout(page: Any, textpage: Any, tables: list[Any]) -> str:
 
 def pdfminer_pages(data: bytes) -> list[str]:
     """The fallback for PDFs PDFium cannot open: pdfminer's text, split at its page breaks."""
-    from pdfminer.high_level import extract_text as pdfminer_text
+    from pdfminer.high_level import extract_text as pdfminer_text  # noqa: PLC0415 - the fallback only
 
     text = pdfminer_text(io.BytesIO(data))
     pages = text.split("\x0c")

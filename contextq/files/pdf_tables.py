@@ -13,10 +13,13 @@ from __future__ import annotations
 
 import ctypes
 import itertools
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+_SOFT_HYPHEN = re.compile(r"[\ufffe\x02\u00ad](?:\r?\n)?")
+_LINE_ENDS = re.compile(r"\r\n?")
 _AXIS_TOLERANCE = 1.0  # pt: a segment this close to level (or plumb) is a ruling
 _MIN_EDGE = 3.0  # pt: shorter segments are ticks, not borders
 # a page with more ruling segments than this, or whose merged rulings cross more often,
@@ -26,6 +29,12 @@ MAX_EDGES = 4000
 MAX_CROSSINGS = 5000
 
 
+def tidy(text: str) -> str:
+    """PDFium's page text: line ends normalised, soft-hyphenated words joined (the page's
+    text and a table cell's alike)."""
+    return _SOFT_HYPHEN.sub("", _LINE_ENDS.sub("\n", text)).strip()
+
+
 @dataclass(frozen=True)
 class PageTable:
     bbox: tuple[float, float, float, float]  # x0, top, x1, bottom from the top-left corner
@@ -33,7 +42,7 @@ class PageTable:
 
 
 def path_count(page: Any) -> int:
-    import pypdfium2.raw as pdfium_c
+    import pypdfium2.raw as pdfium_c  # noqa: PLC0415 - PDFium, for PDFs only
 
     raw = page.raw
     count = 0
@@ -45,7 +54,7 @@ def path_count(page: Any) -> int:
 
 def find_tables(page: Any, textpage: Any) -> list[PageTable]:
     """The page's ruled tables, top to bottom, with their cells' text (possibly [])."""
-    from pdfplumber.table import (
+    from pdfplumber.table import (  # noqa: PLC0415 - pdfplumber, for ruled pages only
         DEFAULT_JOIN_TOLERANCE,
         DEFAULT_SNAP_TOLERANCE,
         TableFinder,
@@ -85,14 +94,12 @@ def _cell_text(textpage: Any, cell: Any, left: float, top: float) -> str:
         return ""
     x0, y_top, x1, y_bottom = cell
     raw = textpage.get_text_bounded(left + x0, top - y_bottom, left + x1, top - y_top)
-    from contextq.files.pdf import tidy
-
     return " ".join(tidy(raw).split())
 
 
 def _edges(page: Any, left: float, top: float) -> Iterator[dict[str, Any]]:
     """Horizontal and vertical segments of the page's paths, in top-left coordinates."""
-    import pypdfium2.raw as pdfium_c
+    import pypdfium2.raw as pdfium_c  # noqa: PLC0415
 
     raw = page.raw
     for index in range(pdfium_c.FPDFPage_CountObjects(raw)):
@@ -107,7 +114,7 @@ def _edges(page: Any, left: float, top: float) -> Iterator[dict[str, Any]]:
 
 def _segments(obj: Any) -> Iterator[tuple[tuple[float, float], tuple[float, float]]]:
     """Straight segments of one path object, in page coordinates (its matrix applied)."""
-    import pypdfium2.raw as pdfium_c
+    import pypdfium2.raw as pdfium_c  # noqa: PLC0415
 
     matrix = pdfium_c.FS_MATRIX()
     if not pdfium_c.FPDFPageObj_GetMatrix(obj, ctypes.byref(matrix)):

@@ -13,7 +13,10 @@ from pathlib import Path
 
 from contextq import tokens
 from contextq.errors import ContextqError, UnsupportedFileType
+from contextq.files.builtin import build_registry
 from contextq.files.clean import clean_text, clean_value
+from contextq.files.detect import detect
+from contextq.files.formats import BARE_NAMES, EXTENSIONS
 from contextq.files.registry import ConversionCache, ProcessContext, Registry, StreamInfo
 from contextq.files.result import FileExtractionResult, TruncationInfo
 from contextq.settings import Settings
@@ -24,8 +27,6 @@ log = logging.getLogger(__name__)
 @functools.cache
 def default_registry() -> Registry:
     """The built-in processors, built once per process."""
-    from contextq.files.builtin import build_registry
-
     return build_registry()
 
 
@@ -39,8 +40,6 @@ def process_file(
     work_dir: Path | None = None,
     reraise: tuple[type[BaseException], ...] = (),
 ) -> FileExtractionResult:
-    from contextq.files.detect import detect
-
     info: StreamInfo | None = None
     try:
         info = detect(path, filename)
@@ -50,8 +49,9 @@ def process_file(
         processor = registry.find(info)
         if processor is None:
             raise UnsupportedFileType(f"unsupported file type: no processor for {info.file_type}")
+        part = functools.partial(process_file, cache=cache, registry=registry, reraise=reraise)
         ctx = ProcessContext(
-            settings=settings, cache=cache, work_dir=work_dir, registry=registry, reraise=reraise
+            settings=settings, cache=cache, work_dir=work_dir, process_part=part, reraise=reraise
         )
         result = processor.process(path, info, ctx)
     except reraise:
@@ -87,8 +87,6 @@ def _unsupported_message(info: StreamInfo) -> str:
 
 
 def _detected_from(info: StreamInfo) -> str:
-    from contextq.files.formats import BARE_NAMES, EXTENSIONS
-
     claimed = EXTENSIONS.get(info.extension) or BARE_NAMES.get(info.filename.lower())
     return "extension" if claimed and claimed.file_type == info.file_type else "content"
 

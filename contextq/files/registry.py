@@ -9,6 +9,7 @@ detected type is in `info`.
 from __future__ import annotations
 
 import contextlib
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -50,8 +51,6 @@ class MemoryConversionCache:
     """In-process cache for tests and single-process use (ships next to the interface)."""
 
     def __init__(self) -> None:
-        import threading
-
         self._data: dict[str, str] = {}
         self._locks: dict[str, threading.Lock] = {}
         self._guard = threading.Lock()
@@ -65,9 +64,18 @@ class MemoryConversionCache:
     @contextlib.contextmanager
     def lock(self, key: str) -> Iterator[None]:
         with self._guard:
-            lk = self._locks.setdefault(key, __import__("threading").Lock())
+            lk = self._locks.setdefault(key, threading.Lock())
         with lk:
             yield
+
+
+class PartProcessor(Protocol):
+    """The pipeline over one part of a file (an archive member): detection, its processor,
+    the final cuts, with the cache, processors and time limits of the file it is part of."""
+
+    def __call__(
+        self, path: Path, filename: str, *, settings: Settings, work_dir: Path | None
+    ) -> FileExtractionResult: ...
 
 
 @dataclass
@@ -75,7 +83,8 @@ class ProcessContext:
     settings: Settings
     cache: ConversionCache | None = None
     work_dir: Path | None = None  # scratch space the caller cleans up
-    registry: Registry | None = None  # for processors that process parts (archive members)
+    # for processors that process parts (archive members); set by the pipeline
+    process_part: PartProcessor | None = None
     reraise: tuple[type[BaseException], ...] = ()  # what parts must let escape (time limits)
 
 

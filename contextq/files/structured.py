@@ -24,6 +24,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from contextq.errors import InvalidInput
 from contextq.files.feeds import is_feed, read_feed, render_feed
 from contextq.files.json_view import Limits
@@ -92,8 +94,6 @@ def _file_tokens(path: Path) -> int:
 
 def _render(view: Any, kind: str) -> str:
     if kind in ("yaml", "toml"):
-        import yaml
-
         dumped = yaml.safe_dump(view, sort_keys=False, allow_unicode=True, width=120)
         return f"```yaml\n{dumped.rstrip()}\n```"
     buf = io.StringIO()

@@ -12,9 +12,13 @@ from __future__ import annotations
 
 import json
 import re
+import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+import ijson
+import yaml
 
 from contextq.errors import HostileInput, InputTooLarge, InvalidInput
 from contextq.files.json_view import Limits, more_items, shrink, stream_json
@@ -60,8 +64,6 @@ def read_json(path: Path, settings: Settings, lim: Limits, meta: dict[str, Any])
 
 
 def _read_json_streamed(path: Path, lim: Limits, meta: dict[str, Any]) -> Any:
-    import ijson
-
     meta["parser"] = "ijson (streamed)"
     with path.open("rb") as fh:
         try:
@@ -155,8 +157,6 @@ def _jsonl_lines(path: Path, keep: int) -> Iterator[tuple[int, bytes | int | Non
 
 
 def read_yaml(path: Path, settings: Settings, lim: Limits, meta: dict[str, Any]) -> Any:
-    import yaml
-
     text = _read_text(path, settings.MAX_JSON_PARSE_BYTES, "YAML")
     loader_cls = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     loader = loader_cls(text)
@@ -189,8 +189,6 @@ def read_yaml(path: Path, settings: Settings, lim: Limits, meta: dict[str, Any])
 
 def _check_yaml_size(nodes: list[Any]) -> None:
     """Refuse an alias bomb: the node graph's size with every alias expanded."""
-    import yaml
-
     sizes: dict[int, int] = {}
     total = 0
     for root in nodes:
@@ -222,8 +220,6 @@ def _check_yaml_size(nodes: list[Any]) -> None:
 
 
 def read_toml(path: Path, settings: Settings, lim: Limits, meta: dict[str, Any]) -> Any:
-    import tomllib
-
     text = _read_text(path, settings.MAX_JSON_PARSE_BYTES, "TOML")
     try:
         value = tomllib.loads(text)

@@ -77,7 +77,7 @@ def detect_legacy_encoding(sample: bytes) -> str | None:
     charset-normalizer's best guess, kept only if it decodes the sample strictly (a
     character cut by the sample's end excepted) — so binary data is not called text.
     """
-    from charset_normalizer import from_bytes
+    from charset_normalizer import from_bytes  # noqa: PLC0415 - charset-normalizer
 
     best = from_bytes(sample[:SAMPLE_BYTES]).best()
     if best is None or not best.encoding:
@@ -105,8 +105,6 @@ def file_tokens(path: Path, *, limit_bytes: int | None = None) -> tuple[int, int
     With `limit_bytes`, only about the first `limit_bytes` bytes are counted.
     Returns (tokens, bytes_counted, whole_file_counted).
     """
-    from contextq import tokens
-
     counter = tokens.StreamingTokenCounter()
     counted = 0
     for piece in iter_decoded(path, sniff_encoding(read_sample(path))):

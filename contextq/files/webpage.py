@@ -21,6 +21,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from lxml import etree
+
 from contextq.errors import InvalidInput
 from contextq.files.links import clean_link
 from contextq.files.page_layout import Layout, analyse, drop, norm
@@ -115,7 +117,7 @@ def _titled(markdown: str, title: str | None) -> str:
 
 
 def _to_markdown(element: Any) -> str:
-    from contextq.files.page_markdown import element_markdown
+    from contextq.files.page_markdown import element_markdown  # noqa: PLC0415 - BeautifulSoup
 
     return element_markdown(element)
 
@@ -145,8 +147,7 @@ def _saved_from(data: bytes) -> str | None:
 
 
 def _parse(data: bytes) -> Any:
-    from lxml import etree
-    from trafilatura.utils import load_html
+    from trafilatura.utils import load_html  # noqa: PLC0415 - trafilatura, for web pages only
 
     try:
         tree = load_html(data)
@@ -196,7 +197,7 @@ def _canonical_url(tree: Any) -> str | None:
 
 
 def _main_content(tree: Any) -> str | None:
-    import trafilatura
+    import trafilatura  # noqa: PLC0415
 
     text = trafilatura.extract(
         tree,  # pruned by trafilatura: the layout's copy of the visible page

@@ -14,7 +14,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
+import xlrd
+from defusedxml import DefusedXmlException
+from defusedxml.ElementTree import iterparse
+
 from contextq.errors import HostileInput, InvalidInput
+from contextq.files import xlsx_stream
 from contextq.files.safety import check_archive
 from contextq.files.table_sheet import RowSampler, Sheet, row_width
 from contextq.settings import Settings
@@ -25,9 +30,6 @@ from contextq.settings import Settings
 def read_xlsx(path: Path, settings: Settings, meta: dict[str, Any]) -> list[Sheet]:
     """Every sheet, streamed (see `xlsx_stream`): exact rows even with no dimension record."""
     check_archive(path, settings, what="workbook")
-    from defusedxml import DefusedXmlException
-
-    from contextq.files import xlsx_stream
 
     try:
         raw, convert = xlsx_stream.read_workbook(
@@ -62,8 +64,6 @@ def read_xlsx(path: Path, settings: Settings, meta: dict[str, Any]) -> list[Shee
 
 
 def read_xls(path: Path, settings: Settings, meta: dict[str, Any]) -> list[Sheet]:
-    import xlrd
-
     try:
         book = xlrd.open_workbook(str(path), on_demand=True)
     except xlrd.XLRDError as exc:
@@ -110,8 +110,6 @@ class _CappedReader(io.RawIOBase):
 
 def read_ods(path: Path, settings: Settings, meta: dict[str, Any]) -> list[Sheet]:
     check_archive(path, settings, what="spreadsheet")
-    from defusedxml import DefusedXmlException
-    from defusedxml.ElementTree import iterparse
 
     sheets: list[Sheet] = []
     try:

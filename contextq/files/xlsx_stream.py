@@ -20,6 +20,8 @@ from pathlib import Path
 from typing import IO, Any
 from xml.parsers import expat
 
+from defusedxml.ElementTree import fromstring
+
 from contextq.errors import HostileInput, InvalidInput
 from contextq.files.safety import bounded_read
 
@@ -88,8 +90,6 @@ def _column(ref: str) -> int:
 
 def _sheet_parts(zf: zipfile.ZipFile) -> list[tuple[str, str]]:
     """(sheet name, zip path of its XML) in workbook order."""
-    from defusedxml.ElementTree import fromstring
-
     workbook = fromstring(bounded_read(zf, "xl/workbook.xml", SMALL_PART_BYTES))
     rels_xml = fromstring(bounded_read(zf, "xl/_rels/workbook.xml.rels", SMALL_PART_BYTES))
     targets = {
@@ -112,8 +112,7 @@ def _sheet_parts(zf: zipfile.ZipFile) -> list[tuple[str, str]]:
 
 def _date_styles(zf: zipfile.ZipFile) -> set[int]:
     """Indices of cell styles whose number format is a date or time."""
-    from defusedxml.ElementTree import fromstring
-    from openpyxl.styles.numbers import BUILTIN_FORMATS, is_date_format
+    from openpyxl.styles.numbers import BUILTIN_FORMATS, is_date_format  # noqa: PLC0415 - openpyxl
 
     try:
         styles = fromstring(bounded_read(zf, "xl/styles.xml", SMALL_PART_BYTES))
@@ -317,7 +316,7 @@ def _number(text: str, is_date: bool) -> str:
     except ValueError:
         return text
     if is_date:
-        from openpyxl.utils.datetime import from_excel
+        from openpyxl.utils.datetime import from_excel  # noqa: PLC0415
 
         try:
             return str(from_excel(number).isoformat(sep=" "))

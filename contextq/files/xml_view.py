@@ -3,8 +3,12 @@ references → HostileInput), keeping only what is shown."""
 
 from __future__ import annotations
 
+import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
+
+from defusedxml import DefusedXmlException
+from defusedxml.ElementTree import iterparse
 
 from contextq.errors import HostileInput, InvalidInput
 from contextq.files.json_view import DEPTH_MARKER, Limits, more_items, more_keys
@@ -20,11 +24,6 @@ def read_xml(path: Path, settings: Settings, lim: Limits, meta: dict[str, Any]) 
     than MAX_NESTING_DEPTH or past the parent's MAX_ARRAY_ITEMS children, so
     memory holds only the view, whatever the file's size.
     """
-    import xml.etree.ElementTree as ET
-
-    from defusedxml import DefusedXmlException
-    from defusedxml.ElementTree import iterparse
-
     open_elems: list[Any] = []
     counts: list[int] = []  # children seen so far, per open element
     hidden: list[bool] = []  # past its parent's item limit, below the depth limit, or inside one
@@ -70,8 +69,6 @@ def read_xml(path: Path, settings: Settings, lim: Limits, meta: dict[str, Any]) 
 
 def _trim_element(elem: Any, lim: Limits, depth: int, children: int) -> None:
     """Cut an element that has just ended: text, attributes, depth, children."""
-    import xml.etree.ElementTree as ET
-
     if depth < lim.depth:  # children of the last level are cut by depth, not counted as items
         lim.items_total += children
         lim.items_shown += min(children, lim.items)

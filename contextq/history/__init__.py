@@ -1,4 +1,5 @@
-"""History engine: plain functions over plain data (no I/O but the `openai` summariser).
+"""History engine: plain functions over plain data, no I/O (a model's summary is asked
+for by the service: `service.summarizers`).
 It never imports `contextq.assembly`, which builds on it (a test checks the direction).
 
 The service layer calls:
@@ -10,8 +11,8 @@ The service layer calls:
   totals (`contextq.assembly.plan_context` wraps it; `contextq.assembly` assembles the
   whole context, and a bare history for a caller holding it whole; `filter_history` is
   the strategy step alone);
-- `compact(messages, get_summarizer(settings), settings, previous_summary=...)` in the
-  compaction task;
+- `compact(messages, summarizer, settings, previous_summary=...)` in the compaction task
+  (`service.summarizers.get_summarizer(settings)`);
 - `HierarchicalMemory` (`from_dict`, `observe`, `set_goal`, …, `to_dict`, `snapshot`).
 
 Modules: `types` (the `Message` dataclass, the output format names), `message_tokens`
@@ -35,14 +36,6 @@ from contextq.history.filtering import (
 )
 from contextq.history.memory import HierarchicalMemory, normalise_error, score_action
 from contextq.history.message_tokens import count_message_tokens
-from contextq.history.options import (
-    STRATEGY_NAMES,
-    StrategyName,
-    resolve_strategy,
-    validate_options,
-    validate_strategy,
-    validate_threshold,
-)
 from contextq.history.plan import CompactionView, HistoryWindow, ReadPlan, plan_read
 from contextq.history.strategies import (
     Selection,
@@ -52,14 +45,16 @@ from contextq.history.strategies import (
     sliding_window,
     token_budget,
 )
-from contextq.history.summarizers import (
-    ExtractiveSummarizer,
-    OpenAISummarizer,
-    Summarizer,
-    get_summarizer,
-    truncate_history,
-)
+from contextq.history.summarizers import ExtractiveSummarizer, Summarizer, truncate_history
 from contextq.history.types import Kind, Message, Role
+from contextq.strategy_options import (
+    STRATEGY_NAMES,
+    StrategyName,
+    resolve_strategy,
+    validate_options,
+    validate_strategy,
+    validate_threshold,
+)
 
 __all__ = [
     "STRATEGY_NAMES",
@@ -74,7 +69,6 @@ __all__ = [
     "HistoryWindow",
     "Kind",
     "Message",
-    "OpenAISummarizer",
     "ReadPlan",
     "Role",
     "Selection",
@@ -86,7 +80,6 @@ __all__ = [
     "count_message_tokens",
     "filter_history",
     "find_anchors",
-    "get_summarizer",
     "hierarchical",
     "noop",
     "normalise_error",

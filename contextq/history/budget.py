@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from contextq.history.options import DEFAULT_BUDGET_PERCENTAGE, DEFAULT_RESERVE_TOKENS
+from contextq.strategy_options import DEFAULT_BUDGET_PERCENTAGE, DEFAULT_RESERVE_TOKENS
 
 
 @dataclass(frozen=True, slots=True)

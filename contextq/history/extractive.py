@@ -34,8 +34,8 @@ from contextq.history.harvest import (
     Harvest,
     harvest,
 )
-from contextq.history.provenance import cite
 from contextq.history.retention import fit_summary
+from contextq.history.seq_markers import cite
 from contextq.history.summary_format import (
     MemoryFacts,
     decision_lines,

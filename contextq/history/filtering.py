@@ -21,7 +21,15 @@ from contextq.errors import ValidationFailed
 from contextq.history.budget import Budget, compute_budget
 from contextq.history.memory_options import MemoryOptions
 from contextq.history.message_tokens import token_count
-from contextq.history.options import (
+from contextq.history.strategies import (
+    Selection,
+    hierarchical,
+    noop,
+    sliding_window,
+    token_budget,
+)
+from contextq.history.types import Message
+from contextq.strategy_options import (
     DEFAULT_BUDGET_PERCENTAGE,
     DEFAULT_KEEP_TOOL_RESULTS,
     DEFAULT_PROJECT_SHARE,
@@ -32,14 +40,6 @@ from contextq.history.options import (
     resolve_strategy,
     validate_options,
 )
-from contextq.history.strategies import (
-    Selection,
-    hierarchical,
-    noop,
-    sliding_window,
-    token_budget,
-)
-from contextq.history.types import Message
 
 if TYPE_CHECKING:
     from contextq.catalog import ModelLimits

@@ -29,7 +29,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 from contextq.history.memory_actions import files_in, normalise_error, writes_files
-from contextq.history.provenance import cite, merge_seqs, split_cited
+from contextq.history.seq_markers import cite, merge_seqs, split_cited
 from contextq.history.summary_format import (
     Decision,
     MemoryFacts,

@@ -38,7 +38,6 @@ from contextq.history.memory_actions import (
     CRITICAL_IMPORTANCE,
     ERROR_ALERT_AFTER,
     Action,
-    CompressedActions,
     call_text,
     clip_content,
     files_in,
@@ -48,8 +47,8 @@ from contextq.history.memory_actions import (
     score_message,
 )
 from contextq.history.memory_options import MemoryOptions
-from contextq.history.memory_state import memory_checkpoint
-from contextq.history.provenance import merge_seqs
+from contextq.history.memory_state import MemoryState, memory_checkpoint
+from contextq.history.seq_markers import merge_seqs
 from contextq.history.tool_output import main_error
 from contextq.history.types import KINDS, Kind, Message
 from contextq.tokens import DEFAULT_ENCODING
@@ -75,8 +74,9 @@ def _now() -> str:
     return datetime.now(UTC).isoformat()
 
 
-class HierarchicalMemory:
-    """Working memory, compressed history, decision trail, error patterns, goal, phase."""
+class HierarchicalMemory(MemoryState):
+    """Working memory, compressed history, decision trail, error patterns, goal, phase
+    (the fields: `MemoryState`)."""
 
     def __init__(
         self,
@@ -94,22 +94,8 @@ class HierarchicalMemory:
             "recent_to_keep": recent_to_keep,
         }
         given = {k: v for k, v in overrides.items() if v is not None}
-        self.options = MemoryOptions.parse(given, base=options or MemoryOptions(), field="options")
-        self._clear()
-
-    def _clear(self) -> None:
-        self.goal: str | None = None
-        self.goal_seqs: list[int] = []
-        self.subtasks: list[dict[str, Any]] = []
-        self.phase: str | None = None
-        self.decisions: list[dict[str, Any]] = []
-        self.error_patterns: dict[str, dict[str, Any]] = {}
-        self.working: list[Action] = []
-        self.compressed = CompressedActions()
-        self.total_actions = 0
-        self.compressions = 0
-        self.iterations = 0
-        self.next_id = 1
+        base = options or MemoryOptions()
+        super().__init__(options=MemoryOptions.parse(given, base=base, field="options"))
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, HierarchicalMemory) and self.to_dict() == other.to_dict()
@@ -358,13 +344,6 @@ class HierarchicalMemory:
 
     # -------------------------------------------------------------- reads
 
-    @property
-    def progress(self) -> float:
-        if not self.subtasks:
-            return 0.0
-        done = sum(1 for t in self.subtasks if t["done"])
-        return round(done / len(self.subtasks), 4)
-
     def render(self, max_tokens: int | None = None, encoding: str = DEFAULT_ENCODING) -> str:
         """GOAL / KEY DECISIONS / ERROR PATTERNS / PREVIOUS ACTIONS / RECENT ACTIONS, or ""."""
         return memory_view.render(self, max_tokens, encoding)
@@ -392,7 +371,7 @@ class HierarchicalMemory:
         cls, data: Mapping[str, Any] | None, *, options: MemoryOptions | None = None
     ) -> HierarchicalMemory:
         """Rebuild from `to_dict()` output (None or {} → an empty memory with `options`)."""
-        return memory_state.load(data, options)
+        return memory_state.load(cls, data, options)
 
     def export(self) -> dict[str, Any]:
         """Seed 001's save_state: the whole state as a JSON-ready document."""
@@ -402,7 +381,7 @@ class HierarchicalMemory:
     def import_state(cls, data: Any) -> HierarchicalMemory:
         """Seed 001's load_state: a document from `export()` (or a checkpoint holding one),
         checked field by field (ValidationFailed naming the first bad one)."""
-        return memory_state.validated(data)
+        return memory_state.validated(cls, data)
 
 
 def _clean_metadata(metadata: Mapping[str, Any] | None) -> dict[str, Any]:

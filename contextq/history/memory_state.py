@@ -1,12 +1,14 @@
 """A hierarchical memory as JSON: the stored state, seed 001's save_state / load_state
 (`export` / `import_state`), and the private-data checkpoint of SPEC §9.
 
+- `MemoryState`: the fields themselves (`HierarchicalMemory` adds the behaviour over
+  them, so this module and `memory_view` need nothing of `memory`);
 - `dump(memory)` → the JSON-ready dict (version 2: options, goal, subtasks, phase,
   decisions, error patterns, working memory, compressed counters, counters; the seqs the
   goal, subtasks, decisions and patterns came from, optional in a document);
-- `load(data)` rebuilds it; version 1 rows (before the options were stored) load with the
-  default options;
-- `validated(data)` checks a document a user sends (POST …/memory/import) and raises
+- `load(kind, data)` rebuilds one (a `kind`: `HierarchicalMemory`); version 1 rows
+  (before the options were stored) load with the default options;
+- `validated(kind, data)` checks a document a user sends (POST …/memory/import) and raises
   ValidationFailed naming the first bad field; a checkpoint document
   (`{"conversation": …, "memory": …}`) is accepted too;
 - `memory_checkpoint(conversation, memory)` gives `{"conversation": {...}, "memory": {...}}`.
@@ -20,7 +22,7 @@ from collections.abc import Mapping
 from dataclasses import asdict
 from datetime import date, datetime
 from functools import cache
-from typing import TYPE_CHECKING, Any, Literal, NotRequired
+from typing import Any, Literal, NotRequired, TypeVar
 
 from pydantic import TypeAdapter
 from pydantic import ValidationError as PydanticValidationError
@@ -31,11 +33,40 @@ from contextq.history.memory_actions import Action, CompressedActions
 from contextq.history.memory_options import MemoryOptions
 from contextq.history.types import Kind
 
-if TYPE_CHECKING:
-    from contextq.history.memory import HierarchicalMemory
-
 STATE_VERSION = 2
 Impact = Literal["high", "medium", "low"]
+
+
+class MemoryState:
+    """The fields of a hierarchical memory: what `dump` writes and `load` reads back."""
+
+    def __init__(self, *, options: MemoryOptions | None = None) -> None:
+        self.options = options or MemoryOptions()
+        self._clear()
+
+    def _clear(self) -> None:
+        self.goal: str | None = None
+        self.goal_seqs: list[int] = []
+        self.subtasks: list[dict[str, Any]] = []
+        self.phase: str | None = None
+        self.decisions: list[dict[str, Any]] = []
+        self.error_patterns: dict[str, dict[str, Any]] = {}
+        self.working: list[Action] = []
+        self.compressed = CompressedActions()
+        self.total_actions = 0
+        self.compressions = 0
+        self.iterations = 0
+        self.next_id = 1
+
+    @property
+    def progress(self) -> float:
+        if not self.subtasks:
+            return 0.0
+        done = sum(1 for t in self.subtasks if t["done"])
+        return round(done / len(self.subtasks), 4)
+
+
+S = TypeVar("S", bound=MemoryState)
 
 
 class _ActionDoc(TypedDict):
@@ -114,7 +145,7 @@ def _document() -> TypeAdapter[_MemoryDoc]:
     return TypeAdapter(_MemoryDoc)
 
 
-def dump(memory: HierarchicalMemory) -> dict[str, Any]:
+def dump(memory: MemoryState) -> dict[str, Any]:
     return {
         "version": STATE_VERSION,
         "options": memory.options.to_dict(),
@@ -133,21 +164,17 @@ def dump(memory: HierarchicalMemory) -> dict[str, Any]:
     }
 
 
-def load(
-    data: Mapping[str, Any] | None, options: MemoryOptions | None = None
-) -> HierarchicalMemory:
-    """Rebuild from `dump()` output; None or {} → an empty memory with `options`.
+def load(kind: type[S], data: Mapping[str, Any] | None, options: MemoryOptions | None = None) -> S:
+    """A `kind` rebuilt from `dump()` output; None or {} → an empty memory with `options`.
 
     Stored options win over `options` (they were validated when written); a version 1
     row has none and gets `options` (else the defaults).
     """
-    from contextq.history.memory import HierarchicalMemory
-
     data = data or {}
     stored = data.get("options")
     if isinstance(stored, Mapping):
         options = MemoryOptions.parse(stored, base=MemoryOptions(), field="memory.options")
-    memory = HierarchicalMemory(options=options)
+    memory = kind(options=options)
     memory.goal = data.get("goal")
     memory.goal_seqs = [int(s) for s in data.get("goal_seqs", [])]
     memory.subtasks = [dict(t) for t in data.get("subtasks", [])]
@@ -170,7 +197,7 @@ def _decision(entry: Mapping[str, Any]) -> dict[str, Any]:
     return decision
 
 
-def validated(data: Any) -> HierarchicalMemory:
+def validated(kind: type[S], data: Any) -> S:
     """A memory document from a user (an export, or a checkpoint holding one)."""
     if isinstance(data, Mapping) and "memory" in data and "version" not in data:
         data = data["memory"]
@@ -188,17 +215,15 @@ def validated(data: Any) -> HierarchicalMemory:
     ids = [a["id"] for a in data["working"]]
     if ids and max(ids) >= data["next_id"]:
         raise ValidationFailed("next_id must be above every action id", field="memory.next_id")
-    return load(data)
+    return load(kind, data)
 
 
-def memory_checkpoint(
-    conversation: Mapping[str, Any], memory: HierarchicalMemory
-) -> dict[str, Any]:
+def memory_checkpoint(conversation: Mapping[str, Any], memory: MemoryState) -> dict[str, Any]:
     """SPEC §9's private-data document: `{"conversation": {id, title, model, created_at,
     …}, "memory": <export>}`. Datetimes become ISO strings; no I/O here."""
     if not conversation.get("id"):
         raise ValidationFailed("a checkpoint needs the conversation's id", field="conversation.id")
-    return {"conversation": _jsonable(dict(conversation)), "memory": memory.export()}
+    return {"conversation": _jsonable(dict(conversation)), "memory": dump(memory)}
 
 
 def _jsonable(value: Any) -> Any:

@@ -7,17 +7,15 @@ many) until it fits. The stored trail itself is never cut.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from contextq.history.memory_actions import ERROR_ALERT_AFTER
+from contextq.history.memory_state import MemoryState
 from contextq.tokens import DEFAULT_ENCODING, count_tokens, truncate_to_tokens
-
-if TYPE_CHECKING:
-    from contextq.history.memory import HierarchicalMemory
 
 
 def render(
-    memory: HierarchicalMemory, max_tokens: int | None = None, encoding: str = DEFAULT_ENCODING
+    memory: MemoryState, max_tokens: int | None = None, encoding: str = DEFAULT_ENCODING
 ) -> str:
     decisions, actions = len(memory.decisions), len(memory.working)
     while True:
@@ -29,7 +27,7 @@ def render(
         decisions, actions = decisions // 2, actions // 2
 
 
-def _render(memory: HierarchicalMemory, decision_limit: int, action_limit: int) -> str:
+def _render(memory: MemoryState, decision_limit: int, action_limit: int) -> str:
     summary = memory.compressed.summary()
     sections = [
         goal_section(memory),
@@ -41,7 +39,7 @@ def _render(memory: HierarchicalMemory, decision_limit: int, action_limit: int) 
     return "\n\n".join(s for s in sections if s)
 
 
-def goal_section(memory: HierarchicalMemory) -> str:
+def goal_section(memory: MemoryState) -> str:
     if not (memory.goal or memory.subtasks or memory.phase):
         return ""
     done = sum(1 for t in memory.subtasks if t["done"])
@@ -61,7 +59,7 @@ def decision_line(decision: dict[str, Any]) -> str:
     return line + f" (impact: {decision['impact']})"
 
 
-def _decision_section(memory: HierarchicalMemory, limit: int) -> str:
+def _decision_section(memory: MemoryState, limit: int) -> str:
     if not memory.decisions:
         return ""
     lines = ["KEY DECISIONS:"]
@@ -72,7 +70,7 @@ def _decision_section(memory: HierarchicalMemory, limit: int) -> str:
     return "\n".join(lines)
 
 
-def _error_section(memory: HierarchicalMemory) -> str:
+def _error_section(memory: MemoryState) -> str:
     recurring = [(p, e) for p, e in memory.error_patterns.items() if e["count"] >= 2]
     if not recurring:
         return ""
@@ -83,7 +81,7 @@ def _error_section(memory: HierarchicalMemory) -> str:
     return "\n".join(lines)
 
 
-def _recent_section(memory: HierarchicalMemory, limit: int) -> str:
+def _recent_section(memory: MemoryState, limit: int) -> str:
     if not memory.working:
         return ""
     shown = memory.working[len(memory.working) - limit :] if limit else []
@@ -94,9 +92,9 @@ def _recent_section(memory: HierarchicalMemory, limit: int) -> str:
     return "\n".join(lines)
 
 
-def stats(memory: HierarchicalMemory, encoding: str = DEFAULT_ENCODING) -> dict[str, Any]:
+def stats(memory: MemoryState, encoding: str = DEFAULT_ENCODING) -> dict[str, Any]:
     """Seed 001's statistics."""
-    text = memory.get_context_for_agent(encoding)
+    text = render(memory, memory.options.max_context_tokens, encoding)
     tokens = count_tokens(text, encoding) if text else 0
     return {
         "total_actions": memory.total_actions,
@@ -114,7 +112,7 @@ def stats(memory: HierarchicalMemory, encoding: str = DEFAULT_ENCODING) -> dict[
 _DECISION_KEYS = ("decision", "rationale", "impact", "created_at")
 
 
-def snapshot(memory: HierarchicalMemory) -> dict[str, Any]:
+def snapshot(memory: MemoryState) -> dict[str, Any]:
     """SPEC §2 GET /memory: goal, phase, decisions, error_patterns, stats."""
     return {
         "goal": {

@@ -2,11 +2,9 @@
 decisions, errors, files and state sections ends with the seqs of the messages it came
 from, `(#12)` or `(#12, #40)`; an item whose source is unknown ends with `(#?)`.
 
-- `cite(seqs)` renders the marker: sorted, and past `MAX_CITED` the oldest one, `…` and
-  the newest ones (`ELIDED` in a seq tuple stands for the `…` of a parsed marker, so a
-  summary of summaries keeps saying that there were more);
-- `merge_seqs(*groups)` is the union of merged items, capped the same way;
-- `split_cited(line)` takes the marker off a line; `summary_items(text)` lists the items
+- the marker itself (`cite`, `merge_seqs`, `split_cited`) is `seq_markers`', a leaf the
+  summary format writes with; they are named here too;
+- `summary_items(text)` lists the items
   of a structured summary with their seqs and their content (the words a source must
   hold);
 - `SourceIndex` knows the messages a compaction read (and the items of the summary it
@@ -21,16 +19,31 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from contextq.history.harvest import SUMMARY_MARKER
+from contextq.history.seq_markers import ELIDED, MAX_CITED, UNSOURCED, cite, merge_seqs, split_cited
+from contextq.history.summary_format import SECTIONS, parse_summary
 from contextq.history.types import Message
 
-MAX_CITED = 8
-ELIDED = -1  # the "…" of a capped marker, kept through a parse
-UNSOURCED = " (#?)"
+__all__ = [  # the markers are `seq_markers`' (below the summary format); named here too
+    "ELIDED",
+    "MAX_CITED",
+    "UNSOURCED",
+    "SourceIndex",
+    "SummaryItem",
+    "cite",
+    "holds_terms",
+    "is_item",
+    "item_content",
+    "key_terms",
+    "merge_seqs",
+    "split_cited",
+    "summary_items",
+]
+
 ITEM_SECTIONS = ("goal", "decisions", "errors", "files", "state", "restored")
 MATCH_SHARE = 0.7  # key terms of an item a message must hold to be found its source
 CITED_SHARE = 0.5  # … and to stay the source an item cites
 
-_CITE = re.compile(r"\s\((#\?|(?:#-?\d+|…)(?:, (?:#-?\d+|…))*)\)\s*$")
 _BULLET = re.compile(r"^(?:[-*•]|\d+[.)])\s+")
 _WORD = re.compile(r"[a-z][a-z0-9]{2,}")  # identifiers split at _: exit_code -> exit, code
 _NUMBER = re.compile(r"\b\d{2,}(?:[.,]\d+)*\b")
@@ -52,45 +65,6 @@ _TRAILERS = re.compile(
     r"(?:\s\(impact: (?:high|medium|low)\)|\s\(first open subtask\)|\s\(x\d+\)"
     r"|\s\(earlier: .*\))$"
 )
-
-
-def cite(seqs: Iterable[int]) -> str:
-    """` (#3, #9)`; ` (#?)` when there is none; past MAX_CITED (or when a parsed marker
-    had one) the oldest, `…`, then the newest: ` (#3, …, #84, #85, #86, #87, #88, #89, #90)`."""
-    given = tuple(seqs)
-    real = sorted({s for s in given if s >= 0})
-    if not real:
-        return UNSOURCED
-    elided = ELIDED in given or len(real) > MAX_CITED
-    if len(real) > MAX_CITED:
-        real = [real[0], *real[-(MAX_CITED - 1) :]]
-    if not elided:
-        return " (" + ", ".join(f"#{s}" for s in real) + ")"
-    return f" (#{real[0]}, …" + "".join(f", #{s}" for s in real[1:]) + ")"
-
-
-def merge_seqs(*groups: Iterable[int]) -> tuple[int, ...]:
-    """The union of `groups`, capped: the oldest, then the newest, `ELIDED` for the rest."""
-    every = {s for group in groups for s in group}
-    real = sorted(s for s in every if s >= 0)
-    elided = ELIDED in every or len(real) > MAX_CITED
-    if len(real) > MAX_CITED:
-        real = [real[0], *real[-(MAX_CITED - 1) :]]
-    return (*real, ELIDED) if elided else tuple(real)
-
-
-def split_cited(line: str) -> tuple[str, tuple[int, ...], bool]:
-    """(the line without its marker, its seqs, whether it had a marker at all)."""
-    match = _CITE.search(line)
-    if match is None:
-        return line.rstrip(), (), False
-    seqs: list[int] = []
-    for part in match.group(1).split(", "):
-        if part == "…":
-            seqs.append(ELIDED)
-        elif part != "#?":
-            seqs.append(int(part[1:]))
-    return line[: match.start()].rstrip(), tuple(seqs), True
 
 
 def key_terms(text: str, *, numbers: bool = True) -> frozenset[str]:
@@ -152,8 +126,6 @@ class SummaryItem:
 
 def summary_items(summary: str) -> list[SummaryItem]:
     """The structured items of a summary in our format, in order."""
-    from contextq.history.summary_format import parse_summary
-
     items = []
     for section, lines in parse_summary(summary).sections.items():
         for line in lines:
@@ -169,8 +141,6 @@ class SourceIndex:
     seqs) of the summaries it folds: where an item's seqs are checked and matched."""
 
     def __init__(self, messages: Sequence[Message], *, also_valid: Iterable[int] = ()) -> None:
-        from contextq.history.harvest import SUMMARY_MARKER
-
         self.valid: set[int] = set(also_valid)
         self._sources: list[tuple[frozenset[str], tuple[int, ...]]] = []
         self._terms: dict[int, frozenset[str]] = {}  # a message read: its key terms
@@ -210,8 +180,6 @@ class SourceIndex:
         """`summary` with every item's seqs checked: seqs naming no message read are
         dropped, an item left without any is matched back to its source or marked
         `(#?)`. Returns (text, items left unsourced)."""
-        from contextq.history.summary_format import SECTIONS
-
         titles = {f"## {title}".lower(): key for key, title in SECTIONS.items()}
         section = ""
         unsourced = 0

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from contextq import calibration
 from contextq.history.memory_actions import ERROR_ALERT_AFTER
-from contextq.history.provenance import cite
+from contextq.history.seq_markers import cite
 from contextq.history.summary_format import (
     SECTIONS,
     Decision,

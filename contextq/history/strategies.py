@@ -26,9 +26,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from contextq.history.chains import Unit, unit_at
+from contextq.history.memory import CRITICAL_IMPORTANCE, HierarchicalMemory, score_message
 from contextq.history.message_tokens import token_count
-from contextq.history.options import DEFAULT_WINDOW_SIZE
 from contextq.history.types import Message
+from contextq.strategy_options import DEFAULT_WINDOW_SIZE
 
 if TYPE_CHECKING:
     from contextq.history.memory import HierarchicalMemory
@@ -339,8 +340,6 @@ def hierarchical(
     `compression_threshold` / `recent_actions` over them) take effect: the stored memory
     is reconfigured with them (compressing when its working memory is over the new
     limit), and the block is kept within their `max_context_tokens`."""
-    from contextq.history.memory import HierarchicalMemory
-
     if memory is None:
         memory = HierarchicalMemory.from_messages(messages, options=memory_options)
     elif memory_options is not None and memory_options != memory.options:
@@ -380,8 +379,6 @@ def _fill_back(
     """Add units older than index `before` to `kept`, newest first, while `room` allows:
     with `critical_only`, every critical unit that fits (decisions, errors, importance >
     0.7); otherwise units up to the first that does not fit. Returns the tokens used."""
-    from contextq.history.memory import CRITICAL_IMPORTANCE, score_message
-
     i = before - 1
     while i >= 0:
         unit = unit_at(messages, i)

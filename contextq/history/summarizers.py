@@ -5,27 +5,23 @@ the memory's facts (`MemoryFacts`: goal, subtasks, phase, decisions, error patte
 which it must write verbatim; compaction checks that it did (`retention`).
 
 - `ExtractiveSummarizer` (offline default, `extractive.py`): deterministic.
-- `OpenAISummarizer`: any OpenAI-compatible chat-completions endpoint, over httpx with
-  timeouts and exponential backoff on 429 / 5xx / connection errors. Its prompt asks for
-  the same sections and carries the memory's sections to copy, and asks that every line
-  of the structured sections end with the seqs of the transcript messages it came from
-  (`(#12, #40)`, the transcript writes each message as `[#12] role: text`); compaction
-  checks them and matches back or marks `(#?)` the lines without valid ones. It raises
-  `SummarizerError` on failure: a failed summary is never returned as a summary.
+- A model's summary: `summary_messages` is the request (its prompt asks for the same
+  sections and carries the memory's sections to copy, and asks that every line of the
+  structured sections end with the seqs of the transcript messages it came from,
+  `(#12, #40)`; the transcript writes each message as `[#12] role: text`), and
+  `summary_from_answer` reads a chat-completions answer (SummarizerError when it holds
+  none: a failed summary is never returned as a summary). Compaction checks the seqs and
+  matches back or marks `(#?)` the lines without valid ones. The HTTP call itself is the
+  service's (`service.summarizers.OpenAISummarizer`): the engine does no I/O.
 - `truncate_history`: the fallback — 25% of the token target from the start, 75% from
   the end, and an annotation of exactly what was removed.
 """
 
 from __future__ import annotations
 
-import json
-import logging
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
-
-import httpx
 
 from contextq.errors import SummarizerError
 from contextq.history.extractive import ExtractiveSummarizer
@@ -38,20 +34,17 @@ from contextq.history.summary_format import (
     recurring_lines,
 )
 from contextq.history.types import Message
-from contextq.settings import Settings
 from contextq.tokens import DEFAULT_ENCODING, count_tokens, get_encoding, truncate_to_tokens
 
 __all__ = [
     "ExtractiveSummarizer",
-    "OpenAISummarizer",
     "Summarizer",
     "Truncation",
-    "get_summarizer",
     "render_transcript",
+    "summary_from_answer",
+    "summary_messages",
     "truncate_history",
 ]
-
-log = logging.getLogger("contextq.history.summarizers")
 
 
 class Summarizer(Protocol):
@@ -92,7 +85,7 @@ def render_transcript(messages: Sequence[Message], *, max_chars: int | None = No
     return "\n".join(render_line(m, max_chars=max_chars) for m in messages)
 
 
-# ---------------------------------------------------------------- openai
+# ---------------------------------------------------------------- a model's summary
 
 _SECTION_LIST = "\n".join(f"## {SECTIONS[key]}" for key in list(SECTIONS)[:6])
 SUMMARY_PROMPT = (
@@ -114,116 +107,30 @@ SUMMARY_PROMPT = (
     "or path per line. A narrative line that quotes a message starts with its seq, as "
     "- (#12) text. At most {max_tokens} tokens."
 )
-_RETRY_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
 
 
-class OpenAISummarizer:
-    """Summaries from any OpenAI-compatible `/chat/completions` endpoint."""
+def summary_messages(
+    messages: Sequence[Message], *, max_tokens: int, facts: MemoryFacts | None
+) -> list[dict[str, str]]:
+    """The chat messages that ask a model for the summary: the prompt, then the request."""
+    return [
+        {"role": "system", "content": SUMMARY_PROMPT.format(max_tokens=max_tokens)},
+        {"role": "user", "content": summary_request(messages, facts)},
+    ]
 
-    name = "openai"
 
-    def __init__(
-        self,
-        *,
-        base_url: str,
-        model: str,
-        api_key: str | None = None,
-        timeout_s: float = 60.0,
-        max_retries: int = 3,
-        backoff_s: float = 0.5,
-        max_backoff_s: float = 20.0,
-        transport: httpx.BaseTransport | None = None,
-    ) -> None:
-        self.base_url = base_url.rstrip("/")
-        self.model = model
-        self.api_key = api_key
-        self.timeout = httpx.Timeout(timeout_s, connect=min(10.0, timeout_s))
-        self.max_retries = max_retries
-        self.backoff_s = backoff_s
-        self.max_backoff_s = max_backoff_s
-        self.transport = transport
-
-    @classmethod
-    def from_settings(cls, settings: Settings, **overrides: Any) -> OpenAISummarizer:
-        options: dict[str, Any] = {
-            "base_url": settings.OPENAI_BASE_URL,
-            "model": settings.SUMMARIZER_MODEL,
-            "api_key": settings.OPENAI_API_KEY,
-            "timeout_s": settings.SUMMARIZER_TIMEOUT_S,
-            "max_retries": settings.SUMMARIZER_MAX_RETRIES,
-        }
-        options.update(overrides)
-        return cls(**options)
-
-    def summarize(
-        self,
-        messages: Sequence[Message],
-        *,
-        max_tokens: int,
-        encoding: str = DEFAULT_ENCODING,
-        facts: MemoryFacts | None = None,
-    ) -> str:
-        body = {
-            "model": self.model,
-            "messages": [
-                {"role": "system", "content": SUMMARY_PROMPT.format(max_tokens=max_tokens)},
-                {"role": "user", "content": summary_request(messages, facts)},
-            ],
-            "max_tokens": max_tokens,
-            "temperature": 0,
-        }
-        data = self._post("/chat/completions", body)
-        try:
-            content = data["choices"][0]["message"]["content"]
-        except (KeyError, IndexError, TypeError) as exc:
-            raise SummarizerError(
-                f"summariser answer has no choices[0].message.content: {exc}"
-            ) from exc
-        if not isinstance(content, str) or not content.strip():
-            raise SummarizerError("summariser returned an empty summary")
-        return truncate_to_tokens(content.strip(), max_tokens, encoding)[0]
-
-    def _post(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
-        headers = {"Content-Type": "application/json"}
-        if self.api_key:
-            headers["Authorization"] = f"Bearer {self.api_key}"
-        last = "no attempt made"
-        last_retry_after: float | None = None
-        with httpx.Client(timeout=self.timeout, transport=self.transport) as client:
-            for attempt in range(self.max_retries + 1):
-                if attempt:
-                    time.sleep(self._delay(attempt, last_retry_after))
-                last_retry_after = None
-                try:
-                    response = client.post(self.base_url + path, json=body, headers=headers)
-                except httpx.TransportError as exc:  # connect, read timeout, protocol
-                    last = f"{type(exc).__name__}: {exc}"
-                    log.warning("summariser request failed (attempt %d): %s", attempt + 1, last)
-                    continue
-                if response.status_code in _RETRY_STATUS:
-                    last = f"HTTP {response.status_code}: {response.text[:200]}"
-                    last_retry_after = _retry_after(response)
-                    log.warning("summariser answered %s (attempt %d)", last, attempt + 1)
-                    continue
-                if response.status_code >= 400:
-                    raise SummarizerError(
-                        f"summariser refused the request: HTTP {response.status_code}: "
-                        f"{response.text[:200]}"
-                    )
-                try:
-                    payload = response.json()
-                except json.JSONDecodeError as exc:
-                    raise SummarizerError(f"summariser answer is not JSON: {exc}") from exc
-                if not isinstance(payload, dict):
-                    raise SummarizerError("summariser answer is not a JSON object")
-                return payload
-        raise SummarizerError(f"summariser failed after {self.max_retries + 1} attempts: {last}")
-
-    def _delay(self, attempt: int, retry_after: float | None) -> float:
-        delay = self.backoff_s * (2 ** (attempt - 1))
-        if retry_after is not None:
-            delay = max(delay, retry_after)
-        return float(min(delay, self.max_backoff_s))
+def summary_from_answer(data: Any, *, max_tokens: int, encoding: str = DEFAULT_ENCODING) -> str:
+    """The summary in a chat-completions answer, cut to `max_tokens`; SummarizerError when
+    the answer holds none (a failed summary is never returned as a summary)."""
+    try:
+        content = data["choices"][0]["message"]["content"]
+    except (KeyError, IndexError, TypeError) as exc:
+        raise SummarizerError(
+            f"summariser answer has no choices[0].message.content: {exc}"
+        ) from exc
+    if not isinstance(content, str) or not content.strip():
+        raise SummarizerError("summariser returned an empty summary")
+    return truncate_to_tokens(content.strip(), max_tokens, encoding)[0]
 
 
 def summary_request(messages: Sequence[Message], facts: MemoryFacts | None) -> str:
@@ -233,26 +140,6 @@ def summary_request(messages: Sequence[Message], facts: MemoryFacts | None) -> s
         memory = [*goal_lines(facts), *decision_lines(facts), *recurring_lines(facts)]
     head = "MEMORY (copy verbatim):\n" + ("\n".join(memory) if memory else "(none)")
     return f"{head}\n\nTRANSCRIPT:\n{render_transcript(messages)}"
-
-
-def _retry_after(response: httpx.Response) -> float | None:
-    value = response.headers.get("retry-after")
-    try:
-        return max(0.0, float(value)) if value is not None else None
-    except ValueError:
-        return None
-
-
-def get_summarizer(settings: Settings, name: str | None = None) -> Summarizer | None:
-    """The configured summariser (`SUMMARIZER`); None for `truncation` (fallback only)."""
-    choice = name or settings.SUMMARIZER
-    if choice == "extractive":
-        return ExtractiveSummarizer()
-    if choice == "openai":
-        return OpenAISummarizer.from_settings(settings)
-    if choice == "truncation":
-        return None
-    raise SummarizerError(f"unknown summariser {choice!r}")
 
 
 # ---------------------------------------------------------------- truncation

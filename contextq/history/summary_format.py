@@ -21,10 +21,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from contextq.history.provenance import cite, merge_seqs, split_cited
+from contextq.history.memory_actions import ERROR_ALERT_AFTER
+from contextq.history.seq_markers import cite, merge_seqs, split_cited
 
 if TYPE_CHECKING:
-    from contextq.history.memory import HierarchicalMemory
+    from contextq.history.memory_state import MemoryState
 
 SECTIONS: dict[str, str] = {
     "goal": "Goal and subtasks",
@@ -84,7 +85,7 @@ class MemoryFacts:
         return not (self.goal or self.subtasks or self.phase or self.decisions)
 
 
-def facts_from_memory(memory: HierarchicalMemory) -> MemoryFacts:
+def facts_from_memory(memory: MemoryState) -> MemoryFacts:
     sources = {"goal": tuple(memory.goal_seqs)}
     sources |= {f"subtask:{t['name']}": tuple(t.get("seqs", ())) for t in memory.subtasks}
     sources |= {f"pattern:{p}": tuple(e.get("seqs", ())) for p, e in memory.error_patterns.items()}
@@ -136,8 +137,6 @@ def recurring_lines(facts: MemoryFacts) -> list[str]:
 
 
 def recurring_line(facts: MemoryFacts, pattern: str, count: int) -> str:
-    from contextq.history.memory_actions import ERROR_ALERT_AFTER
-
     alert = " ALERT" if count >= ERROR_ALERT_AFTER else ""
     return f"- recurring (x{count}){alert}: {pattern}{cite(facts.seqs_of(f'pattern:{pattern}'))}"
 

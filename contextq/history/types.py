@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -121,8 +122,6 @@ def _openai_call(call: Mapping[str, Any]) -> dict[str, Any]:
     function = call.get("function") or {}
     arguments = function.get("arguments", "{}")
     if not isinstance(arguments, str):
-        import json
-
         arguments = json.dumps(arguments, ensure_ascii=False, separators=(",", ":"))
     return {
         "id": str(call.get("id", "")),

@@ -162,10 +162,10 @@ def embedder() -> Embedder:
 def _load() -> Embedder:
     root = logging.getLogger()
     handlers, level = list(root.handlers), root.level
-    import wordllama  # its import calls logging.basicConfig: undone below
+    import wordllama  # noqa: PLC0415 - its import calls logging.basicConfig: undone below
 
     root.handlers[:], root.level = handlers, level
-    from wordllama import WordLlama
+    from wordllama import WordLlama  # noqa: PLC0415
 
     package = Path(wordllama.__file__).parent
     # cache_dir = the package: weights/ and tokenizers/ are where WordLlama looks in a

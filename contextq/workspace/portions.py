@@ -28,7 +28,13 @@ from pathlib import Path
 from typing import Any, Literal
 
 from contextq.errors import InvalidInput, ValidationFailed
+from contextq.files import xlsx_stream
+from contextq.files.csv_read import bounded_lines, sniff_dialect
+from contextq.files.documents import cached_conversion
+from contextq.files.markdown import markdown_table
 from contextq.files.registry import ConversionCache, StreamInfo
+from contextq.files.safety import check_archive
+from contextq.files.text import iter_decoded, read_sample, sniff_encoding
 from contextq.settings import Settings
 
 Unit = Literal["lines", "rows", "pages"]
@@ -106,7 +112,6 @@ def _indented_json(path: Path, settings: Settings) -> list[str] | None:
     use to read in portions); None when it is too big to parse whole or is not JSON."""
     if path.stat().st_size > settings.MAX_JSON_PARSE_BYTES:
         return None
-    from contextq.files.text import read_sample, sniff_encoding
 
     try:
         with path.open("r", encoding=sniff_encoding(read_sample(path)), errors="strict") as fh:
@@ -129,8 +134,6 @@ def _checked_limit(limit: int | None, unit: Unit, settings: Settings) -> int:
 
 
 def _text_lines(path: Path) -> Iterator[str]:
-    from contextq.files.text import iter_decoded, read_sample, sniff_encoding
-
     pending = ""
     first = True
     for piece in iter_decoded(path, sniff_encoding(read_sample(path))):
@@ -187,9 +190,6 @@ def _cells(row: list[Any], settings: Settings) -> tuple[list[str], bool]:
 
 def _csv_rows(path: Path, kind: str) -> tuple[list[str], Generator[list[str], None, None]]:
     """(header, data rows) as the table processor counts them, streamed."""
-    from contextq.files.csv_read import bounded_lines, sniff_dialect
-    from contextq.files.text import read_sample, sniff_encoding
-
     sample = read_sample(path)
     encoding = sniff_encoding(sample)
     dialect = sniff_dialect(sample.decode(encoding, "replace").lstrip("\ufeff"), kind)
@@ -238,8 +238,6 @@ def _table_portion(
     settings: Settings,
     sheet: str | None = None,
 ) -> Portion:
-    from contextq.files.markdown import markdown_table
-
     head, truncated = _cells(header, settings)
     taken: list[list[str]] = []
     used = sum(len(c) + 3 for c in head)
@@ -273,9 +271,6 @@ def _csv_portion(path: Path, kind: str, offset: int, limit: int, settings: Setti
 def _workbook_portion(
     path: Path, offset: int, limit: int, settings: Settings, sheet: str | None
 ) -> Portion:
-    from contextq.files import xlsx_stream
-    from contextq.files.safety import check_archive
-
     check_archive(path, settings, what="workbook")
     sheets, convert = xlsx_stream.read_workbook(
         path,
@@ -313,8 +308,6 @@ def _document_portion(
 ) -> Portion:
     """Pages of a paged document (PDF pages, PPTX slides) from the cached conversion;
     lines of its markdown for documents without pages (DOCX, HTML, …)."""
-    from contextq.files.documents import cached_conversion
-
     converted, _hit = cached_conversion(path, info, settings, cache)
     offsets = converted.page_offsets
     if not offsets:

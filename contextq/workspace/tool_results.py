@@ -13,6 +13,7 @@ from __future__ import annotations
 import csv
 import json
 
+from contextq.files.csv_read import sniff_dialect
 from contextq.workspace.paths import check_id
 
 TOOL_RESULTS_DIR = "tool-results"
@@ -62,8 +63,6 @@ def _is_json_lines(text: str) -> bool:
 def _table_kind(text: str) -> str | None:
     """`csv` or `tsv` when the first lines parse as a table of at least two columns with
     the same width on every row (the CSV sniffer's dialect, comma or tab only)."""
-    from contextq.files.csv_read import sniff_dialect
-
     sample = text[:SNIFF_CHARS]
     lines = sample.splitlines()
     if len(lines) < 3:

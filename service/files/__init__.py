@@ -5,10 +5,18 @@
 - `processing`  process_file: phase two, run by the `process_file` task
 - `indexing`    index_file: a project file's whole text chunked for search (SPEC §8)
 - `recovery`    recover_files: the sweep beat runs
-- `claims`      who may process a file (attempts, lease, holder identity)
+- `claims`      who may process a file (attempts, lease, holder identity, hand-ons)
+- `outage`      what processing does while the database is away (wait, then hand on)
 """
 
-from service.files.claims import Claim, claim_file, holder_is_dead, worker_identity
+from service.files.claims import (
+    Claim,
+    Release,
+    claim_file,
+    holder_is_dead,
+    releases_from,
+    worker_identity,
+)
 from service.files.indexing import Indexed, embed_missing_vectors, index_file
 from service.files.processing import Outcome, process_file
 from service.files.recovery import SweepReport, recover_backoff_s, recover_files
@@ -29,6 +37,7 @@ __all__ = [
     "FileArtefact",
     "Indexed",
     "Outcome",
+    "Release",
     "SweepReport",
     "accept_upload",
     "check_upload_quota",
@@ -45,5 +54,6 @@ __all__ = [
     "process_file",
     "recover_backoff_s",
     "recover_files",
+    "releases_from",
     "worker_identity",
 ]

@@ -3,8 +3,9 @@ blob and writes the result, in short transactions of its own (no transaction is 
 while the engine runs).
 
 The result is written by a conditional update guarded by status + attempt, so a stale
-or duplicate attempt writes nothing; the claim and the write each wait out a database
-that is briefly locked or unreachable (`store.db.retry_unavailable`), so a file accepted
+or duplicate attempt writes nothing. Every database step (claim, project check, write)
+waits out a database that is briefly locked or unreachable, and a database away for
+longer hands the file on to a new message (`service.files.outage`), so a file accepted
 just before an outage still ends `ready`. Long polls are told of every final status over
 Redis (`store.notify`). One INFO line per processed file (logger `contextq.files`):
 its id, file_type, final status and duration.
@@ -21,22 +22,24 @@ import logging
 import os
 import signal
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from contextq.settings import Settings
 from service import events
-from service.files import indexing
+from service.files import indexing, outage
 from service.files.claims import (
     Claim,
+    Release,
     claim_file,
     lease_cutoff,
     worker_identity,
 )
 from store import files_queries as q
 from store.blobs import BlobMissing, BlobStore, get_blob_store
-from store.db import get_engine, retry_unavailable
+from store.db import UNAVAILABLE_ERRORS, get_engine
 from store.notify import publish_file_status
 from store.tables import FileStatus
 
@@ -52,7 +55,9 @@ MISSING_BLOB = (
 
 @dataclass(frozen=True)
 class Outcome:
-    status: str  # the claim's outcome when it did not claim, else the final row status
+    # the claim's outcome when it did not claim, "handed_on" when the database stayed
+    # away (`service.files.outage`), else the final row status
+    status: str
     attempt: int = 0
     written: bool = False
     index_s: float | None = None  # time spent indexing for search, when the file was indexed
@@ -63,43 +68,29 @@ def process_file(
     settings: Settings,
     file_id: str,
     time_limit_errors: tuple[type[BaseException], ...] = (),
+    released: Sequence[Release] = (),
 ) -> Outcome:
     """Claim, process, store. `time_limit_errors` (Celery's SoftTimeLimitExceeded) end the
-    row `failed` saying the time limit was hit. Redelivery of a finished file is a no-op."""
+    row `failed` saying the time limit was hit. Redelivery of a finished file is a no-op.
+    A database away for longer than the task may wait hands the file on
+    (`service.files.outage`; `released`: the holders that handed it on so far)."""
     started = time.perf_counter()
-    budget_s = settings.TASK_SOFT_TIME_LIMIT_S / 4  # a database that is briefly away
-
-    def claim_it() -> Claim:
-        with get_engine().begin() as conn:  # Core connection: the lean path
-            return claim_file(
-                conn,
-                file_id=file_id,
-                worker_id=worker_identity(),
-                max_attempts=settings.MAX_ATTEMPTS,
-                lease_expired_before=lease_cutoff(settings),
-            )
-
-    claim = retry_unavailable(claim_it, budget_s=budget_s, what=f"claim of file {file_id}")
-    if claim.outcome != "claimed":
-        if claim.outcome == "exhausted":
-            log.error("file %s failed: attempts exhausted", file_id)
-            publish_file_status(settings.REDIS_URL, file_id, FileStatus.FAILED)
-            events.file_finished(None, file_id=file_id, settings=settings)
-        return Outcome(claim.outcome)
-    values, text, full_text = _values_for(
-        claim, settings=settings, time_limit_errors=time_limit_errors
-    )
-    indexed = _index_if_in_project(claim, values, full_text, settings=settings)
-
-    def write_it() -> tuple[bool, Any]:
-        with get_engine().begin() as conn:
-            written = q.write_result(
-                conn, file_id=file_id, attempt=claim.attempt, values=values, text=text
-            )
-            return written, (events.file_finished(conn, file_id=file_id) if written else None)
-
-    what = f"result of file {file_id}"
-    written, event = retry_unavailable(write_it, budget_s=budget_s, what=what)
+    waits = outage.DatabaseWaits.for_task(settings)
+    try:
+        claim = waits.run(
+            lambda: _claim(file_id, settings, released), what=f"claim of file {file_id}"
+        )
+        if claim.outcome != "claimed":
+            return _not_claimed(claim, settings=settings)
+        values, text, full_text = _values_for(
+            claim, settings=settings, time_limit_errors=time_limit_errors
+        )
+        indexed = _index_if_in_project(claim, values, full_text, settings=settings, waits=waits)
+        written, event = waits.run(
+            lambda: _write(claim, values, text), what=f"result of file {file_id}"
+        )
+    except UNAVAILABLE_ERRORS as exc:
+        return Outcome(outage.hand_on(file_id, released=released, error=exc, settings=settings))
     status = values["status"]
     if written:
         publish_file_status(settings.REDIS_URL, file_id, status)
@@ -113,17 +104,51 @@ def process_file(
         "" if written else f" (attempt {claim.attempt} not written: the row moved on)",
     )
     if written and status == FileStatus.READY and indexed is None:
-        indexed = _index_if_moved_in(file_id, settings=settings)
+        indexed = _index_if_moved_in(file_id, settings=settings, waits=waits)
     return Outcome(status, claim.attempt, written, None if indexed is None else indexed.duration_s)
 
 
+def _claim(file_id: str, settings: Settings, released: Sequence[Release]) -> Claim:
+    with get_engine().begin() as conn:  # Core connection: the lean path
+        return claim_file(
+            conn,
+            file_id=file_id,
+            worker_id=worker_identity(),
+            max_attempts=settings.MAX_ATTEMPTS,
+            lease_expired_before=lease_cutoff(settings),
+            released=released,
+        )
+
+
+def _not_claimed(claim: Claim, *, settings: Settings) -> Outcome:
+    if claim.outcome == "exhausted":
+        log.error("file %s failed: attempts exhausted", claim.file_id)
+        publish_file_status(settings.REDIS_URL, claim.file_id, FileStatus.FAILED)
+        events.file_finished(None, file_id=claim.file_id, settings=settings)
+    return Outcome(claim.outcome)
+
+
+def _write(claim: Claim, values: dict[str, Any], text: str | None) -> tuple[bool, Any]:
+    """The guarded result write (and its `file.finished` event), in one transaction."""
+    with get_engine().begin() as conn:
+        written = q.write_result(
+            conn, file_id=claim.file_id, attempt=claim.attempt, values=values, text=text
+        )
+        return written, (events.file_finished(conn, file_id=claim.file_id) if written else None)
+
+
 def _index_if_in_project(
-    claim: Claim, values: dict[str, Any], full_text: Any, *, settings: Settings
+    claim: Claim,
+    values: dict[str, Any],
+    full_text: Any,
+    *,
+    settings: Settings,
+    waits: outage.DatabaseWaits,
 ) -> indexing.Indexed | None:
     """Index a processed file of a project before its result is written; the result's
     metadata records it (`metadata.index`). `full_text`: what the processor extracted
     (a document's conversion), chunked as it is instead of being read again."""
-    if values["status"] != FileStatus.READY or indexing.file_project(file_id=claim.file_id) is None:
+    if values["status"] != FileStatus.READY or _project_of(claim.file_id, waits) is None:
         return None
     meta = values.get("meta") or {}
     target = indexing.IndexTarget(
@@ -139,9 +164,17 @@ def _index_if_in_project(
     return done
 
 
-def _index_if_moved_in(file_id: str, *, settings: Settings) -> indexing.Indexed | None:
+def _project_of(file_id: str, waits: outage.DatabaseWaits) -> str | None:
+    return waits.run(
+        lambda: indexing.file_project(file_id=file_id), what=f"project of file {file_id}"
+    )
+
+
+def _index_if_moved_in(
+    file_id: str, *, settings: Settings, waits: outage.DatabaseWaits
+) -> indexing.Indexed | None:
     """A file moved into a project while it was processing: index it now that it is ready."""
-    if indexing.file_project(file_id=file_id) is None:
+    if _project_of(file_id, waits) is None:
         return None
     return indexing.index_file(settings=settings, file_id=file_id)
 

@@ -31,11 +31,12 @@ from typing import Any
 from sqlmodel import Session
 
 from contextq.catalog import resolve_model
-from contextq.history import CompactionOutcome, compact, get_summarizer
-from contextq.history.options import DEFAULT_CONTEXT_THRESHOLD
+from contextq.history import CompactionOutcome, compact
 from contextq.settings import Settings
+from contextq.strategy_options import DEFAULT_CONTEXT_THRESHOLD
 from service import enqueue, events, jobs
 from service.history.stored_memory import load_memory
+from service.summarizers import get_summarizer
 from service.workspaces.locate import owned_conversation
 from store import history_queries as q
 from store.db import session_scope

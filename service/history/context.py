@@ -12,8 +12,12 @@ report, and store what the answer fixed.
    whole however cheap its cleared tool results made it.
 3. The engine assembles the context (`contextq.assembly.assemble_context`).
 4. New citation ids and a moved cut point or clearing line are stored in one short write
-   transaction of their own, only when there are any; should another request have given
-   the same documents ids first, the context is assembled again with the stored ones.
+   transaction of their own, only when there are any. The carried state is written only
+   if it is still the version this read started from (`context_queries.put_carried`, a
+   compare-and-set); should another request have moved it, or given the same documents
+   ids, first, the context is assembled again with what that request stored, so
+   concurrent reads answer the same. A read that moves nothing writes nothing and takes
+   no lock.
 5. Tool results the answer names by workspace path (stubs, previews) that are not in
    the workspace yet are written there before the answer is returned
    (`context_tool_results.ensure_written`), so every path it names answers 200.
@@ -73,7 +77,8 @@ class Loaded:
 
 
 class _Raced(Exception):
-    """Another request stored citation ids for these documents first."""
+    """Another request stored citation ids for these documents, or moved the carried
+    state, first."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,17 +166,18 @@ def _assemble_and_store(
     owner_id: str,
     request: Request,
 ) -> tuple[Loaded, Assembled]:
-    """Plan, assemble, and store the cut point and citation ids; when another request
-    stored first, read again (up to three times) so both answers agree."""
+    """Plan, assemble, and store the carried state and citation ids; when another
+    request stored first, read again with what it stored (up to three times: the second
+    read moves nothing over the same history) so both answers agree."""
     for _attempt in range(3):
         plan = _plan(session, settings, conversation, owner_id, request)
-        loaded, assembled = _assemble(
+        loaded, assembled, stored = _assemble(
             session, settings, conversation, owner_id, plan, request=request
         )
         try:
-            _store(conversation.id, plan, assembled)
+            _store(conversation.id, plan, assembled, stored)
         except _Raced:
-            session.rollback()  # a fresh read sees the ids the other request stored
+            session.rollback()  # a fresh read sees what the other request stored
             continue
         break
     return loaded, assembled
@@ -227,15 +233,17 @@ def _assemble(
     plan: ContextPlan,
     *,
     request: Request,
-) -> tuple[Loaded, Assembled]:
+) -> tuple[Loaded, Assembled, cq.Carried | None]:
+    """The answer, what it loaded, and the carried state it started from (None: the
+    strategy takes none)."""
     memory = None
     f = plan.read.filter
     if f.strategy == "hierarchical":
         memory = load_memory(session, conversation_id=conversation.id)
-    carried = Carry()
+    carried, stored = Carry(), None
     if f.strategy != "noop" and not f.skipped:
-        cut, line = cq.get_carried(session, conversation_id=conversation.id, model=plan.model_key)
-        carried = Carry(cut if f.strategy == "token_budget" else None, line)
+        stored = cq.get_carried(session, conversation_id=conversation.id, model=plan.model_key)
+        carried = Carry(stored.seq if f.strategy == "token_budget" else None, stored.clear_seq)
     run = partial(
         _run,
         session,
@@ -262,7 +270,7 @@ def _assemble(
         assembled.answer["error"] = error
         assembled.answer["filtered"] = False
         assembled.cut_seq = None
-    return loaded, assembled
+    return loaded, assembled, stored
 
 
 def _run(
@@ -323,10 +331,24 @@ def _run(
     return assembled
 
 
-def _store(conversation_id: str, plan: ContextPlan, assembled: Assembled) -> None:
-    """New citation ids and a moved cut point or clearing line, in one short transaction
-    (only if any)."""
-    moved = assembled.cut_seq is not None or assembled.clear_seq is not None
+def _moved(assembled: Assembled) -> dict[str, Any]:
+    """The carried fields this answer moved, by column of `context_cut_points` (one line
+    per field; None: left as stored)."""
+    fields = {
+        "seq": assembled.cut_seq,
+        "clear_seq": assembled.clear_seq,
+    }
+    return {column: value for column, value in fields.items() if value is not None}
+
+
+def _store(
+    conversation_id: str, plan: ContextPlan, assembled: Assembled, stored: cq.Carried | None
+) -> None:
+    """New citation ids and the carried fields this answer moved, in one short
+    transaction (only if any), the latter only over the state the answer started from
+    (`stored`; None: it took none, and writes over what is stored). _Raced when another
+    request stored first: nothing is written."""
+    moved = _moved(assembled)
     if not assembled.new_citations and not moved:
         return
     with session_scope() as session:
@@ -334,14 +356,19 @@ def _store(conversation_id: str, plan: ContextPlan, assembled: Assembled) -> Non
             session, conversation_id=conversation_id, ids=assembled.new_citations
         ):
             raise _Raced
-        if moved:
-            cq.put_carried(
-                session,
-                conversation_id=conversation_id,
-                model=plan.model_key,
-                cut_seq=assembled.cut_seq,
-                clear_seq=assembled.clear_seq,
-            )
+        if not moved:
+            return
+        model = plan.model_key
+        if stored is None:
+            stored = cq.get_carried(session, conversation_id=conversation_id, model=model)
+        if not cq.put_carried(
+            session,
+            conversation_id=conversation_id,
+            model=model,
+            moved=moved,
+            version=stored.version,
+        ):
+            raise _Raced  # rolled back: the citation ids too
 
 
 def _tools(request: Request, conversation: Conversation) -> Sequence[Any] | None:

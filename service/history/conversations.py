@@ -18,8 +18,8 @@ from sqlmodel import Session
 from contextq.assembly import check_timezone, parse_tools, reminder_texts
 from contextq.errors import ValidationFailed
 from contextq.history import validate_options, validate_strategy, validate_threshold
-from contextq.history.options import DEFAULT_STRATEGY
 from contextq.settings import Settings
+from contextq.strategy_options import DEFAULT_STRATEGY
 from service.history.checkpoint import checkpoint_after_commit
 from service.history.stored_memory import checked_memory_options
 from service.projects import require_project

@@ -23,8 +23,11 @@ from contextq.settings import Settings
 from contextq.workspace import WorkspaceTree
 from contextq.workspace.portions import Portion, read_portion, unit_for
 from service import files
+from service.files.claims import LEASE_MARGIN_S
 from service.workspaces.locate import existing_entry
 from store import files_queries as fq
+from store.blobs import get_blob_store
+from store.conversion_cache import DbConversionCache
 from store.tables import File, FileStatus
 from store.workspace_tables import WorkspaceEntry
 
@@ -162,10 +165,6 @@ def _portion_truncation(portion: Portion, total: int | None) -> dict[str, Any]:
 
 
 def _conversion_cache(settings: Settings) -> Any:
-    from service.files.claims import LEASE_MARGIN_S
-    from store.blobs import get_blob_store
-    from store.conversion_cache import DbConversionCache
-
     return DbConversionCache(
         blobs=get_blob_store(settings),
         redis_url=settings.REDIS_URL,

@@ -1,1 +1,1 @@
-"""The blob store's backends (`store.blobs` is the interface and picks one)."""
+"""The blob store's interface (`base`) and its backends; `store.blobs` picks one."""

@@ -26,7 +26,7 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from store.blobs import BlobMissing, BlobReader
+from store.blobstore.base import BlobMissing, BlobReader
 
 log = logging.getLogger("contextq.storage")
 

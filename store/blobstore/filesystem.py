@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import BinaryIO
 
-from store.blobs import (
+from store.blobstore.base import (
     READ_CHUNK,
     BlobMissing,
     BlobStore,

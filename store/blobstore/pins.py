@@ -28,7 +28,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from store.blobs import BlobStoreUnavailable
+from store.blobstore.base import BlobStoreUnavailable
 from store.redis_clients import redis_client
 
 KEY_PREFIX = "contextq:blob-pin:"
@@ -86,7 +86,7 @@ class Pins:
     def deleting(self, object_key: str) -> Iterator[bool]:
         """Hold the blob for a deleter: yields False (delete nothing) when a writer
         pinned it, another deleter holds it, or Valkey cannot be reached."""
-        import redis
+        import redis  # noqa: PLC0415 - redis, where Valkey is used
 
         try:
             client = self._redis()

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from contextq.settings import Settings
-from store.blobs import (
+from store.blobstore.base import (
     READ_CHUNK,
     BlobMissing,
     BlobStore,
@@ -121,7 +121,7 @@ class S3BlobStore(BlobStore):
     def where(self) -> str:
         return f"s3://{self.bucket}/{self.prefix}"
 
-    def _call(self, what: str, fn: Callable[..., Any], **kw: Any) -> Any:
+    def call(self, what: str, fn: Callable[..., Any], **kw: Any) -> Any:
         """A client call whose failure is BlobStoreUnavailable saying what failed."""
         try:
             return fn(Bucket=self.bucket, **kw)
@@ -136,7 +136,7 @@ class S3BlobStore(BlobStore):
 
     def head(self, key: str) -> dict[str, Any] | None:
         try:
-            return dict(self._call("HEAD", self.client.head_object, Key=key))
+            return dict(self.call("HEAD", self.client.head_object, Key=key))
         except BlobMissing:
             return None
 
@@ -153,7 +153,7 @@ class S3BlobStore(BlobStore):
 
     def copy(self, source: str, target: str, size: int) -> None:
         if size <= MAX_SINGLE_COPY:
-            self._call(
+            self.call(
                 "COPY",
                 self.client.copy_object,
                 Key=target,
@@ -170,11 +170,11 @@ class S3BlobStore(BlobStore):
 
     def delete_key(self, key: str) -> None:
         with contextlib.suppress(BlobMissing):
-            self._call("DELETE", self.client.delete_object, Key=key)
+            self.call("DELETE", self.client.delete_object, Key=key)
 
     # reading ---------------------------------------------------------------------------
     def open(self, sha256: str) -> S3Reader:
-        answer = self._call("GET", self.client.get_object, Key=self.key(sha256))
+        answer = self.call("GET", self.client.get_object, Key=self.key(sha256))
         return S3Reader(answer["Body"], int(answer["ContentLength"]))
 
     def size(self, sha256: str) -> int | None:
@@ -228,11 +228,11 @@ class S3BlobStore(BlobStore):
         temporary objects a crash left between completion and the copy."""
         removed = 0
         prefix = f"{self.prefix}tmp/"
-        uploads = self._call("LIST UPLOADS", self.client.list_multipart_uploads, Prefix=prefix)
+        uploads = self.call("LIST UPLOADS", self.client.list_multipart_uploads, Prefix=prefix)
         for upload in uploads.get("Uploads", []):
             if self._last_activity(upload) < older_than:
                 with contextlib.suppress(BlobMissing):
-                    self._call(
+                    self.call(
                         "ABORT",
                         self.client.abort_multipart_upload,
                         Key=upload["Key"],
@@ -248,7 +248,7 @@ class S3BlobStore(BlobStore):
     def _last_activity(self, upload: dict[str, Any]) -> float:
         latest = _unix(upload["Initiated"])
         try:
-            parts = self._call(
+            parts = self.call(
                 "LIST PARTS",
                 self.client.list_parts,
                 Key=upload["Key"],
@@ -262,9 +262,28 @@ class S3BlobStore(BlobStore):
 
     # start-up --------------------------------------------------------------------------
     def check(self) -> None:
-        from store.blobstore.s3_client import check_store
-
-        check_store(self)
+        """Bucket there, credentials accepted, objects writable, readable and deletable
+        under the prefix, Valkey reachable for the pins: else BlobStoreUnavailable."""
+        where = f"BLOB_STORE=s3, {self.where()}"
+        try:
+            # a LIST first: unlike HEAD its errors have a body that names the cause
+            self.client.list_objects_v2(Bucket=self.bucket, Prefix=self.prefix, MaxKeys=1)
+            probe = f"{self.prefix}tmp/start-check-{uuid.uuid4().hex}"
+            self.client.put_object(Bucket=self.bucket, Key=probe, Body=b"contextq start check")
+            self.client.head_object(Bucket=self.bucket, Key=probe)
+            self.client.delete_object(Bucket=self.bucket, Key=probe)
+            self.client.list_multipart_uploads(Bucket=self.bucket, Prefix=probe, MaxUploads=1)
+        except Exception as exc:
+            why = describe_error(exc, bucket=self.bucket)
+            raise BlobStoreUnavailable(f"{where}: {why}") from exc
+        try:
+            self.pins._redis().ping()
+        except BlobStoreUnavailable:
+            raise
+        except Exception as exc:
+            raise BlobStoreUnavailable(
+                f"{where}: Valkey/Redis at REDIS_URL cannot be reached for the blob pins ({exc})"
+            ) from exc
 
 
 def _unix(value: datetime) -> float:

@@ -7,14 +7,9 @@ AWS_REGION / AWS_DEFAULT_REGION (any value for most S3-compatible servers).
 
 from __future__ import annotations
 
-import uuid
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from contextq.settings import Settings
-from store.blobs import BlobStoreUnavailable
-
-if TYPE_CHECKING:
-    from store.blobstore.s3 import S3BlobStore
 
 NOT_FOUND_CODES = {"404", "NoSuchKey", "NotFound", "NoSuchUpload"}
 CREDENTIAL_CODES = {"InvalidAccessKeyId", "SignatureDoesNotMatch", "InvalidToken", "ExpiredToken"}
@@ -25,8 +20,8 @@ PERMISSIONS = (
 
 
 def make_client(settings: Settings) -> Any:
-    import boto3
-    from botocore.config import Config
+    import boto3  # noqa: PLC0415 - boto3, for BLOB_STORE=s3 only
+    from botocore.config import Config  # noqa: PLC0415
 
     config = Config(
         connect_timeout=3,
@@ -59,7 +54,7 @@ def not_found(exc: BaseException) -> bool:
 
 def describe_error(exc: BaseException, *, bucket: str | None = None) -> str:
     """What went wrong and what to set, for a person reading a log or a start-up error."""
-    from botocore import exceptions as bx
+    from botocore import exceptions as bx  # noqa: PLC0415 - botocore, for BLOB_STORE=s3 only
 
     code = error_code(exc)
     if isinstance(exc, bx.NoCredentialsError | bx.PartialCredentialsError):
@@ -79,27 +74,3 @@ def describe_error(exc: BaseException, *, bucket: str | None = None) -> str:
     if code in {"AccessDenied", "403", "Forbidden"}:
         return f"access denied ({code}): the credentials need {PERMISSIONS} on the bucket"
     return f"{type(exc).__name__}: {exc}"
-
-
-def check_store(store: S3BlobStore) -> None:
-    """Bucket there, credentials accepted, objects writable, readable and deletable under
-    the prefix, Valkey reachable for the pins: else BlobStoreUnavailable."""
-    where = f"BLOB_STORE=s3, {store.where()}"
-    try:
-        # a LIST first: unlike HEAD its errors have a body that names the cause
-        store.client.list_objects_v2(Bucket=store.bucket, Prefix=store.prefix, MaxKeys=1)
-        probe = f"{store.prefix}tmp/start-check-{uuid.uuid4().hex}"
-        store.client.put_object(Bucket=store.bucket, Key=probe, Body=b"contextq start check")
-        store.client.head_object(Bucket=store.bucket, Key=probe)
-        store.client.delete_object(Bucket=store.bucket, Key=probe)
-        store.client.list_multipart_uploads(Bucket=store.bucket, Prefix=probe, MaxUploads=1)
-    except Exception as exc:
-        raise BlobStoreUnavailable(f"{where}: {describe_error(exc, bucket=store.bucket)}") from exc
-    try:
-        store.pins._redis().ping()
-    except BlobStoreUnavailable:
-        raise
-    except Exception as exc:
-        raise BlobStoreUnavailable(
-            f"{where}: Valkey/Redis at REDIS_URL cannot be reached for the blob pins ({exc})"
-        ) from exc

@@ -15,19 +15,34 @@ from __future__ import annotations
 import contextlib
 import hashlib
 from collections import deque
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-from store.blobs import BlobTooLarge
-
-if TYPE_CHECKING:
-    from store.blobstore.s3 import S3BlobStore
+from store.blobstore.base import BlobTooLarge
 
 IN_FLIGHT = 2  # parts being sent while the body keeps arriving
 
 
+class Bucket(Protocol):
+    """What a writer needs of the store it writes to (`S3BlobStore`)."""
+
+    client: Any
+    part_size: int
+
+    def temp_key(self) -> str: ...
+
+    def call(self, what: str, fn: Callable[..., Any], **kw: Any) -> Any: ...
+
+    def place(self, sha256: str, size: int, put: Callable[[str], None]) -> None: ...
+
+    def copy(self, source: str, target: str, size: int) -> None: ...
+
+    def delete_key(self, key: str) -> None: ...
+
+
 class S3BlobWriter:
-    def __init__(self, store: S3BlobStore, *, limit: int | None = None) -> None:
+    def __init__(self, store: Bucket, *, limit: int | None = None) -> None:
         self._store = store
         self.limit = limit
         self.size = 0
@@ -68,7 +83,7 @@ class S3BlobWriter:
         store = self._store
         if self._upload_id is None:
             self._temp_key = store.temp_key()
-            answer = store._call(
+            answer = store.call(
                 "CREATE MULTIPART", store.client.create_multipart_upload, Key=self._temp_key
             )
             self._upload_id = str(answer["UploadId"])
@@ -81,7 +96,7 @@ class S3BlobWriter:
 
     def _upload_part(self, number: int, data: bytes) -> dict[str, Any]:
         store = self._store
-        answer = store._call(
+        answer = store.call(
             "UPLOAD PART",
             store.client.upload_part,
             Key=self._temp_key,
@@ -111,7 +126,7 @@ class S3BlobWriter:
     def _put(self, key: str) -> None:
         store = self._store
         if self._upload_id is None:  # one part at most: hash-then-put
-            store._call("PUT", store.client.put_object, Key=key, Body=bytes(self._buffer))
+            store.call("PUT", store.client.put_object, Key=key, Body=bytes(self._buffer))
             self._buffer.clear()
             return
         if self._buffer:
@@ -119,7 +134,7 @@ class S3BlobWriter:
             self._buffer.clear()
         self._sent()
         assert self._temp_key is not None
-        store._call(
+        store.call(
             "COMPLETE MULTIPART",
             store.client.complete_multipart_upload,
             Key=self._temp_key,
@@ -138,7 +153,7 @@ class S3BlobWriter:
         store = self._store
         with contextlib.suppress(Exception):
             if self._upload_id is not None:
-                store._call(
+                store.call(
                     "ABORT",
                     store.client.abort_multipart_upload,
                     Key=self._temp_key,

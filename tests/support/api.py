@@ -18,6 +18,7 @@ class ApiServer(ManagedProcess):
         log_dir: Path,
         port: int | None = None,
         app: str = "api.main:app",
+        workers: int = 1,
     ) -> None:
         self.port = port or free_port()
         self.base_url = f"http://127.0.0.1:{self.port}"
@@ -31,6 +32,7 @@ class ApiServer(ManagedProcess):
             "--log-level",
             "warning",
             "--no-access-log",
+            *(["--workers", str(workers)] if workers > 1 else []),  # uvicorn's supervisor
         ]
         super().__init__(
             argv, env=stack.subprocess_env(), log_path=log_dir / f"api-{self.port}.log", name="api"

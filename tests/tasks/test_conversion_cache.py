@@ -141,3 +141,21 @@ def test_the_workers_cache_frees_a_dead_holders_lock_before_the_time_limit(stack
     cache = conversion_cache(s, get_blob_store(s))
     assert cache.lock_timeout_s <= 30 < s.TASK_SOFT_TIME_LIMIT_S
     assert cache.wait_timeout_s <= s.TASK_SOFT_TIME_LIMIT_S / 2
+
+
+def test_an_unreachable_database_is_a_miss_and_nothing_stored(stack, monkeypatch, caplog) -> None:
+    """A document converted while the database is away is not failed for its cache: the
+    read is a miss and the store is skipped (the result write waits the outage out)."""
+    from tests.support.procs import free_port
+    from tests.support.stack import reset_process_state
+
+    cache = _cache()
+    cache.put("k3", "stored before the outage")
+    nothing_listens = f"postgresql+psycopg://contextq@127.0.0.1:{free_port()}/contextq"
+    monkeypatch.setenv("DATABASE_URL", nothing_listens)
+    reset_process_state()
+    with caplog.at_level("WARNING", logger="store.conversion_cache"):
+        assert cache.get("k3") is None
+        cache.put("k4", "converted during the outage")
+    assert "not read, database unavailable" in caplog.text
+    assert "not stored, database unavailable" in caplog.text

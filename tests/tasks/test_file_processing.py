@@ -102,6 +102,7 @@ def _claim(
     dead=lambda h: False,
     max_attempts: int = 3,
     lease_s: float = 60.0,
+    released: tuple[fp.Release, ...] = (),
 ) -> fp.Claim:
     with session_scope() as s:
         return fp.claim_file(
@@ -111,6 +112,7 @@ def _claim(
             max_attempts=max_attempts,
             lease_expired_before=utcnow() - timedelta(seconds=lease_s),
             holder_is_dead=dead,
+            released=released,
         )
 
 
@@ -133,6 +135,47 @@ def test_claim_rules(stack, owner) -> None:
     stored = get_row(File, row.id)
     assert stored.status == "failed" and stored.attempts == 3
     assert "crashed or timed out the worker 3 times" in stored.error
+
+
+@BOTH_BACKENDS
+def test_a_handed_on_claim_is_resumed_as_the_same_attempt(stack, owner) -> None:
+    """A holder that gave up waiting for the database names itself in the next message;
+    that claim resumes its row at once (not "busy" until the lease expires) and the
+    outage costs no attempt. A release never frees a claim made after it, nor another
+    holder's."""
+    row = _row(owner)
+    assert _claim(row.id, worker_id="w1", max_attempts=1).attempt == 1
+    gave_up = fp.Release("w1", utcnow())
+    assert _claim(row.id, worker_id="w2", released=(fp.Release("w9", utcnow()),)).outcome == "busy"
+    assert (
+        _claim(
+            row.id, worker_id="w2", released=(fp.Release("w1", utcnow() - timedelta(seconds=60)),)
+        ).outcome
+        == "busy"
+    )
+    resumed = _claim(row.id, worker_id="w2", max_attempts=1, released=(gave_up,))
+    assert (resumed.outcome, resumed.attempt) == ("claimed", 1)  # even at MAX_ATTEMPTS
+    stored = get_row(File, row.id)
+    assert (stored.status, stored.attempts, stored.lease_owner) == ("processing", 1, "w2")
+    # w1's release is spent: w2 holds a claim made after it
+    assert _claim(row.id, worker_id="w3", released=(gave_up,)).outcome == "busy"
+    # a chain: w2 gave up too; a message naming both frees the row for w3
+    chain = fp.releases_from([gave_up.as_message(), fp.Release("w2", utcnow()).as_message()])
+    assert _claim(row.id, worker_id="w3", released=chain).outcome == "claimed"
+    with session_scope() as s:
+        assert q.write_result(s, file_id=row.id, attempt=1, values={"status": "ready"})
+    assert _claim(row.id, worker_id="w4", released=chain).outcome == "done"
+
+
+def test_releases_from_a_message() -> None:
+    now = utcnow()
+    good = fp.Release("host:1:2", now)
+    assert fp.releases_from([good.as_message()]) == (good,)
+    assert fp.releases_from(None) == ()
+    # malformed or naive entries are dropped (they could only free a row sooner)
+    assert fp.releases_from([["x"], ["h", "not a time"], ["h", "2026-01-01T00:00:00"], 5]) == ()
+    many = [fp.Release(f"h{i}", now).as_message() for i in range(30)]
+    assert [r.holder for r in fp.releases_from(many)] == [f"h{i}" for i in range(10, 30)]
 
 
 @BOTH_BACKENDS

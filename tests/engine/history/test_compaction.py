@@ -10,17 +10,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from contextq.errors import SummarizerError
-from contextq.history import (
-    ExtractiveSummarizer,
-    Message,
-    OpenAISummarizer,
-    compact,
-    plan_compaction,
-)
+from contextq.history import ExtractiveSummarizer, Message, compact, plan_compaction
 from contextq.history.chains import unit_at
 from contextq.history.summary_format import MemoryFacts
 from contextq.settings import Settings
 from contextq.tokens import count_tokens
+from service.summarizers import OpenAISummarizer
 from tests.engine.history.builders import agent_history, assistant, call, counted, result, user
 from tests.engine.history.fake_llm import FakeChatServer
 from tests.engine.history.test_strategy_properties import histories
@@ -184,9 +179,10 @@ def test_a_chunked_compaction_with_a_large_memory_still_summarises() -> None:
     is made from their facts, not refused as "no text" (which fell back to truncation)."""
     import json as _json
 
-    from contextq.history import HierarchicalMemory, compact, get_summarizer
+    from contextq.history import HierarchicalMemory, compact
     from contextq.history.message_tokens import token_count
     from contextq.settings import Settings
+    from service.summarizers import get_summarizer
 
     settings = Settings(SUMMARIZER_INPUT_MAX_TOKENS=20_000, HISTORY_COMPACTION_TARGET_TOKENS=4000)
     messages = []

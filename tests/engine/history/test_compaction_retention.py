@@ -7,12 +7,13 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from contextq.history import ExtractiveSummarizer, Message, OpenAISummarizer, compact
+from contextq.history import ExtractiveSummarizer, Message, compact
 from contextq.history.memory import HierarchicalMemory
 from contextq.history.provenance import split_cited
 from contextq.history.summary_format import parse_summary
 from contextq.settings import Settings
 from contextq.tokens import count_tokens
+from service.summarizers import OpenAISummarizer
 from tests.engine.history.builders import assistant, call, counted, result, sentence, user
 from tests.engine.history.fake_llm import FakeChatServer
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from contextq.history import ExtractiveSummarizer, Message, OpenAISummarizer, compact
+from contextq.history import ExtractiveSummarizer, Message, compact
 from contextq.history.memory import HierarchicalMemory
 from contextq.history.provenance import (
     ELIDED,
@@ -23,6 +23,7 @@ from contextq.history.provenance import (
 )
 from contextq.history.summary_format import facts_from_memory
 from contextq.settings import Settings
+from service.summarizers import OpenAISummarizer
 from tests.engine.history.builders import assistant, counted, sentence, user
 from tests.engine.history.fake_llm import FakeChatServer
 from tests.engine.history.test_compaction_retention import round_of_work

@@ -9,16 +9,11 @@ from typing import Any
 import pytest
 
 from contextq.errors import SummarizerError
-from contextq.history import (
-    ExtractiveSummarizer,
-    Message,
-    OpenAISummarizer,
-    get_summarizer,
-    truncate_history,
-)
+from contextq.history import ExtractiveSummarizer, Message, truncate_history
 from contextq.history.summarizers import format_count
 from contextq.settings import Settings
 from contextq.tokens import count_tokens
+from service.summarizers import OpenAISummarizer, get_summarizer
 from tests.engine.history.builders import agent_history, assistant, counted, result, user
 from tests.engine.history.fake_llm import FakeChatServer
 

@@ -4,6 +4,11 @@ A name or option written by a user (`POST`/`PATCH` conversation, a request's
 `options`) is validated here and refused with `ValidationFailed` naming the field; a
 name met at resolution time (a request's `strategy`, an old row) falls back to `noop`
 with a logged warning (`resolve_strategy`).
+
+The history engine's strategies take these options (`contextq.history` re-exports the
+checks); the module sits below `contextq.settings`, which checks
+`CONTEXT_DEFAULT_STRATEGY` and `CONTEXT_DEFAULT_OPTIONS` with it, so loading the settings
+loads no strategy.
 """
 
 from __future__ import annotations
