@@ -85,8 +85,8 @@ def anthropic_answers() -> list[dict[str, Any]]:
 
 
 def anthropic_loop(client: Client, conv_id: str, sent: list[dict[str, Any]]) -> None:
-    import httpx2  # the Anthropic SDK's HTTP client
-    from anthropic import Anthropic
+    import httpx2  # noqa: PLC0415 - the Anthropic SDK's HTTP client
+    from anthropic import Anthropic  # noqa: PLC0415 - each loop needs only its own vendor's SDK
 
     respond = canned(anthropic_answers(), sent)
     http = httpx2.Client(
@@ -155,7 +155,7 @@ def responses_answers() -> list[dict[str, Any]]:
 
 
 def responses_loop(client: Client, conv_id: str, sent: list[dict[str, Any]]) -> None:
-    from openai import OpenAI
+    from openai import OpenAI  # noqa: PLC0415 - each loop needs only its own vendor's SDK
 
     respond = canned(responses_answers(), sent)
     http = httpx.Client(
@@ -209,8 +209,8 @@ def gemini_answers() -> list[dict[str, Any]]:
 
 
 def gemini_loop(client: Client, conv_id: str, sent: list[dict[str, Any]]) -> None:
-    from google import genai
-    from google.genai import types
+    from google import genai  # noqa: PLC0415 - each loop needs only its own vendor's SDK
+    from google.genai import types  # noqa: PLC0415 - each loop needs only its own vendor's SDK
 
     respond = canned(gemini_answers(), sent)
     http = httpx.Client(

@@ -190,10 +190,10 @@ def answered_call_ids(session: Session, *, conversation: Conversation, prefix: s
     m = StoredMessage
     pattern = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
     rows = session.execute(
-        select(m.tool_call_id).where(
-            m.conversation_id == conversation.id,
-            m.role == "tool",
-            m.tool_call_id.like(pattern, escape="\\"),  # type: ignore[union-attr]
+        select(col(m.tool_call_id)).where(
+            col(m.conversation_id) == conversation.id,
+            col(m.role) == "tool",
+            col(m.tool_call_id).like(pattern, escape="\\"),
         )
     ).all()
     return [str(row[0]) for row in rows]
