@@ -95,7 +95,7 @@ def assemble_context(
         work, parts, plan, runs=runs, limit=limit, carry=carry, line=line, memory=memory,
         citations=citations,
     )  # fmt: skip
-    work.sent_loop(fill.kept)  # the newest turn not sent: the loop the list ends on
+    work.sent_loop(fill.kept)  # the loop the list ends on, when it starts earlier
     final = _finish(
         work, parts, fill=fill, plan=plan, citations=citations, limit=fill.limit or limit
     )

@@ -139,10 +139,12 @@ class Work:
     def sent_loop(self, kept: set[int]) -> bool:
         """Where the current tool loop starts in what is sent: when the newest turn is
         not (the budget left only pinned messages), the list ends on an older loop, which
-        the vendor validates as the current one; its messages then send their reasoning
-        too (rendered afresh). Whether the loop moved back."""
+        the vendor validates as the current one; so does Anthropic's open loop when the
+        model's turns between it and the newest user message are not sent (that message
+        then rides with the loop's results). Its messages then send their reasoning too
+        (rendered afresh). Whether the loop moved back."""
         order = sorted(kept)
-        if not order or self.u in kept:
+        if not order:
             return False
         sent = [self.history[i] for i in order]
         split = split_turn(sent)

@@ -68,8 +68,33 @@ class Facts:
         """Where the current tool loop starts, whose reasoning is always sent: the newest
         user message (SPEC §6); in format=anthropic, when the answer ends on a turn of
         tool results, the latest assistant turn too (the API checks its thinking:
-        `reasoning.anthropic_loop_rows`)."""
-        return min([self._newest_user_seq, *self._anthropic_loop[0]])
+        `reasoning.anthropic_loop_rows`); when the newest user message is not sent, the
+        loop the list ends on (`_sent_loop`)."""
+        return min([self.newest_user_seq, *self._anthropic_loop[0], *self._sent_loop])
+
+    @cached_property
+    def _sent_loop(self) -> list[int]:
+        """When the newest user message is not sent (only pinned messages fit), the list
+        ends on an older loop, which the vendor validates as the current one: from the
+        newest user message the answer holds (none: the whole list)."""
+        u = newest_user(self.read.history)
+        if u is None or self.present(u):
+            return []
+        users = [m.seq for m in self.visible if m.role == "user" and self.present(m)]
+        return [users[-1] if users else 0]
+
+    @cached_property
+    def cut_in_sent_loop(self) -> set[int]:
+        """The rows of that older loop already cut to a preview for lack of room: they
+        stay as cut, without their reasoning, counted as an earlier turn's."""
+        if not self._sent_loop:
+            return set()
+        newest = self.newest_user_seq
+        return {
+            m.seq
+            for m in self.visible
+            if self._sent_loop[0] <= m.seq < newest and self.present(m) and not self.verbatim(m)
+        }
 
     @cached_property
     def loop_may_seq(self) -> int:
@@ -79,7 +104,7 @@ class Facts:
         return min([self.loop_seq, *self._anthropic_loop[1]])
 
     @cached_property
-    def _newest_user_seq(self) -> int:
+    def newest_user_seq(self) -> int:
         u = newest_user(self.read.history)
         return u.seq if u is not None else 0
 

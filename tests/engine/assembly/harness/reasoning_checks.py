@@ -68,7 +68,12 @@ def current_loop_reasoning_sent(f: Facts) -> list[str]:
     reasoning with it."""
     rule = rule_for(f.answer["model"] or None)
     allowed = _dropped(f).get("prefix_changed", 0) if rule.binds else 0
-    left = {seq: w.left for seq, w in f.walked.items() if seq >= f.loop_seq and w.left}
+    cut = f.cut_in_sent_loop  # a preview stays as cut (docs/harness.md (l))
+    left = {
+        seq: w.left
+        for seq, w in f.walked.items()
+        if seq >= f.loop_seq and w.left and seq not in cut
+    }
     if sum(left.values()) <= allowed:
         return []
     rows = ", ".join(f"m{s} ({n})" for s, n in sorted(left.items()))
@@ -186,11 +191,13 @@ def _same_item(want: dict[str, Any], got: dict[str, Any]) -> bool:
 def gemini_signatures(f: Facts) -> list[str]:
     """format=gemini: the first functionCall part of each model step of the current
     turn carries a thoughtSignature (its own or Google's dummy); the dummy is on no
-    other part (SPEC §6)."""
+    other part (SPEC §6). An earlier step's first call may carry the dummy too when it
+    has no signature of its own as sent (Gemini validates only the current turn; the
+    dummy keeps the prefix byte-stable when the turn ends: finding F2's ruling)."""
     if f.answer["format"] != "gemini":
         return []
     contents = f.answer["contents"]
-    start, known = _turn_start(f, contents)
+    start, _ = _turn_start(f, contents)
     problems = []
     for i, c in enumerate(contents):
         if c.get("role") != "model":
@@ -199,7 +206,7 @@ def gemini_signatures(f: Facts) -> list[str]:
         if i > start and calls and signature_of(calls[0]) is None:
             problems.append(f"contents[{i}]: the step's first functionCall has no thoughtSignature")
         dummies = [p for p in c["parts"] if signature_of(p) == DUMMY_SIGNATURE]
-        wrong = [p for p in dummies if (known and i < start) or not calls or p is not calls[0]]
+        wrong = [p for p in dummies if not calls or p is not calls[0]]
         if wrong:
             problems.append(f"contents[{i}]: the dummy signature on {len(wrong)} other parts")
     return problems
@@ -251,7 +258,7 @@ def reasoning_dropped_counted(f: Facts) -> list[str]:
             continue
         walked = f.walked.get(m.seq)
         left = walked.left if walked is not None else total
-        if m.seq < f.loop_seq and not rule.keeps_earlier:
+        if (m.seq < f.loop_seq or m.seq in f.cut_in_sent_loop) and not rule.keeps_earlier:
             want["earlier_turns"] += left
             if left < total and m.seq < f.loop_may_seq:
                 problems.append(
