@@ -18,9 +18,7 @@ from typing import Any, Self, TypeVar
 import httpx
 
 from contextq_client import async_resources as ar
-from contextq_client import async_resources_more as arm
 from contextq_client import resources as r
-from contextq_client import resources_more as rm
 from contextq_client.chat_kwargs import ChatFormat, chat_kwargs_from
 from contextq_client.events import AsyncEvents, Events
 from contextq_client.models import Health
@@ -81,11 +79,11 @@ class Client:
         self.context = r.ContextResource(self._t)
         self.jobs = r.Jobs(self._t)
         self.settings = r.OwnerSettingsResource(self._t)
-        self.memory = rm.Memory(self._t)
-        self.projects = rm.Projects(self._t)
-        self.workspace = rm.Workspace(self._t)
-        self.webhooks = rm.Webhooks(self._t)
-        self.tools = rm.Tools(self._t)
+        self.memory = r.Memory(self._t)
+        self.projects = r.Projects(self._t)
+        self.workspace = r.Workspace(self._t)
+        self.webhooks = r.Webhooks(self._t)
+        self.tools = r.Tools(self._t)
         self.events = Events(self._t)
 
     @property
@@ -164,11 +162,11 @@ class AsyncClient:
         self.context = ar.AsyncContextResource(self._t)
         self.jobs = ar.AsyncJobs(self._t)
         self.settings = ar.AsyncOwnerSettingsResource(self._t)
-        self.memory = arm.AsyncMemory(self._t)
-        self.projects = arm.AsyncProjects(self._t)
-        self.workspace = arm.AsyncWorkspace(self._t)
-        self.webhooks = arm.AsyncWebhooks(self._t)
-        self.tools = arm.AsyncTools(self._t)
+        self.memory = ar.AsyncMemory(self._t)
+        self.projects = ar.AsyncProjects(self._t)
+        self.workspace = ar.AsyncWorkspace(self._t)
+        self.webhooks = ar.AsyncWebhooks(self._t)
+        self.tools = ar.AsyncTools(self._t)
         self.events = AsyncEvents(self._t)
 
     @property
@@ -224,11 +222,11 @@ SYNC_RESOURCES: tuple[type, ...] = (
     r.ContextResource,
     r.Jobs,
     r.OwnerSettingsResource,
-    rm.Memory,
-    rm.Projects,
-    rm.Workspace,
-    rm.Webhooks,
-    rm.Tools,
+    r.Memory,
+    r.Projects,
+    r.Workspace,
+    r.Webhooks,
+    r.Tools,
     Events,
 )
 ASYNC_RESOURCES: tuple[type, ...] = (
@@ -239,10 +237,10 @@ ASYNC_RESOURCES: tuple[type, ...] = (
     ar.AsyncContextResource,
     ar.AsyncJobs,
     ar.AsyncOwnerSettingsResource,
-    arm.AsyncMemory,
-    arm.AsyncProjects,
-    arm.AsyncWorkspace,
-    arm.AsyncWebhooks,
-    arm.AsyncTools,
+    ar.AsyncMemory,
+    ar.AsyncProjects,
+    ar.AsyncWorkspace,
+    ar.AsyncWebhooks,
+    ar.AsyncTools,
     AsyncEvents,
 )
