@@ -12,11 +12,14 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from contextq.assembly import bound as bound_reasoning
 from contextq.assembly import layout
 from contextq.assembly.attachments import Document, FileNote
+from contextq.assembly.binding import BindState
+from contextq.assembly.bound import Bound, deferred_warning
 from contextq.assembly.citations import CitationMap
 from contextq.assembly.fill import Parts, apply_carried_line, total_before, window_factor
 from contextq.assembly.fill import fill as fill_history
@@ -52,6 +55,7 @@ class Assembled:
     carry: Carry = field(default_factory=Carry)  # the state to give the next answer
     named: list[str] = field(default_factory=list)  # tool results shown by path (ids)
     window_factor: float | None = None  # read the window this much deeper (`fill`)
+    binding: BindState | None = None  # the binding state, when this answer changed it
 
 
 def newest_user_seq(messages: Sequence[Message]) -> int | None:
@@ -70,35 +74,47 @@ def assemble_context(
     conversation_id: str | None = None,
     tool_results: Mapping[str, ToolResultView] | None = None,
     clear_seq: int | None = None,
+    binding: BindState | None = None,
 ) -> Assembled:
     """The context answer for `messages` (what `plan.read.load` said to read, in seq
     order, `token_count` set). `tool_results`: the previews of large tool results by
     message id. `cut_seq`, `clear_seq`: the cut point and clearing line carried from
-    the previous answer for this model (`Assembled.carry` gives the next ones). Never
+    the previous answer for this model (`Assembled.carry` gives the next ones), and
+    `binding` the binding state (a target that binds its reasoning). Never
     fails on a strategy error: it sends everything it may (fail-open), logged and
     reported in `error`."""
     started = time.perf_counter()
     citations = citations or CitationMap()
     read = plan.read
     work, searched = _prepare(messages, plan, files or {}, citations, tool_results or {})
-    carry = Carry(cut_seq, clear_seq)
-    parts = _parts(plan, searched, citations)
+    carry = Carry(cut_seq, clear_seq, binding)
+    bound = bound_reasoning.start(work, plan, binding, searched)
+    parts = _parts(plan, searched, citations, bound)
     # usage is the context's before any clearing (SPEC §9 clears *when* usage is over the
     # threshold): measured with the carried stubs, it would fall below the threshold
     # after each move of the line and send the history before the cut point again
     before = total_before(work, parts, plan)
     runs = read.filter.runs_for_total(before)
-    limit = read.filter.budget.budget_tokens if runs else read.filter.budget.hard_limit_tokens
+    # inside a bound tool loop the cut point and line move only when the hard room forces
+    # them: the budget's move waits for the next user turn (SPEC §6 "Bound reasoning")
+    defer = bound is not None and bound.in_loop
+    budget = read.filter.budget
+    limit = budget.budget_tokens if runs and not defer else budget.hard_limit_tokens
     over = runs or before > read.filter.budget.hard_limit_tokens
     line = apply_carried_line(work, plan, carry) if over else None
     fill, result = fill_history(
         work, parts, plan, runs=runs, limit=limit, carry=carry, line=line, memory=memory,
-        citations=citations,
+        citations=citations, defer=defer,
     )  # fmt: skip
     work.sent_loop(fill.kept)  # the newest turn not sent: the loop the list ends on
     final = _finish(
-        work, parts, fill=fill, plan=plan, citations=citations, limit=fill.limit or limit
-    )
+        work, parts, fill=fill, plan=plan, citations=citations, limit=fill.limit or limit,
+        bound=bound, cut_seq=_new_cut(result, carry),
+    )  # fmt: skip
+    if bound is not None:
+        _bound_warning(bound, plan, fill, result, carry)
+        if defer and runs and final.token_count > budget.budget_tokens:
+            fill.warnings.append(deferred_warning(final.token_count, budget.budget_tokens))
     answer = _answer(
         work, fill, result=result, plan=plan, rendered=final, before=before, runs=runs,
         conversation_id=conversation_id, citations=citations,
@@ -107,8 +123,33 @@ def assemble_context(
     if answer["filtered"]:
         _log_filtered(answer, conversation_id, len(work.history), len(fill.kept))
     assembled = _assembled(answer, result, carry, citations, parts, named=_named(work, fill))
+    if bound is not None and bound.decision is not None:
+        new_state = bound.decision.state
+        assembled.carry = replace(assembled.carry, binding=new_state)
+        assembled.binding = new_state if new_state != (binding or BindState()) else None
     assembled.window_factor = window_factor(work, plan, fill.kept, final.token_count, cut_seq)
     return assembled
+
+
+def _new_cut(result: Ran | None, carry: Carry) -> int | None:
+    """The cut point this answer leaves (moved, else carried)."""
+    ok = result is not None and result.error is None and result.cut_seq is not None
+    return result.cut_seq if ok and result is not None else carry.cut_seq
+
+
+def _bound_warning(
+    bound: Bound, plan: ContextPlan, fill: layout.Fill, result: Ran | None, carry: Carry
+) -> None:
+    """Say the reasoning the binding rule newly left out, and why (SPEC §6)."""
+    cut = _new_cut(result, carry)
+    warning = bound_reasoning.warning(
+        bound,
+        plan,
+        cut_moved=cut is not None and cut != carry.cut_seq,
+        line_moved=result is not None and result.clear_seq is not None,
+    )
+    if warning is not None:
+        fill.warnings.append(warning)
 
 
 def _log_filtered(answer: dict[str, Any], conversation_id: str | None, n: int, kept: int) -> None:
@@ -183,12 +224,16 @@ def _prepare(
     return work, searched
 
 
-def _parts(plan: ContextPlan, searched: bool, citations: CitationMap) -> Parts:
+def _parts(plan: ContextPlan, searched: bool, citations: CitationMap, bound: Bound | None) -> Parts:
+    """S, CA, R and the summary; for a bound target, S's date line and citation section
+    as the turn first sent them and each reminder where it was first sent (pinned)."""
     target = plan.target
     prompts = plan.prompts
-    system = system_text(prompts, now=plan.now, tools=plan.tools, search_ran=searched)
+    now = bound_reasoning.pinned_now(bound) if bound is not None else plan.now
+    search_ran = bound.pins.searched if bound is not None else searched
+    system = system_text(prompts, now=now, tools=plan.tools, search_ran=search_ran)
     ca = custom_agent_text(prompts)
-    reminder = reminder_text(prompts, search_ran=searched)
+    reminder = reminder_text(prompts, search_ran=searched) if bound is None else None
     summary_piece = None
     summary_text = None
     if plan.read.summary:
@@ -200,25 +245,37 @@ def _parts(plan: ContextPlan, searched: bool, citations: CitationMap) -> Parts:
         reminder=text_piece(reminder, "user", "reminders", target) if reminder else None,
         summary=summary_piece,
         summary_text=summary_text,
+        pinned_reminders=bound_reasoning.reminder_pieces(bound, plan) if bound else [],
     )
 
 
-def _order(work: Work, parts: Parts, fill: layout.Fill) -> tuple[list[Piece], int]:
-    """The pieces top to bottom, and where the newest turn starts (CA, P, F, U, …), or
-    its tool loop when that starts before it (`Work.loop_before_turn`)."""
+def _order(
+    work: Work, parts: Parts, fill: layout.Fill
+) -> tuple[list[Piece], int, list[int | None]]:
+    """The pieces top to bottom, where the newest turn starts (CA, P, F, U, …), or its
+    tool loop when that starts before it (`Work.loop_before_turn`), and the history
+    index each piece renders (None: a generated part). A pinned reminder goes after the
+    message it was first sent after."""
     history = work.history
     kept = sorted(fill.kept)
     pieces: list[Piece] = [parts.system] if parts.system is not None else []
+    indices: list[int | None] = [None] * len(pieces)
     lead = 0  # the history's own leading system messages go with the system prompt
     while lead < len(kept) and history[kept[lead]].role == "system":
         pieces.append(work.pieces[kept[lead]])
+        indices.append(kept[lead])
         lead += 1
     pieces += [p for p in (parts.summary, *parts.preamble) if p is not None]
+    indices += [None] * (len(pieces) - len(indices))
+    pinned = list(parts.pinned_reminders)
     turn_start: int | None = None
     stable: int | None = None  # where the stable prefix must end, when before the turn
     mark = work.loop_before_turn()
     moving = [p for p in (parts.custom_agent, parts.project) if p is not None]
     for i in kept[lead:]:
+        while pinned and pinned[0][0] < history[i].seq:
+            pieces.append(pinned.pop(0)[1])
+            indices.append(None)
         if stable is None and mark is not None and i >= mark:
             stable = len(pieces)
         if i == work.u:
@@ -227,12 +284,15 @@ def _order(work: Work, parts: Parts, fill: layout.Fill) -> tuple[list[Piece], in
         if i in work.docs:
             pieces.append(work.docs[i])
         pieces.append(work.pieces[i])
+        indices += [None] * (len(pieces) - len(indices) - 1) + [i]
     if turn_start is None:  # no user message: CA and P go last, before R
         turn_start = len(pieces)
         pieces += moving
+    pieces += [p for _, p in pinned]
     if parts.reminder is not None:
         pieces.append(parts.reminder)
-    return pieces, turn_start if stable is None else min(stable, turn_start)
+    indices += [None] * (len(pieces) - len(indices))
+    return pieces, turn_start if stable is None else min(stable, turn_start), indices
 
 
 def _cite(pieces: list[Piece], citations: CitationMap, plan: ContextPlan) -> list[Piece]:
@@ -263,13 +323,22 @@ def _finish(
     plan: ContextPlan,
     citations: CitationMap,
     limit: int,
+    bound: Bound | None = None,
+    cut_seq: int | None = None,
 ) -> Rendered:
-    """Order, cite and render; should the honest count still pass `limit`, leave out the
-    oldest unprotected history unit (none left: shrink what may still shrink by what is
-    over, `layout.shrink_loose`) and render again."""
+    """Order, cite, ask the binding rule (a bound target) and render; should the honest
+    count still pass `limit`, leave out the oldest unprotected history unit (none left:
+    shrink what may still shrink by what is over, `layout.shrink_loose`) and render
+    again."""
     while True:
-        pieces, turn_start = _order(work, parts, fill)
-        rendered = render(_cite(pieces, citations, plan), turn_start=turn_start, target=plan.target)
+        pieces, turn_start, indices = _order(work, parts, fill)
+        cited = _cite(pieces, citations, plan)
+        if bound is not None and bound_reasoning.decide(
+            bound, work, cited, indices, plan=plan, cut_seq=cut_seq
+        ):
+            pieces, turn_start, indices = _order(work, parts, fill)  # reasoning withheld
+            cited = _cite(pieces, citations, plan)
+        rendered = render(cited, turn_start=turn_start, target=plan.target)
         if rendered.token_count <= limit:
             return rendered
         if any(i not in fill.protected for i in fill.kept):
