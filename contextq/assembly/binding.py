@@ -107,6 +107,7 @@ class Decision:
     state: BindState  # the state to carry
     fingerprint: str
     head: str
+    last_seq: int | None = None  # of the answer's last message
 
 
 def decide(
@@ -145,9 +146,10 @@ def decide(
         walk.withheld,
         len(newly),
         sum(reasoning_units(m.native) for m in newly),
-        BindState(watermark, answers, carried, pins),
+        BindState(watermark, answers, carried, pins, state.notice),
         fingerprint,
         head,
+        walk.last_seq,
     )
 
 

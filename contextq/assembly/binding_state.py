@@ -36,6 +36,7 @@ class BindState:
     answers: tuple[Answer, ...] = ()  # oldest first
     bound: Mapping[int, str] = field(default_factory=dict)  # row seq → its fingerprint
     pins: Pins | None = None
+    notice: tuple[int, str] | None = None  # (last seq of the answer, warning) of the last drop
 
     def to_json(self) -> dict[str, Any]:
         """The JSON stored beside the cut point (the watermark is its own column)."""
@@ -43,6 +44,7 @@ class BindState:
         return {
             "answers": [[a.last_seq, a.format, a.fingerprint, a.head] for a in self.answers],
             "bound": {str(seq): fp for seq, fp in sorted(self.bound.items())},
+            "notice": list(self.notice) if self.notice is not None else None,
             "pins": None
             if pins is None
             else {
@@ -73,4 +75,6 @@ class BindState:
                 bool(raw["searched"]),
                 tuple((int(s), str(t)) for s, t in raw.get("reminders") or ()),
             )
-        return cls(watermark, answers, bound, pins)
+        notice = data.get("notice")
+        said = (int(notice[0]), str(notice[1])) if isinstance(notice, list) else None
+        return cls(watermark, answers, bound, pins, said)

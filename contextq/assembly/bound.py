@@ -6,7 +6,7 @@ where it was first sent), and the ordered pieces asked of the binding rule
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -16,6 +16,7 @@ from contextq.assembly.pieces import Piece, text_piece
 from contextq.assembly.plan import ContextPlan
 from contextq.assembly.prompts import reminder_text
 from contextq.assembly.work import Work
+from contextq.history.native import reasoning_units
 
 
 @dataclass(slots=True)
@@ -47,8 +48,25 @@ def start(work: Work, plan: ContextPlan, state: BindState | None, searched: bool
         last_seq=last.seq if last is not None else 0,
         ended=ended,
     )
-    work.pieces.watermark = state.watermark
     return Bound(state, pins, in_loop)
+
+
+def apply_watermark(work: Work, bound: Bound) -> None:
+    """Leave out the reasoning of every row at or below the watermark: never sent again
+    (applied once the context before filtering is measured, so that `usage_before` is
+    the same whichever read first left them out)."""
+    watermark = bound.state.watermark
+    if watermark is None:
+        return
+    native = work.target.wire.native
+    work.withhold(
+        i
+        for i, m in enumerate(work.history)
+        if m.seq <= watermark
+        and m.native is not None
+        and m.native.format == native
+        and reasoning_units(m.native)
+    )
 
 
 def pinned_now(bound: Bound) -> datetime:
@@ -91,10 +109,15 @@ def decide(
 
 
 def warning(bound: Bound, plan: ContextPlan, *, cut_moved: bool, line_moved: bool) -> str | None:
-    """The warning of the reasoning this read left out, naming why (None: none)."""
+    """The warning of the reasoning this read left out, naming why (None: none); a read
+    of the same history again (another process's concurrent read among them) says it
+    again, from the state."""
     decision = bound.decision
-    if decision is None or not decision.newly:
+    if decision is None:
         return None
+    if not decision.newly:
+        said = bound.state.notice
+        return said[1] if said is not None and said[0] == decision.last_seq else None
     head = binding.newest_head(bound.state, plan.target.format)
     reason = binding.cause(
         cut_moved=cut_moved,
@@ -102,7 +125,10 @@ def warning(bound: Bound, plan: ContextPlan, *, cut_moved: bool, line_moved: boo
         head_changed=head is not None and head != decision.head,
         new_turn=not bound.in_loop,
     )
-    return binding.warning(reason, decision.newly)
+    text = binding.warning(reason, decision.newly)
+    if decision.last_seq is not None:
+        decision.state = replace(decision.state, notice=(decision.last_seq, text))
+    return text
 
 
 DEFERRED = "inside a tool loop on a model that binds its reasoning, the cut point waits"

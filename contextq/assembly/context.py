@@ -94,6 +94,8 @@ def assemble_context(
     # threshold): measured with the carried stubs, it would fall below the threshold
     # after each move of the line and send the history before the cut point again
     before = total_before(work, parts, plan)
+    if bound is not None:
+        bound_reasoning.apply_watermark(work, bound)
     runs = read.filter.runs_for_total(before)
     # inside a bound tool loop the cut point and line move only when the hard room forces
     # them: the budget's move waits for the next user turn (SPEC §6 "Bound reasoning")

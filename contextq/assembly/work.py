@@ -27,8 +27,7 @@ class Pieces:
     """History message i as a piece, rendered on first use (only what is sent or
     measured is rendered: a long history's older messages never are). Messages from
     `loop` on are the current tool loop's (their reasoning always goes in, but for the
-    binding rule: a message in `withheld`, or at or below the reasoning `watermark`,
-    sends none, `contextq.assembly.binding`)."""
+    binding rule: a message in `withheld` sends none, `contextq.assembly.binding`)."""
 
     def __init__(
         self,
@@ -42,14 +41,11 @@ class Pieces:
         self._attached = attached
         self._pieces: dict[int, Piece] = {}
         self.loop = loop
-        self.watermark: int | None = None
         self.withheld: set[int] = set()
 
     def is_withheld(self, i: int, message: Message) -> bool:
         """Whether message i's reasoning is left out by the binding rule."""
-        if i in self.withheld:
-            return True
-        return self.watermark is not None and message.seq <= self.watermark
+        return i in self.withheld
 
     def withhold(self, indices: Iterable[int]) -> bool:
         """Leave the reasoning of messages `indices` out (rendered afresh); whether any
