@@ -42,6 +42,8 @@ import orjson
 from contextq.assembly.binding_state import Answer, BindState, Pins
 from contextq.assembly.pieces import Piece, Target
 from contextq.history.native import reasoning_units
+from contextq.history.types import Message
+from contextq.lru import LRU
 
 FINGERPRINT_CHARS = 32  # of the sha256's hex: 128 bits
 MAX_ANSWERS = 8  # the newest answers' fingerprints kept (a row binds to one at its first read)
@@ -78,6 +80,34 @@ def _digest(role: str, nodes: Iterable[Any]) -> bytes:
     return orjson.dumps([role, kept], option=orjson.OPT_SORT_KEYS) + b"\n"
 
 
+# a stored message's canonical bytes, per format: a stored message never changes (its
+# stub or preview is another Message); the entry holds the message it was made of
+# (and its reasoning units in the format's vendor's payload)
+DIGESTS: LRU[tuple[str, int, str], tuple[Message, bytes, int]] = LRU(200_000)
+
+
+def _known(slot: Slot, target: Target) -> tuple[bytes, int]:
+    """A slot's canonical bytes and its same-vendor reasoning units, remembered for a
+    stored message rendered alone."""
+    piece, message = slot.piece, slot.piece.message
+    if not slot.plain or message is None or message.id is None:
+        return _digest(_role(piece), piece.nodes), _units(message, target)
+    key = (str(message.id), message.seq, target.format)
+    found = DIGESTS.get(key)
+    if found is not None and found[0] is message:
+        return found[1], found[2]
+    made = _digest(_role(piece), piece.nodes), _units(message, target)
+    DIGESTS.put(key, (message, *made))
+    return made
+
+
+def _units(message: Message | None, target: Target) -> int:
+    row = message.native if message is not None else None
+    if row is None or row.format != target.wire.native:
+        return 0
+    return reasoning_units(row)
+
+
 def _role(piece: Piece) -> str:
     return "user" if piece.role == "tool" else piece.role
 
@@ -97,6 +127,7 @@ class Slot:
 
     piece: Piece
     index: int | None
+    plain: bool = False  # a stored message rendered alone (no attachments): its bytes kept
 
 
 @dataclass(slots=True)
@@ -125,13 +156,14 @@ def decide(
     running = hashlib.sha256(_tools_bytes(tools))
     for slot, out in zip(slots, lifted, strict=True):
         if out:
-            running.update(_digest(_role(slot.piece), slot.piece.nodes))
+            running.update(_known(slot, target)[0])
     head = running.hexdigest()[:FINGERPRINT_CHARS]
     walk = _Walk(state, target)
     for slot, out in zip(slots, lifted, strict=True):
-        walk.row(slot, running.hexdigest()[:FINGERPRINT_CHARS])
+        digest, units = _known(slot, target)
+        walk.row(slot, units, running)
         if not out:
-            running.update(_digest(_role(slot.piece), slot.piece.nodes))
+            running.update(digest)
     watermark = walk.close()
     newly = [s.piece.message for s in slots if s.index in walk.withheld and s.piece.message]
     newly = [m for m in newly if state.watermark is None or m.seq > state.watermark]
@@ -167,16 +199,17 @@ class _Walk:
         self.last_seq: int | None = None
         self.kept: list[tuple[int, int]] = []  # (seq, index) of the rows sent
 
-    def row(self, slot: Slot, prefix: str) -> None:
-        """Slot `slot`, the canonical prefix before it being `prefix`."""
+    def row(self, slot: Slot, units: int, running: Any) -> None:
+        """Slot `slot` with `units` same-vendor reasoning units, the hash of the
+        canonical prefix before it being `running`."""
         message = slot.piece.message
         if message is None or slot.index is None:
             return
         seq = message.seq
         self.last_seq = seq if self.last_seq is None else max(self.last_seq, seq)
-        row = message.native
-        if row is None or row.format != self.native or not reasoning_units(row):
+        if not units:
             return
+        prefix = running.hexdigest()[:FINGERPRINT_CHARS]
         watermark = self.state.watermark
         if watermark is not None and seq <= watermark:
             self.withheld.add(slot.index)

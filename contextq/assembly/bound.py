@@ -96,7 +96,10 @@ def decide(
     wire = plan.target.wire
     tools: list[Any] = list(plan.tools_out)
     decision = binding.decide(
-        [Slot(p, i) for p, i in zip(pieces, indices, strict=True)],
+        [
+            Slot(p, i, plain=i is not None and i not in work.attached and not p.shown)
+            for p, i in zip(pieces, indices, strict=True)
+        ],
         tools=tools,
         target=plan.target,
         state=bound.state,
