@@ -46,7 +46,7 @@ from contextq.history.types import Message
 from contextq.lru import LRU
 
 FINGERPRINT_CHARS = 32  # of the sha256's hex: 128 bits
-MAX_ANSWERS = 8  # the newest answers' fingerprints kept (a row binds to one at its first read)
+MAX_ANSWERS = 8  # answers' fingerprints kept per format (a row binds to one at its first read)
 
 # keys and node types that are not part of the canonical prefix
 _DROPPED_KEYS = frozenset({"cache_control", "thoughtSignature", "thought_signature"})
@@ -258,9 +258,14 @@ def _with_answer(
     if last_seq is None:
         return answers
     answer = Answer(last_seq, fmt, fingerprint, head)
-    if answers and answers[-1] == answer:
+    mine = [a for a in answers if a.format == fmt]
+    if mine and mine[-1] == answer:
         return answers
-    return (*answers, answer)[-MAX_ANSWERS:]
+    # the newest `MAX_ANSWERS` of each format (reads in another format never push out
+    # the answers this format's rows bind to)
+    keep = {id(a) for a in mine[-(MAX_ANSWERS - 1) :]} if MAX_ANSWERS > 1 else set()
+    kept = tuple(a for a in answers if a.format != fmt or id(a) in keep)
+    return (*kept, answer)
 
 
 def newest_head(state: BindState, fmt: str) -> str | None:

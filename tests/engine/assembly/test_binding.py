@@ -133,3 +133,13 @@ def test_a_piece_withheld_says_why() -> None:
     piece: Piece = message_piece(row, TARGET, withheld=True)
     assert piece.reasoning_left == ("prefix_changed", 1) and piece.reasoning_tokens == 0
     assert all(b["type"] != "thinking" for b in piece.nodes)
+
+
+def test_reads_in_another_format_never_push_out_this_formats_answers() -> None:
+    state = _reads(_rows(2), {})[-1].state
+    mine = [a for a in state.answers if a.format == "anthropic"]
+    for n in range(20):  # an inspector reading the same model in another format
+        answers = binding._with_answer(state.answers, 100 + n, "responses", f"f{n}", "h")
+        state = BindState(state.watermark, answers, state.bound, state.pins)
+    assert [a for a in state.answers if a.format == "anthropic"] == mine
+    assert sum(a.format == "responses" for a in state.answers) == binding.MAX_ANSWERS
