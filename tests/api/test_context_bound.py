@@ -210,3 +210,61 @@ def test_a_cut_inside_a_bound_loop_leaves_out_a_trailing_run(
     # a move of the cut changes even the newest step's prefix: on this small window (the
     # newest five pairs kept whole) a move comes every four or five steps
     assert newest_sent >= 0.75 * (len(answers) - 1)
+
+
+def _responses_step(client: Any, cid: str, n: int) -> None:
+    items = [
+        {"type": "reasoning", "id": f"rs_{n}", "summary": [], "encrypted_content": f"enc{n}"},
+        {"type": "function_call", "call_id": f"call_{n}", "name": "read_file",
+         "arguments": json.dumps({"n": n}), "id": f"fc_{n}", "status": "completed"},
+        {"type": "function_call_output", "call_id": f"call_{n}", "output": f"{n} {PAD}"},
+    ]  # fmt: skip
+    r = client.post(f"/v1/conversations/{cid}/messages", json={"format": "responses",
+                                                               "items": items})  # fmt: skip
+    assert r.status_code == 201, r.text
+
+
+def _responses_read(client: Any, cid: str) -> dict[str, Any]:
+    r = client.get(
+        f"/v1/conversations/{cid}/context", params={"model": "gpt-5.6", "format": "responses"}
+    )
+    assert r.status_code == 200, r.text
+    answer: dict[str, Any] = json.loads(r.text)
+    check(answer)
+    return answer
+
+
+def _reasoning_ids(answer: dict[str, Any]) -> list[str]:
+    return [i["id"] for i in answer["input"] if i.get("type") == "reasoning"]
+
+
+def test_a_changed_system_prompt_leaves_out_a_bound_loops_reasoning_once(
+    app_client: Any,
+) -> None:
+    """gpt-5.6 in `format=responses`: the loop's answers only grow; a system prompt
+    changed mid-loop leaves out every reasoning item before it (a warning names the
+    cause), for good; the steps after it keep theirs."""
+    cid = _conv(app_client, "gpt-5.6")
+    r = app_client.post(
+        f"/v1/conversations/{cid}/messages", json={"role": "user", "content": "Fix the bug."}
+    )
+    assert r.status_code == 201, r.text
+    answers = [_responses_read(app_client, cid)]
+    for n in (1, 2, 3):
+        _responses_step(app_client, cid, n)
+        answers.append(_responses_read(app_client, cid))
+    for earlier, later in itertools.pairwise(answers):
+        strip = [i for i in earlier["input"] if i.get("type") != "reasoning"]
+        grown = [i for i in later["input"] if i.get("type") != "reasoning"]
+        assert grown[: len(strip)] == strip and later["instructions"] == earlier["instructions"]
+    assert _reasoning_ids(answers[-1]) == ["rs_1", "rs_2", "rs_3"]
+    r = app_client.patch(f"/v1/conversations/{cid}", json={"system_prompt": "Be terse."})
+    assert r.status_code == 200, r.text
+    _responses_step(app_client, cid, 4)
+    changed = _responses_read(app_client, cid)
+    assert _reasoning_ids(changed) == [] and changed["reasoning_dropped"]["prefix_changed"] == 4
+    assert any(w.startswith("the system prompt or tools changed: thinking of 4 earlier steps")
+               for w in changed["warnings"])  # fmt: skip
+    _responses_step(app_client, cid, 5)
+    after = _responses_read(app_client, cid)
+    assert _reasoning_ids(after) == ["rs_5"]  # bound to the new prefix; the others gone
