@@ -268,3 +268,31 @@ def test_a_changed_system_prompt_leaves_out_a_bound_loops_reasoning_once(
     _responses_step(app_client, cid, 5)
     after = _responses_read(app_client, cid)
     assert _reasoning_ids(after) == ["rs_5"]  # bound to the new prefix; the others gone
+
+
+@pytest.mark.parametrize("prompts", [True, False])
+def test_a_new_user_turn_moves_what_the_turn_pinned(app_client: Any, prompts: bool) -> None:
+    """With a custom agent prompt and reminders, a new user turn moves them (SPEC §6):
+    the turn before loses its thinking, said with its cause; with neither, nothing
+    before the new turn changed and every step's thinking stays."""
+    fields = {} if prompts else {"custom_agent_prompt": None, "reminders": None}
+    cid = _conv(app_client, BOUND, **fields)
+    _loop(app_client, cid, BOUND, 2)
+    _native(app_client, cid, [{"role": "user", "content": [{"type": "text", "text": "Next."}]}])
+    answer = _read(app_client, cid, BOUND)
+    _step(app_client, cid, 3)
+    later = _read(app_client, cid, BOUND)
+    if prompts:
+        assert answer["reasoning_dropped"]["prefix_changed"] == 2
+        assert any(w.startswith("a new user turn moved") for w in answer["warnings"])
+        assert [s for s, _ in _sent(later)] == [f"{SIG}3"]
+    else:
+        assert answer["reasoning_dropped"]["prefix_changed"] == 0
+        assert [s for s, _ in _sent(later)] == [f"{SIG}{n}" for n in (1, 2, 3)]
+    _oracle_steps(later)
+
+
+def _oracle_steps(answer: dict[str, Any]) -> None:
+    """Every block sent is one of the loop's steps (no block twice)."""
+    names = [s for s, _ in _sent(answer)]
+    assert len(names) == len(set(names))
