@@ -36,6 +36,11 @@ that stays put. Prints figures and ratios against baselines measured in the same
    model step carries reasoning (about a third of the tokens), read in each of the four
    formats, against the same turns without reasoning. Targets: p99 <= 50 ms in each
    format, within 1.2x of the history without reasoning.
+5. Bound reasoning (`bench/context_bound.py`): a 200-step (60 with --quick) tool loop
+   on a model that binds its thinking to the prefix (claude-opus-5-5) against one that
+   does not (claude-opus-4-7), windows capped alike, read after every step: the share
+   of reads whose newest step's thinking is sent (target >= 80 %), binding violations
+   (target 0), prefix kept (>= 80 %), steps kept.
 """
 
 from __future__ import annotations
@@ -57,6 +62,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from bench.context_bound import bound_section, report_bound  # noqa: E402
 from bench.context_clearing import clearing_section, report_clearing  # noqa: E402
 from bench.context_reasoning import reasoning_section, report_reasoning  # noqa: E402
 from bench.history_http import _free_port, _pct, _prepare, _start_api, _stop  # noqa: E402
@@ -407,11 +413,12 @@ def main() -> None:
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--section", type=int, choices=(1, 2, 3, 4), help="run only this one")
+    parser.add_argument("--section", type=int, choices=(1, 2, 3, 4, 5), help="run only this one")
     args = parser.parse_args()
     requests, turns = (60, 30) if args.quick else (200, 100)
     clearing_turns = 60 if args.quick else 200
-    wanted = {args.section} if args.section else {1, 2, 3, 4}
+    wanted = {args.section} if args.section else {1, 2, 3, 4, 5}
+    bound_steps = 60 if args.quick else 200
     data_dir = Path(tempfile.mkdtemp(prefix="contextq-bench-context-"))
     valkey = ValkeyServer(data_dir=data_dir / "valkey")
     valkey.start()  # the API publishes its tasks (the written results' processing) for real
@@ -432,7 +439,10 @@ def main() -> None:
                 3: clearing_section(client, clearing_turns, requests) if 3 in wanted else None,
                 4: reasoning_section(client, requests) if 4 in wanted else None,
             }
+        bound = bound_section(redis_url, bound_steps) if 5 in wanted else None
         report(sections, clearing_turns)
+        if bound is not None:
+            report_bound(bound, bound_steps)
         print(_load_line(load_before, os.getloadavg()))
     finally:
         if proc is not None:

@@ -134,6 +134,8 @@ class Carried(NamedTuple):
     version: int | None = None
     seq: int | None = None  # the cut point
     clear_seq: int | None = None  # the clearing line
+    reasoning_seq: int | None = None  # bound reasoning's watermark
+    binding: dict[str, Any] | None = None  # bound reasoning's state (`BindState.to_json`)
 
 
 def get_carried(session: Session, *, conversation_id: str, model: str) -> Carried:

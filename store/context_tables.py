@@ -16,8 +16,9 @@ conversation's citation ids, and the cut points of its filtered contexts.
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
-from sqlalchemy import Column, ForeignKey, Integer, String, Text, UniqueConstraint, text
+from sqlalchemy import JSON, Column, ForeignKey, Integer, String, Text, UniqueConstraint, text
 from sqlmodel import Field, SQLModel
 
 from store.history_tables import ID_LEN
@@ -68,6 +69,11 @@ class ContextCutPoint(SQLModel, table=True):
     model: str = Field(primary_key=True, max_length=MODEL_KEY_LEN)
     seq: int | None = None  # the cut point
     clear_seq: int | None = None  # the clearing line
+    # bound reasoning (contextq.assembly.binding): the watermark (reasoning of rows at or
+    # below it is never sent again), and the newest answers' fingerprints, each kept
+    # row's bound fingerprint and the turn's pins, as JSON
+    reasoning_seq: int | None = None
+    binding: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON))
     version: int = Field(  # +1 per write of the carried state (a compare-and-set)
         default=0, sa_column=Column(Integer, nullable=False, server_default=text("0"))
     )

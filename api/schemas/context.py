@@ -48,7 +48,10 @@ class ReasoningDropped(_Strict):
         "model would strip (it does not keep earlier turns' reasoning)"
     )
     prefix_changed: int = Field(
-        description="reasoning bound to a prefix that changed (models that bind reasoning)"
+        description="reasoning left out because the prefix it was written after changed "
+        "(models that bind reasoning to its prefix: a cut point or clearing line that "
+        "moved, a changed system prompt or tools); a warning names the cause, and a "
+        "block once left out is never sent again"
     )
 
 

@@ -42,6 +42,8 @@ class Parts:
     project: Piece | None = None
     project_room: int | None = None  # P's room, when a whole project did not fit it
     preamble: list[Piece] = field(default_factory=list)  # the hierarchical memory block
+    # a bound target's reminders, each with the seq it was first sent after (R pinned)
+    pinned_reminders: list[tuple[int, Piece]] = field(default_factory=list)
 
 
 def head_cost(parts: Parts, plan: ContextPlan) -> int:
@@ -53,6 +55,7 @@ def head_cost(parts: Parts, plan: ContextPlan) -> int:
 
 def fixed_cost(parts: Parts, plan: ContextPlan) -> int:
     extra = [p for p in (parts.custom_agent, parts.reminder) if p is not None]
+    extra += [p for _, p in parts.pinned_reminders]
     return head_cost(parts, plan) + sum(p.cost for p in extra)
 
 
@@ -129,9 +132,12 @@ def fill(
     line: int | None,
     memory: HierarchicalMemory | None,
     citations: CitationMap,
+    defer: bool = False,
 ) -> tuple[layout.Fill, Ran | None]:
     """Which history messages go in, the parts cut to fit (see `layout`, `turn_fit`,
-    `select`); what the strategy did, when it ran. `line`: the clearing line applied."""
+    `select`); what the strategy did, when it ran. `line`: the clearing line applied.
+    `defer`: the carried cut point and line move only when `limit` forces them (a bound
+    tool loop's later step), not when only over the threshold."""
     f = plan.read.filter
     everything = set(range(len(work.history)))
     whole, _ = project_piece(plan.project, room=None, citations=citations, target=plan.target)
@@ -150,6 +156,7 @@ def fill(
     # the pinned messages are sent (SPEC §4: pinned are never dropped)
     if work.costs(pinned) > limit - fixed_cost(parts, plan):
         parts.custom_agent = parts.reminder = parts.summary = None
+        parts.pinned_reminders = []
         hard = f.budget.hard_limit_tokens
         room = hard - head - work.costs(i for i in pinned if i != work.u)
         if work.u in pinned:
@@ -179,6 +186,7 @@ def fill(
         room=limit - taken + anchored,
         limit=limit,
         runs=runs,
+        defer=defer,
     )
     result = select(work, plan, parts, how, cut_seq=carry.cut_seq, line=line, memory=memory)
     return _fitted(work, parts, plan, result, how=how, outside=taken - anchored - work.costs(turn),

@@ -10,7 +10,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from contextq.assembly.binding_state import BindState
 
 Category = Literal[
     "system", "custom_agent", "summary", "project", "files", "history", "reasoning", "reminders"
@@ -109,11 +112,13 @@ class ProjectContext:
 class Carry:
     """What a conversation carries from one answer to the next, per model (SPEC §4, §9):
     where the kept history starts (the cut point, a seq) and the clearing line (tool
-    results with a lower seq stand as stubs). Both None at first; an answer returns the
-    values to carry to the next (`Assembled.carry`)."""
+    results with a lower seq stand as stubs), and, for a target that binds its
+    reasoning, the binding state (`contextq.assembly.binding`). All None at first; an
+    answer returns the values to carry to the next (`Assembled.carry`)."""
 
     cut_seq: int | None = None
     clear_seq: int | None = None
+    binding: BindState | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -50,7 +50,7 @@ class Piece:
     file_tokens: int = 0  # of `tokens`: attached images, audio and file text lines
     reasoning_tokens: int = 0  # of `tokens`: reasoning state sent (a same-vendor payload)
     # reasoning units (blocks, items, parts) of its message left out, and why:
-    # ("other_vendor" | "earlier_turns", n)
+    # ("other_vendor" | "earlier_turns" | "prefix_changed", n)
     reasoning_left: tuple[str, int] | None = None
     message: Message | None = None  # the stored message it renders, if any
     shown: bool = False  # a preview of it (cut to fit), not the message itself
@@ -101,7 +101,7 @@ def documents_piece(
     return piece
 
 
-def _key(message: Message, target: Target, current: bool) -> CountKey:
+def _key(message: Message, target: Target, current: bool, withheld: bool = False) -> CountKey:
     """A stored message's count key: its id, seq, stored count and the hash of a text
     content (a str caches its hash) tell it apart from any other message that might
     reuse an id outside the store; the target, and what of it is sent."""
@@ -115,7 +115,7 @@ def _key(message: Message, target: Target, current: bool) -> CountKey:
         target.encoding,
         target.provider,
         # what of it is sent changes only a native message's nodes
-        sends_reasoning(target, current) or message.native is None,
+        (sends_reasoning(target, current) and not withheld) or message.native is None,
     )
 
 
@@ -125,20 +125,26 @@ def sends_reasoning(target: Target, current: bool) -> bool:
     return current or target.reasoning.keeps_earlier
 
 
-def reasoning_left(message: Message, target: Target, current: bool) -> tuple[str, int] | None:
+def reasoning_left(
+    message: Message, target: Target, current: bool, withheld: bool = False
+) -> tuple[str, int] | None:
     """How many reasoning units of `message` its render leaves out, and why: another
-    vendor's (the target format cannot carry them), or an earlier turn's the target
-    model would strip. None when none is left out."""
+    vendor's (the target format cannot carry them), an earlier turn's the target model
+    would strip, or one the binding rule withholds (`withheld`: its prefix changed,
+    `contextq.assembly.binding`). None when none is left out."""
     native = message.native
     if native is None:
         return None
     same = native.format == target.wire.native
-    if same and sends_reasoning(target, current):
+    if same and sends_reasoning(target, current) and not withheld:
         return None  # all of it is sent
     units = reasoning_units(native)
     if not units:
         return None
-    return ("earlier_turns", units) if same else ("other_vendor", units)
+    if not same:
+        return ("other_vendor", units)
+    sent = sends_reasoning(target, current)
+    return ("prefix_changed", units) if sent else ("earlier_turns", units)
 
 
 def _stored_applies(message: Message, target: Target) -> bool:
@@ -162,7 +168,9 @@ def _from_stored(message: Message, rendered: Any, target: Target) -> int:
     return calibrate(message.token_count, serialise(sent), family)
 
 
-def known_cost(message: Message, target: Target, *, current: bool = True) -> int | None:
+def known_cost(
+    message: Message, target: Target, *, current: bool = True, withheld: bool = False
+) -> int | None:
     """What `message_piece(message, target, current=current).cost` will be, when it is
     known without rendering the message (no attachments): its stored count (calibrated
     for a model counted by calibration), or a remembered one."""
@@ -172,14 +180,18 @@ def known_cost(message: Message, target: Target, *, current: bool = True) -> int
         return _base_tokens(message, None, target, current)[0]
     if message.id is None:
         return None
-    found = MESSAGE_COUNTS.get(_key(message, target, current))
+    found = MESSAGE_COUNTS.get(_key(message, target, current, withheld))
     if found is None:
         return None
     return found[0] + target.wire.message_frame(message, target.encoding)
 
 
 def _base_tokens(
-    message: Message, rendered: list[Any] | None, target: Target, current: bool
+    message: Message,
+    rendered: list[Any] | None,
+    target: Target,
+    current: bool,
+    withheld: bool = False,
 ) -> Counted:
     """The message's own tokens (no attachments) and of them its reasoning's: its stored
     count when that is exact (the stored encoding, a message whose stored count is its
@@ -191,7 +203,7 @@ def _base_tokens(
         and target.wire.stored_count_applies(message)
     ):
         return message.token_count, 0
-    key = _key(message, target, current)
+    key = _key(message, target, current, withheld)
     if message.id is not None:
         found = MESSAGE_COUNTS.get(key)
         if found is not None:
@@ -232,16 +244,19 @@ def message_piece(
     *,
     category: Category = "history",
     current: bool = True,
+    withheld: bool = False,
 ) -> Piece:
     """A stored message, with its attached image/audio parts and text lines if any.
-    `current`: it is in the current tool loop (its reasoning always goes in)."""
+    `current`: it is in the current tool loop (its reasoning always goes in, but for
+    the binding rule: `withheld`, its prefix changed)."""
     wire = target.wire
     parts = attached.parts if attached is not None else []
     extra = attached.part_tokens if attached is not None else 0
-    nodes = wire.message_nodes(message, reasoning=sends_reasoning(target, current))
+    sends = sends_reasoning(target, current) and not withheld
+    nodes = wire.message_nodes(message, reasoning=sends)
     frame = wire.message_frame(message, target.encoding)
-    tokens, reasoning = _base_tokens(message, nodes, target, current)
-    left = reasoning_left(message, target, current)
+    tokens, reasoning = _base_tokens(message, nodes, target, current, withheld)
+    left = reasoning_left(message, target, current, withheld)
     if not parts:
         return Piece(
             category, message.role, tokens, nodes, frame, reasoning_tokens=reasoning,

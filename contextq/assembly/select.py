@@ -59,6 +59,7 @@ class Selecting:
     room: int  # the strategy's room (the pinned messages' included: it counts them first)
     limit: int  # what the whole context must fit
     runs: bool  # the strategy runs (else only the hard room is kept)
+    defer: bool = False  # move only when the carried state does not fit (a bound loop)
 
 
 def select(
@@ -96,7 +97,7 @@ def _moved(
     result, or None when it does not move: the carried state fits and is under the
     threshold, or there is nothing (over the threshold alone: too little) to clear."""
     exceeded = _exceeded(work, ran, how, cut_seq, plan)
-    if not exceeded and not _over_threshold(work, parts, plan, how, ran):
+    if not exceeded and (how.defer or not _over_threshold(work, parts, plan, how, ran)):
         return None
     keep = plan.read.filter.keep_tool_results
     target = moved_line(work, keep)

@@ -26,7 +26,8 @@ from contextq.history.types import Message
 class Pieces:
     """History message i as a piece, rendered on first use (only what is sent or
     measured is rendered: a long history's older messages never are). Messages from
-    `loop` on are the current tool loop's (their reasoning always goes in)."""
+    `loop` on are the current tool loop's (their reasoning always goes in, but for the
+    binding rule: a message in `withheld` sends none, `contextq.assembly.binding`)."""
 
     def __init__(
         self,
@@ -40,6 +41,20 @@ class Pieces:
         self._attached = attached
         self._pieces: dict[int, Piece] = {}
         self.loop = loop
+        self.withheld: set[int] = set()
+
+    def is_withheld(self, i: int, message: Message) -> bool:
+        """Whether message i's reasoning is left out by the binding rule."""
+        return i in self.withheld
+
+    def withhold(self, indices: Iterable[int]) -> bool:
+        """Leave the reasoning of messages `indices` out (rendered afresh); whether any
+        was not left out already."""
+        new = [i for i in indices if i not in self.withheld]
+        for i in new:
+            self.withheld.add(i)
+            self._pieces.pop(i, None)
+        return bool(new)
 
     def __getitem__(self, i: int) -> Piece:
         piece = self._pieces.get(i)
@@ -50,7 +65,13 @@ class Pieces:
 
     def make(self, i: int, message: Message) -> Piece:
         """`message` (message i, or what stands for it) as a piece, not remembered."""
-        return message_piece(message, self._target, self._attached.get(i), current=i >= self.loop)
+        return message_piece(
+            message,
+            self._target,
+            self._attached.get(i),
+            current=i >= self.loop,
+            withheld=self.is_withheld(i, message),
+        )
 
     def __setitem__(self, i: int, piece: Piece) -> None:
         self._pieces[i] = piece
@@ -101,7 +122,12 @@ class Work:
             cached = self.known.get(i)
             if cached is not None and cached[0] is message:
                 return cached[1]
-            known = known_cost(message, self.target, current=i >= self.pieces.loop)
+            known = known_cost(
+                message,
+                self.target,
+                current=i >= self.pieces.loop,
+                withheld=self.pieces.is_withheld(i, message),
+            )
             if known is not None:
                 self.known[i] = (message, known)
                 return known
@@ -158,6 +184,14 @@ class Work:
                 self.pieces.forget(i)  # (a preview stays as it was cut)
         self.pieces.loop = start
         return True
+
+    def withhold(self, indices: Iterable[int]) -> bool:
+        """Leave out the reasoning of messages `indices` (the binding rule's decision);
+        whether that changed anything."""
+        indices = list(indices)
+        for i in indices:
+            self.known.pop(i, None)
+        return self.pieces.withhold(indices)
 
     def piece_of(self, i: int, message: Message) -> Piece:
         """`message` in the place of message i (a preview of it), as a piece."""

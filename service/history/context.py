@@ -53,6 +53,8 @@ from contextq.assembly import (
     plan_context,
     reminder_texts,
 )
+from contextq.assembly.binding import BindState
+from contextq.assembly.binding import applies as binding_applies
 from contextq.history import CompactionView, HierarchicalMemory, Message
 from contextq.history.plan import ReadPlan
 from contextq.settings import Settings
@@ -241,9 +243,16 @@ def _assemble(
     if f.strategy == "hierarchical":
         memory = load_memory(session, conversation_id=conversation.id)
     carried, stored = Carry(), None
-    if f.strategy != "noop" and not f.skipped:
+    filtering = f.strategy != "noop" and not f.skipped
+    bound = binding_applies(plan.target)
+    if filtering or bound:
         stored = cq.get_carried(session, conversation_id=conversation.id, model=plan.model_key)
-        carried = Carry(stored.seq if f.strategy == "token_budget" else None, stored.clear_seq)
+        state = BindState.from_json(stored.reasoning_seq, stored.binding) if bound else None
+        if filtering:
+            cut = stored.seq if f.strategy == "token_budget" else None
+            carried = Carry(cut, stored.clear_seq, state)
+        else:
+            carried = Carry(binding=state)
     run = partial(
         _run,
         session,
@@ -266,7 +275,9 @@ def _assemble(
         error = assembled.error
         whole = replace(plan, read=plan.read.fail_open())
         loaded = _load(session, conversation, whole.read)
-        assembled = run(plan=whole, loaded=loaded, carried=Carry(None, carried.clear_seq))
+        assembled = run(
+            plan=whole, loaded=loaded, carried=Carry(None, carried.clear_seq, carried.binding)
+        )
         assembled.answer["error"] = error
         assembled.answer["filtered"] = False
         assembled.cut_seq = None
@@ -320,6 +331,7 @@ def _run(
             citations=CitationMap(stored, highest),
             cut_seq=carried.cut_seq,
             clear_seq=carried.clear_seq,
+            binding=carried.binding,
             memory=memory,
             conversation_id=conversation.id,
             tool_results=large,
@@ -334,9 +346,12 @@ def _run(
 def _moved(assembled: Assembled) -> dict[str, Any]:
     """The carried fields this answer moved, by column of `context_cut_points` (one line
     per field; None: left as stored)."""
+    state = assembled.binding
     fields = {
         "seq": assembled.cut_seq,
         "clear_seq": assembled.clear_seq,
+        "reasoning_seq": state.watermark if state is not None else None,
+        "binding": state.to_json() if state is not None else None,
     }
     return {column: value for column, value in fields.items() if value is not None}
 

@@ -49,7 +49,8 @@ def check(answer: dict[str, Any], *, audio: Callable[[str], float] | None = None
     assert sum(breakdown.values()) == answer["token_count"]
     assert breakdown["reasoning"] == recount_reasoning(answer), "the reasoning is not honest"
     assert answer["token_count"] <= hard_room(answer)
-    if answer["filtered"] and not any("pinned messages alone" in w for w in answer["warnings"]):
+    allowed = ("pinned messages alone", "the cut point waits for the next user turn")
+    if answer["filtered"] and not any(a in w for w in answer["warnings"] for a in allowed):
         assert answer["token_count"] <= answer["budget_tokens"]
     noted = {n["file_id"] for n in answer["file_notes"]}
     assert noted == set(answer["pending_file_ids"]) | set(answer["failed_file_ids"])

@@ -120,7 +120,8 @@ def test_window_read_matches_the_engine_over_the_whole_history(
     cid = _load(app_client, history, model="gpt-4o")
     for params in ({}, {"strategy": "sliding_window", "options": json.dumps({"window_size": 30})}):
         with read_session() as session:  # what this read carries from the previous one
-            _, cut, line = get_carried(session, conversation_id=cid, model="gpt-4o")
+            carried = get_carried(session, conversation_id=cid, model="gpt-4o")
+            cut, line = carried.seq, carried.clear_seq
         answer = _context(app_client, cid, **params)
         message_cache.MESSAGE_CACHE.clear()  # the reference is parsed from the table
         message_cache.SEQ_INDEX.clear()

@@ -130,6 +130,9 @@ class AnthropicMessages(WireFormat):
             out["description"] = tool.description
         return out
 
+    def lifts(self, piece: Piece) -> bool:
+        return piece.role == "system"
+
     def head_room(self, encoding: str) -> int:
         """An opening turn and the two cache marks."""
         opening = {"type": "text", "text": OPENING_TEXT}

@@ -171,6 +171,11 @@ class WireFormat(ABC):
         """The final list from ordered pieces (`turn_start`: the first piece of the
         newest turn, len(pieces) when there is none), its count and breakdown."""
 
+    def lifts(self, piece: Piece) -> bool:
+        """Whether the render sends `piece` outside the list (a system field), wherever
+        it stands among the pieces (the binding rule's canonical prefix puts it first)."""
+        return False
+
     def head_room(self, encoding: str) -> int:
         """What the render may add on top of the pieces' costs (an opening turn, cache
         marks): kept out of the budget with S."""

@@ -180,6 +180,9 @@ class GeminiContents(WireFormat):
     def tools(self, definitions: list[dict[str, Any]]) -> list[dict[str, Any]]:
         return [{"function_declarations": definitions}] if definitions else []
 
+    def lifts(self, piece: Piece) -> bool:
+        return piece.role == "system"
+
     def head_room(self, encoding: str) -> int:
         """The opening content of a list that starts with the model's."""
         return _frame("user", encoding) + json_tokens({"text": OPENING_TEXT}, encoding)

@@ -111,6 +111,9 @@ class OpenAIResponses(WireFormat):
             out["description"] = tool.description
         return {**out, "parameters": dict(tool.schema), "strict": False}
 
+    def lifts(self, piece: Piece) -> bool:
+        return piece.category == "system"
+
     def head_room(self, encoding: str) -> int:
         """The opening message of a list left with no item."""
         return _count(_opening(), encoding)
