@@ -119,8 +119,8 @@ class Trajectory:
 
     @classmethod
     def of(cls, case: Case) -> Trajectory | None:
-        if case.bound is None:
-            return None
+        if case.bound is None or case.format not in BOUND_MODELS:
+            return None  # (a shrunk case may have another format)
         names = [t["function"]["name"] for t in case.tools or () if "function" in t]
         return cls(case.bound, case.format, names or ["bash"])
 

@@ -73,22 +73,25 @@ def binding_prefix_kept(f: Facts) -> list[str]:
     state = f.binding
     if state is None:
         return []
-    problems = []
+    problems: list[str] = []
     fmt = f.answer["format"]
+    told = False
     for n in f.reasoning_prefixes:
         w = state.trajectory.written.get(n.key)
         want = w.signature if w is not None else state.first_prefix.get(n.key)
         if want is None or want == n.hash:
             continue
-        where = _first_difference(f, state, n.index, w.seq if w is not None else None)
+        where = ""  # where it changed, once (what the engine's author needs to see)
+        if w is not None and not told:
+            where, told = _first_difference(f, state, n.index, w.seq), True
         problems.append(f"{_name(state, n.key, fmt, n.node)} sent after another prefix{where}")
     return problems
 
 
-def _first_difference(f: Facts, state: BindingState, index: int, seq: int | None) -> str:
-    """Where this answer's prefix first differs from the answer the step was written
-    after (what the engine helper needs to see), when the oracle knows that answer."""
-    read = state.trajectory.read_by.get(seq) if seq is not None else None
+def _first_difference(f: Facts, state: BindingState, index: int, seq: int) -> str:
+    """Where this answer's prefix first differs from the answer step `seq` was written
+    after."""
+    read = state.trajectory.read_by.get(seq)
     if read is None:
         return ""
     fmt = f.answer["format"]
@@ -159,7 +162,7 @@ def binding_newest_sent(f: Facts) -> list[str]:
     if index is None:
         return []  # the step is not sent at all (newest_present judges that)
     signature = t.written[t.newest[0]].signature
-    if prefix_hash(f.answer, index, 0) != signature:
+    if f.canonical is None or f.canonical.starts[index] != signature:
         return []  # its prefix changed: the binding rule leaves its reasoning out
     sent = {n.key for n in f.reasoning_prefixes}
     missing = [t.written[k].k for k in t.newest if k not in sent]

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -140,43 +140,47 @@ class Prefixed:
 
 
 class Canonical:
-    """Every reasoning node's prefix hash in one answer, each element serialised once
-    (the same value `prefix_hash` gives: `nodes()` yields (i, j, node, hash))."""
+    """Every reasoning node's prefix hash in one answer, in one pass (each element
+    serialised once, the hash carried along): the values `prefix_hash` gives.
+    `prefixed`: the reasoning nodes with their prefix hashes, in answer order; `starts[i]`:
+    the hash of the prefix before element `i` (what a node opening it is bound to)."""
 
     def __init__(self, answer: dict[str, Any]) -> None:
-        self.answer = answer
-        self.fmt = str(answer["format"])
-        others, self.list_key, self.key = FIELDS[self.fmt]
-        rest = dumps({f: strip(answer.get(f), self.fmt) for f in others})
-        if min([self.list_key, *others]) != self.list_key:
+        self.fmt = fmt = str(answer["format"])
+        others, list_key, key = FIELDS[fmt]
+        if min([list_key, *others]) != list_key:
             raise ValueError("the list field must sort first")  # the composition below
-        self.head = '{"' + self.list_key + '":['
-        self.tail = "]," + rest[1:] if others else "]}"
-
-    def _hash(self, parts: list[str], extra: str | None) -> str:
-        h = hashlib.sha256(self.head.encode("ascii"))
-        h.update(",".join(parts if extra is None else [*parts, extra]).encode("ascii"))
-        h.update(self.tail.encode("ascii"))
-        return h.hexdigest()
-
-    def prefixed(self) -> list[Prefixed]:
-        return [Prefixed(i, j, n, h, node_key(n)) for i, j, n, h in self.nodes()]
-
-    def nodes(self) -> Iterator[tuple[int, int, Any, str]]:
-        """(element index, node index, node, prefix hash) of every reasoning node."""
-        fmt = self.fmt
-        parts: list[str] = []
-        for i, element in enumerate(self.answer.get(self.list_key) or []):
-            if self.key is None:
+        rest = dumps({f: strip(answer.get(f), fmt) for f in others})
+        self._tail = ("]," + rest[1:] if others else "]}").encode("ascii")
+        self._running = hashlib.sha256(('{"' + list_key + '":[').encode("ascii"))
+        self._count = 0
+        self.prefixed: list[Prefixed] = []
+        self.starts: list[str] = []
+        for i, element in enumerate(answer.get(list_key) or []):
+            self.starts.append(self._hash(None))
+            if key is None:
                 if is_reasoning_node(fmt, element):
-                    yield i, 0, element, self._hash(parts, None)
+                    self.prefixed.append(Prefixed(i, 0, element, self.starts[i], node_key(element)))
             else:
-                nodes = element.get(self.key) if isinstance(element, dict) else None
+                nodes = element.get(key) if isinstance(element, dict) else None
                 for j, node in enumerate(nodes if isinstance(nodes, list) else ()):
                     if is_reasoning_node(fmt, node):
                         partial = _partial(fmt, element, j)
-                        extra = dumps(partial[0]) if partial else None
-                        yield i, j, node, self._hash(parts, extra)
+                        digest = self._hash(dumps(partial[0]) if partial else None)
+                        self.prefixed.append(Prefixed(i, j, node, digest, node_key(node)))
             kept = strip_element(fmt, element)
             if kept is not None:
-                parts.append(dumps(kept))
+                self._append(self._running, dumps(kept))
+                self._count += 1
+
+    def _append(self, h: Any, part: str) -> None:
+        if self._count:
+            h.update(b",")
+        h.update(part.encode("ascii"))
+
+    def _hash(self, extra: str | None) -> str:
+        h = self._running.copy()
+        if extra is not None:
+            self._append(h, extra)
+        h.update(self._tail)
+        return h.hexdigest()

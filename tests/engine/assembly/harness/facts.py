@@ -95,11 +95,14 @@ class Facts:
         return anthropic_loop_rows(self.answer, self.groups)
 
     @cached_property
+    def canonical(self) -> Canonical | None:
+        """The answer's canonical prefixes (`canonical`; None in format=openai)."""
+        return Canonical(self.answer) if self.answer["format"] in FIELDS else None
+
+    @property
     def reasoning_prefixes(self) -> list[Prefixed]:
-        """The answer's reasoning nodes with their canonical prefix hashes (`canonical`)."""
-        if self.answer["format"] not in FIELDS:
-            return []
-        return Canonical(self.answer).prefixed()
+        """The answer's reasoning nodes with their canonical prefix hashes."""
+        return self.canonical.prefixed if self.canonical is not None else []
 
     @cached_property
     def recount(self) -> int:

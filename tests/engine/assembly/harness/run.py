@@ -40,18 +40,25 @@ class Violation:
 
 def check_case(case: Case, only: str | None = None) -> list[Violation]:
     """Every read of `case` judged by every invariant (or only the one named)."""
+    return judge_case(case, only)[0]
+
+
+def judge_case(case: Case, only: str | None = None) -> tuple[list[Violation], int]:
+    """`check_case`, and how many answers of a bound trajectory were judged."""
     found: list[Violation] = []
+    bound = 0
     for facts in readings(case):
         if isinstance(facts, Violation):
             found.append(facts)
             break
+        bound += facts.binding is not None
         for invariant in INVARIANTS:
             if only is None or invariant.__name__ == only:
                 problems = _judge(invariant, facts)
                 if problems:
                     name, index = invariant.__name__, facts.read.index
                     found.append(Violation(name, case.seed, index, problems))
-    return found
+    return found, bound
 
 
 def _read(case: Case, index: int, stored: engine.Stored) -> engine.Read | Violation | None:
@@ -121,10 +128,14 @@ class Report:
     cases_by_invariant: Counter[str] = field(default_factory=Counter)
     answers_by_invariant: Counter[str] = field(default_factory=Counter)
     first: dict[str, Violation] = field(default_factory=dict)
+    bound_cases: int = 0  # cases whose bound trajectory was read
+    bound_answers: int = 0  # the answers of those trajectories
 
-    def add(self, case: Case, violations: list[Violation]) -> None:
+    def add(self, case: Case, violations: list[Violation], bound: int = 0) -> None:
         self.cases += 1
-        self.answers += len(case.reads)
+        self.answers += len(case.reads) + bound
+        self.bound_cases += bound > 0
+        self.bound_answers += bound
         for name in {v.invariant for v in violations}:
             self.cases_by_invariant[name] += 1
         for v in violations:
@@ -138,7 +149,8 @@ class Report:
     def table(self) -> str:
         lines = [
             f"{self.cases} cases, {self.answers} answers in {self.seconds:.1f} s "
-            f"({1000 * self.seconds / max(1, self.cases):.1f} ms a case)",
+            f"({1000 * self.seconds / max(1, self.cases):.1f} ms a case); "
+            f"bound trajectories: {self.bound_cases} cases, {self.bound_answers} answers",
             f"{'invariant':<30} {'cases':>8} {'answers':>8}  first seed",
         ]
         for name in NAMES:
@@ -156,7 +168,7 @@ def run(seeds: Iterable[int], progress: Callable[[Report], None] | None = None) 
     started = time.perf_counter()
     for n, seed in enumerate(seeds, 1):
         case = generate_case(seed)
-        report.add(case, check_case(case))
+        report.add(case, *judge_case(case))
         if progress is not None and n % 1000 == 0:
             report.seconds = time.perf_counter() - started
             progress(report)

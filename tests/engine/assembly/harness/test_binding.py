@@ -14,6 +14,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable, Iterator
 from dataclasses import replace
+from functools import partial
 from typing import Any
 
 import pytest
@@ -133,7 +134,7 @@ def test_a_gap_in_the_middle_is_caught(vendor: str) -> None:
             continue
         checked += 1
         middle = len(_blocks(f.answer)) // 2
-        assert judged(f, lambda a, k=middle: _remove(a, k), binding_checks.binding_no_gap)
+        assert judged(f, partial(_remove, which=middle), binding_checks.binding_no_gap)
         assert judged(f, lambda a: _remove(a, 0), binding_checks.binding_no_gap) == []
         assert judged(f, lambda a: _remove(a, -1), binding_checks.binding_no_gap) == []
         everything = len(_blocks(f.answer))
@@ -173,7 +174,7 @@ def test_the_newest_steps_thinking_left_out_is_caught(vendor: str) -> None:
         if t is None or t.newest_seq is None:
             continue  # the opening read: no step yet
         newest = len(_blocks(f.answer)) - 1  # the step's last block is its newest
-        found = judged(f, lambda a, k=newest: _remove(a, k), binding_checks.binding_newest_sent)
+        found = judged(f, partial(_remove, which=newest), binding_checks.binding_newest_sent)
         assert found and f"m{t.newest_seq}" in found[0]
 
         def moved_and_dropped(a: dict[str, Any], newest: int = newest) -> None:
@@ -208,16 +209,19 @@ def test_prefix_changed_uncounted_or_unsaid_is_caught() -> None:
 @pytest.mark.parametrize("vendor", ["anthropic", "responses"])
 def test_the_one_pass_hashes_are_the_definitions(vendor: str) -> None:
     for f in trajectory(bound_case(vendor, steps=3)):
-        nodes = list(Canonical(f.answer).nodes())
-        assert nodes
-        for i, j, _, digest in nodes:
-            assert digest == prefix_hash(f.answer, i, j)
+        canonical = Canonical(f.answer)
+        assert canonical.prefixed
+        for n in canonical.prefixed:
+            assert n.hash == prefix_hash(f.answer, n.index, n.j)
+        assert canonical.starts == [
+            prefix_hash(f.answer, i, 0) for i in range(len(f.answer[LIST[vendor]]))
+        ]
 
 
 def test_what_the_model_signs_is_the_prefix_it_is_sent_after() -> None:
     """A step appended verbatim to the answer it was written after: each of its blocks'
     prefix hash is its signature (the leading one and one interleaved after a call)."""
-    answer = {
+    answer: dict[str, Any] = {
         "format": "anthropic",
         "system": [{"type": "text", "text": "S", "cache_control": {"type": "ephemeral"}}],
         "tools": [],
@@ -230,7 +234,7 @@ def test_what_the_model_signs_is_the_prefix_it_is_sent_after() -> None:
     later = copy.deepcopy(answer)
     later["system"][0].pop("cache_control")  # a mark moved: no change
     later["messages"] += [step, {"role": "user", "content": [{"type": "text", "text": "ok"}]}]
-    got = [(n.node["signature"], n.hash) for n in Canonical(later).prefixed()]
+    got = [(n.node["signature"], n.hash) for n in Canonical(later).prefixed]
     assert got == [(first["signature"],) * 2, (second["signature"],) * 2]
     assert first["signature"] != second["signature"]
     gemini = {
@@ -242,7 +246,7 @@ def test_what_the_model_signs_is_the_prefix_it_is_sent_after() -> None:
             {"role": "model", "parts": [{"text": "x", "thought": True}, {"text": "y"}]},
         ],
     }
-    assert [n.hash for n in Canonical(gemini).prefixed()] == [prefix_hash(gemini, 1, 0)]
+    assert [n.hash for n in Canonical(gemini).prefixed] == [prefix_hash(gemini, 1, 0)]
 
 
 # ---------------------------------------------------------------- the run draws them

@@ -6,6 +6,9 @@ one core of this machine); each test fails with the number of cases and answers 
 broke its promise, and the smallest case the shrinker found in a few seconds, with the
 seed and the command that reproduces it. `HARNESS_CASES` changes the number of cases (e.g. 500 while
 working on the engine); `bench/context_fuzz.py --cases 100000` runs more.
+
+The binding invariants (`binding_checks`, bound trajectories) fail like the others; with
+`CONTEXTQ_BINDING_ORACLE=0` they still run, and their tests xfail with the counts.
 """
 
 from __future__ import annotations
@@ -16,6 +19,8 @@ import time
 
 import pytest
 
+from tests.engine.assembly.harness.binding import BINDING_ORACLE
+from tests.engine.assembly.harness.binding_checks import BINDING_NAMES
 from tests.engine.assembly.harness.run import NAMES, Report, minimal, run
 
 CASES = int(os.environ.get("HARNESS_CASES", "10000"))
@@ -48,6 +53,12 @@ def test_invariant_holds(report: Report, invariant: str) -> None:
     if not broken:
         return
     first = report.first[invariant]
+    if invariant in BINDING_NAMES and not BINDING_ORACLE:
+        pytest.xfail(
+            f"{invariant}: broken in {broken} of {report.cases} cases "
+            f"({report.answers_by_invariant[invariant]} answers; first seed {first.seed}); "
+            "the binding oracle is gated off (CONTEXTQ_BINDING_ORACLE=0)"
+        )
     started = time.perf_counter()
     logging.disable(logging.WARNING)
     try:
