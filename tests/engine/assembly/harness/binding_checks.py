@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tests.engine.assembly.harness.binding import Trajectory
-from tests.engine.assembly.harness.canonical import FIELDS, prefix_hash, strip_element
+from tests.engine.assembly.harness.canonical import FIELDS, dumps, prefix_hash, strip_element
 from tests.engine.assembly.harness.facts import Facts
 from tests.engine.assembly.harness.reasoning import owner_of, units
 
@@ -105,17 +105,20 @@ def _first_difference(f: Facts, state: BindingState, index: int, seq: int) -> st
     now = _canonical_list(fmt, f.answer[list_key][:index])
     for k, (a, b) in enumerate(zip(was, now, strict=False)):
         if a != b:
-            return f" (canonical {list_key}[{k}] changed: {_short(a)} -> {_short(b)})"
-    return f" (canonical {list_key}: {len(was)} before, {len(now)} now)"
+            return f" (canonical {list_key}[{k}] changed: {_where(dumps(a), dumps(b))})"
+    return f" (canonical {list_key}: {len(was)} elements when written, {len(now)} now)"
 
 
 def _canonical_list(fmt: str, elements: list[Any]) -> list[Any]:
     return [e for e in (strip_element(fmt, e) for e in elements) if e is not None]
 
 
-def _short(element: Any) -> str:
-    text = repr(element)
-    return text if len(text) <= 140 else text[:140] + "…"
+def _where(was: str, now: str, around: int = 50) -> str:
+    """The first difference of two JSON texts, with a little of what surrounds it."""
+    at = next((i for i, (a, b) in enumerate(zip(was, now, strict=False)) if a != b), None)
+    at = min(len(was), len(now)) if at is None else at
+    start = max(0, at - around)
+    return f"at char {at}: …{was[start : at + around]!r} -> …{now[start : at + around]!r}"
 
 
 def binding_no_gap(f: Facts) -> list[str]:
