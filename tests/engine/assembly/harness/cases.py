@@ -23,6 +23,7 @@ from contextq.history import Message
 from contextq.history.chains import unit_at
 from contextq.history.plan import CompactionView
 from contextq.history.types import FORMAT_NAMES
+from tests.engine.assembly.harness.binding import BoundSpec, draw_bound
 from tests.engine.assembly.harness.histories import (
     MAX_PINNED,
     build_history,
@@ -106,6 +107,7 @@ class Case:
     project: ProjectSpec | None = None
     compaction: CompactionView | None = None
     native: Drawn | None = None  # what the reasoning dimension made of the case
+    bound: BoundSpec | None = None  # a bound trajectory after the last read (binding)
 
     def copy(self, **changes: Any) -> Case:
         reads = [[replace(m) for m in read] for read in self.reads]
@@ -148,6 +150,9 @@ class Case:
             "native": None
             if self.native is None
             else {"vendors": _runs(self.native.vendors), "model": self.native.model},
+            "bound": None
+            if self.bound is None
+            else {"model": self.bound.model, "steps": self.bound.steps, "seed": self.bound.seed},
         }
         lines = [json.dumps(head, ensure_ascii=False, default=str)]
         for r, batch in enumerate(self.reads):
@@ -330,10 +335,18 @@ def _format(seed: int, drawn: str, all_formats: bool) -> str:
     return random.Random(seed * 4 + 1).choice(FORMAT_NAMES)
 
 
-def generate_case(seed: int, *, all_formats: bool = True, reasoning: bool | None = None) -> Case:
+def generate_case(
+    seed: int,
+    *,
+    all_formats: bool = True,
+    reasoning: bool | None = None,
+    binding: bool | None = None,
+) -> Case:
     """The case of `seed`. `all_formats=False`: the format it drew before there were
     four, and no native turns (the shrunk regressions were found so); `reasoning`: with
-    the reasoning dimension (native turns, `native_turns`; default: `all_formats`)."""
+    the reasoning dimension (native turns, `native_turns`; default: `all_formats`);
+    `binding`: with a bound trajectory when it draws one (`binding`; default: as
+    `reasoning`)."""
     rng = random.Random(seed)
     model = _pick(rng, MODELS)
     window = _pick(rng, WINDOWS)
@@ -367,6 +380,11 @@ def generate_case(seed: int, *, all_formats: bool = True, reasoning: bool | None
     _limit_pins(case.reads)
     case.project = _project(rng)
     case.compaction = _compaction(rng, history, effective_window(model, window))
-    if all_formats if reasoning is None else reasoning:
+    reasoning = all_formats if reasoning is None else reasoning
+    if reasoning:
         case.native = nativise(case, _pick)
+    if reasoning if binding is None else binding:
+        case.bound = draw_bound(case)
+        if case.bound is not None:
+            case.model = case.bound.model
     return case

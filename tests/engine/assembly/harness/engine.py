@@ -73,7 +73,7 @@ class Stored:
         if f.strategy == "noop" or f.skipped:
             return Carry()
         cut = self.carry.cut_seq if f.strategy == "token_budget" else None
-        return Carry(cut, self.carry.clear_seq)
+        return replace(self.carry, cut_seq=cut)  # anything else the engine carries, as is
 
 
 @dataclass(slots=True)
@@ -315,7 +315,7 @@ def _carry(assembled: Assembled, stored: Stored, loaded: list[Message], *, keep_
     carry = assembled.carry
     cut = stored.carry.cut_seq if keep_cut or carry.cut_seq is None else carry.cut_seq
     clear = carry.clear_seq if carry.clear_seq is not None else stored.carry.clear_seq
-    stored.carry = Carry(cut, clear)
+    stored.carry = replace(carry, cut_seq=cut, clear_seq=clear)  # the rest as the engine gave
     by_id = {str(m.id): m for m in loaded}
     for named in assembled.named:
         if named in by_id:

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from contextq.history import Message
 from contextq.history.chains import unit_at
 from contextq.history.context import visible_history
+from tests.engine.assembly.harness.canonical import FIELDS, Canonical, Prefixed
 from tests.engine.assembly.harness.engine import Read
 from tests.engine.assembly.harness.oracle import Limits, limits, recount
 from tests.engine.assembly.harness.reasoning import (
@@ -21,6 +22,9 @@ from tests.engine.assembly.harness.reasoning import (
 )
 from tests.engine.assembly.harness.sent import Sent, gemini_field, read_sent, text_of
 
+if TYPE_CHECKING:
+    from tests.engine.assembly.harness.binding_checks import BindingState
+
 
 @dataclass
 class Facts:
@@ -28,6 +32,7 @@ class Facts:
 
     read: Read
     previous: Read | None = None
+    binding: BindingState | None = None  # a bound trajectory's oracle (binding_checks)
 
     @property
     def answer(self) -> dict[str, Any]:
@@ -113,6 +118,16 @@ class Facts:
         if self.answer["format"] != "anthropic":
             return set(), set()
         return anthropic_loop_rows(self.answer, self.groups)
+
+    @cached_property
+    def canonical(self) -> Canonical | None:
+        """The answer's canonical prefixes (`canonical`; None in format=openai)."""
+        return Canonical(self.answer) if self.answer["format"] in FIELDS else None
+
+    @property
+    def reasoning_prefixes(self) -> list[Prefixed]:
+        """The answer's reasoning nodes with their canonical prefix hashes."""
+        return self.canonical.prefixed if self.canonical is not None else []
 
     @cached_property
     def recount(self) -> int:

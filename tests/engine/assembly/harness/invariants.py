@@ -14,6 +14,7 @@ from collections.abc import Callable
 from contextq.assembly.tool_results import result_path
 from contextq.history import Message
 from contextq.history.chains import unit_at
+from tests.engine.assembly.harness.binding_checks import BINDING_INVARIANTS
 from tests.engine.assembly.harness.facts import Facts, newest_user
 from tests.engine.assembly.harness.file_checks import (
     document_upper_cost,
@@ -400,4 +401,5 @@ INVARIANTS: tuple[Invariant, ...] = (
     clearing_before_dropping,
     prefix_between_cuts,
     *REASONING_INVARIANTS,
+    *BINDING_INVARIANTS,
 )
