@@ -114,12 +114,26 @@ def answer_fields(
         "citations": _citations(rendered, citations),
         "tools": list(plan.tools_out),
         "cleared_tool_result_ids": _cleared(work, fill),
-        "reasoning_dropped": reasoning_dropped(rendered.kept),
+        "reasoning_dropped": (dropped := reasoning_dropped(rendered.kept)),
         "usage_before": round(_before(before, rendered, fill, work) / window, 4),
         "usage_after": round(rendered.token_count / window, 4),
         "filter_duration_ms": result.duration_ms if result is not None else 0.0,
         "error": result.error if result is not None else None,
-        "warnings": list(dict.fromkeys([*f.warnings, *fill.warnings])),
+        "warnings": _warnings([*f.warnings, *fill.warnings], dropped["prefix_changed"]),
         **rendered.fields,  # the list and the format's own fields (system, …)
     }
     return answer
+
+
+def _warnings(warnings: list[str], prefix_changed: int) -> list[str]:
+    """The answer's warnings, each once; reasoning the binding rule left out is always
+    said with its count (a read that newly left it out names the cause; a later one
+    says it stays out)."""
+    said = list(dict.fromkeys(warnings))
+    if prefix_changed and not any(str(prefix_changed) in w and "thinking" in w for w in said):
+        said.append(
+            f"thinking left out because its prefix changed: {prefix_changed} reasoning "
+            "blocks of earlier steps are not sent (a block once left out stays out); the "
+            "model will continue without them"
+        )
+    return said

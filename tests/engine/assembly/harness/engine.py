@@ -37,6 +37,7 @@ from contextq.assembly import (
     newest_user_seq,
     plan_context,
 )
+from contextq.assembly.binding import applies as binding_applies
 from contextq.assembly.clearing import STUBS
 from contextq.assembly.pieces import MESSAGE_COUNTS
 from contextq.assembly.preview import preview_text
@@ -68,12 +69,14 @@ class Stored:
 
     def carried(self, context_plan: ContextPlan) -> Carry:
         """What the service hands the engine (`service.history.context._assemble`):
-        nothing for `noop` or a skipped filter; the cut point for `token_budget` only."""
+        nothing for `noop` or a skipped filter (but a bound target's binding state); the
+        cut point for `token_budget` only."""
         f = context_plan.read.filter
-        if f.strategy == "noop" or f.skipped:
-            return Carry()
+        binding = self.carry.binding if binding_applies(context_plan.target) else None
+        if f.strategy == "noop" or f.skipped:  # a bound target's binding state, still
+            return Carry(binding=binding)
         cut = self.carry.cut_seq if f.strategy == "token_budget" else None
-        return replace(self.carry, cut_seq=cut)  # anything else the engine carries, as is
+        return replace(self.carry, cut_seq=cut, binding=binding)
 
 
 @dataclass(slots=True)
@@ -245,7 +248,8 @@ def read(case: Case, index: int, stored: Stored) -> Read:
     if failed_open:  # fail-open is the whole history, not the window
         whole = replace(context_plan, read=context_plan.read.fail_open())
         loaded, removed_before = list(history), []
-        assembled = _assemble(case, whole, loaded, views, stored, Carry(None, carried.clear_seq))
+        again = Carry(None, carried.clear_seq, carried.binding)
+        assembled = _assemble(case, whole, loaded, views, stored, again)
         assembled.cut_seq = None
     answer = assembled.answer
     answer["removed_message_ids"] = removed_before + answer["removed_message_ids"]
@@ -291,6 +295,7 @@ def _assemble(
             citations=citations,
             cut_seq=carried.cut_seq,
             clear_seq=carried.clear_seq,
+            binding=carried.binding,
             conversation_id=CONVERSATION_ID,
             tool_results=views,
         )

@@ -11,9 +11,11 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from contextq.assembly.bound import DEFERRED
 from contextq.assembly.tool_results import result_path
 from contextq.history import Message
 from contextq.history.chains import unit_at
+from contextq.reasoning_rules import rule_for
 from tests.engine.assembly.harness.binding_checks import BINDING_INVARIANTS
 from tests.engine.assembly.harness.facts import Facts, newest_user
 from tests.engine.assembly.harness.file_checks import (
@@ -98,8 +100,15 @@ def budget_as_specified(f: Facts) -> list[str]:
 
 def within_budget(f: Facts) -> list[str]:
     """Once filtering ran, the list as sent fits budget_tokens, except when the pinned
-    messages alone exceed it (then only they and S are sent)."""
+    messages alone exceed it (then only they and S are sent), and inside a tool loop on
+    a target that binds its reasoning, whose cut waits for the next user turn while the
+    hard room allows (docs/context.md#bound-reasoning: said in a warning; the hard room
+    is `within_hard_room`'s)."""
     if not f.answer["filtered"] or f.recount <= f.limits.budget or f.pinned_only:
+        return []
+    if rule_for(f.answer["model"] or None).binds and any(
+        w.startswith(DEFERRED) for w in f.answer["warnings"]
+    ):
         return []
     return [f"filtered, {f.recount} tokens as sent > budget {f.limits.budget}"]
 
