@@ -11,7 +11,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from contextq.errors import ValidationFailed
 from contextq.providers import DEFAULT_LLM_PROVIDER, check_provider_name
-from contextq.strategy_options import validate_options
+from contextq.strategy_options import DEFAULT_MAX_PINNED, validate_options
 
 MiB = 1024 * 1024
 
@@ -55,7 +55,7 @@ class Settings(BaseSettings):
     HISTORY_COMPACTION_MAX_TOKENS: int = Field(120_000, ge=1)
     HISTORY_COMPACTION_TARGET_TOKENS: int = Field(40_000, ge=1)
     SUMMARIZER_INPUT_MAX_TOKENS: int = Field(180_000, ge=1)
-    MAX_PINNED_MESSAGES: int = Field(10, ge=0)
+    MAX_PINNED_MESSAGES: int = Field(DEFAULT_MAX_PINNED, ge=0)
     MIN_MESSAGES_TO_KEEP: int = Field(10, ge=0)
     MAX_CONTEXT_TOKENS: int | None = Field(None, ge=1)
     ENABLE_AUTO_COMPRESSION: bool = True

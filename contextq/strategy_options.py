@@ -34,6 +34,7 @@ DEFAULT_WINDOW_SIZE = 20
 DEFAULT_TRIM_TO = 0.7  # token_budget cuts down to this share of the budget (hysteresis)
 DEFAULT_PROJECT_SHARE = 0.5  # the project's documents take at most this share of what is left
 DEFAULT_KEEP_TOOL_RESULTS = 5  # tool pairs kept whole when old results are cleared (SPEC §9)
+DEFAULT_MAX_PINNED = 10  # MAX_PINNED_MESSAGES' default: the newest this many pinned are kept
 
 
 @dataclass(frozen=True, slots=True)

@@ -116,7 +116,7 @@ def apply_carried_line(work: Work, plan: ContextPlan, carry: Carry) -> int | Non
     line = applied_line(work, carry.clear_seq, f.keep_tool_results)
     if line is None:
         return None
-    pinned = layout.pinned_indices(work, int(f.arguments.get("max_pinned", 10)))
+    pinned = layout.pinned_indices(work, f.max_pinned)
     clear_below(work, line, work.required | pinned)
     return line
 
@@ -144,7 +144,7 @@ def fill(
     if not runs and total_before(work, parts, plan) <= limit:
         parts.project = whole
         return layout.Fill(everything, protected=everything), None
-    pinned = layout.pinned_indices(work, int(f.arguments.get("max_pinned", 10)))
+    pinned = layout.pinned_indices(work, f.max_pinned)
     _without_turn_files(work, pinned)
     head = head_cost(parts, plan)
     left_out, warning = layout.cut_pinned(
@@ -235,7 +235,7 @@ def _fitted(
     if not runs and len(kept) < len(work.history):
         warnings.append(_OVER_HARD_ROOM)
     warnings += result.warnings
-    minimum = int(f.arguments.get("min_messages_to_keep", 0))
+    minimum = f.min_messages_to_keep
     if len(kept) < min(minimum, len(work.history)):
         warnings.append(short_of_minimum(len(kept), minimum))
     ran = result if (f.strategy != "noop" and runs) or result.error else None

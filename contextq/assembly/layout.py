@@ -24,9 +24,9 @@ from contextq.assembly.shrink import results_first, shrink_in_order
 from contextq.assembly.turn_fit import fit_files, preview_warning
 from contextq.assembly.work import Work, includable
 from contextq.history.chains import unit_at
+from contextq.history.pinned import protected_anchors
 from contextq.history.plan import summary_wrapper
 from contextq.history.retention import fit_summary
-from contextq.history.strategies import find_anchors
 
 log = logging.getLogger("contextq.history")
 
@@ -54,16 +54,10 @@ class Fill:
 
 def pinned_indices(work: Work, max_pinned: int) -> set[int]:
     """The pinned messages kept (the newest `max_pinned`) with their chains, and the
-    history's own system messages."""
+    history's own system messages (`contextq.history.pinned`)."""
     keep: set[int] = set()
-    left = max_pinned
-    for i in reversed(find_anchors(work.history)):
-        message = work.history[i]
-        if message.role != "system":
-            if not message.pinned or left <= 0:
-                continue
-            left -= 1
-        keep.update(unit_at(work.history, i).members or (i,))
+    for i, unit in protected_anchors(work.history, max_pinned):
+        keep.update(unit.members or (i,))
     return keep
 
 

@@ -210,13 +210,13 @@ def _select(
     rest = how.rest
     messages = Costed(work, rest)
     anchors = [j for j, i in enumerate(rest) if _anchor(work.history[i])]
-    min_keep = max(0, int(f.arguments.get("min_messages_to_keep", 0)) - len(how.turn))
+    min_keep = max(0, f.min_messages_to_keep - len(how.turn))
     if not how.runs:  # only the hard room: the newest that fit, no trim, no cut
         selection = token_budget(
             messages,
             budget_tokens=how.room,
             min_messages_to_keep=min_keep,
-            max_pinned=int(f.arguments.get("max_pinned", 10)),
+            max_pinned=f.max_pinned,
             anchors=anchors,
         )
         return Ran({rest[j] for j in selection.kept} | how.turn)
@@ -258,8 +258,8 @@ def _overrides(
         "trim_tokens": max(0, trim),
         "min_messages_to_keep": min_keep,
     }
-    if "window_size" in f.arguments:
-        window = int(f.arguments["window_size"])
+    if f.window_size is not None:
+        window = f.window_size
         inside = sum(1 for i in how.turn if i >= len(work.history) - window)
         overrides["window_size"] = max(1, window - inside)
     return overrides

@@ -39,12 +39,14 @@ from contextq.errors import SummarizerError
 from contextq.history.chains import unit_at
 from contextq.history.harvest import SUMMARY_MARKER
 from contextq.history.message_tokens import MESSAGE_OVERHEAD_TOKENS, token_count
+from contextq.history.pinned import protected_anchors
 from contextq.history.provenance import SourceIndex, summary_items
 from contextq.history.retention import Retention, check_retention, fit_summary, repair
 from contextq.history.summarizers import Summarizer, truncate_history
 from contextq.history.summary_format import MemoryFacts, facts_from_memory, facts_from_summary
 from contextq.history.types import Message
 from contextq.settings import Settings
+from contextq.strategy_options import DEFAULT_MAX_PINNED
 from contextq.tokens import DEFAULT_ENCODING, count_tokens, truncate_to_tokens
 
 if TYPE_CHECKING:
@@ -97,7 +99,7 @@ def plan_compaction(
     target_tokens: int,
     keep_recent_tokens: int | None = None,
     min_recent_messages: int = 1,
-    max_pinned: int = 10,
+    max_pinned: int = DEFAULT_MAX_PINNED,
 ) -> CompactionPlan | None:
     """Choose what to summarise so that summary + verbatim messages ≈ `target_tokens`.
 
@@ -143,15 +145,10 @@ def plan_compaction(
 
 
 def _verbatim_indices(covered: Sequence[Message], max_pinned: int) -> set[int]:
+    """The protected anchors' whole spans (their chains, orphan results included)."""
     keep: set[int] = set()
-    pinned_left = max_pinned
-    for j in range(len(covered) - 1, -1, -1):
-        message = covered[j]
-        if message.role == "system" or (message.pinned and pinned_left > 0):
-            if message.role != "system":
-                pinned_left -= 1
-            unit = unit_at(covered, j)
-            keep.update(range(unit.start, unit.end + 1))
+    for _, unit in protected_anchors(covered, max_pinned):
+        keep.update(range(unit.start, unit.end + 1))
     return keep
 
 

@@ -63,7 +63,10 @@ class FilterPlan:
     forced: bool
     skipped: bool
     automatic: bool  # ENABLE_AUTO_COMPRESSION
+    max_pinned: int  # MAX_PINNED_MESSAGES: the newest this many pinned are protected
     warnings: tuple[str, ...] = ()
+    min_messages_to_keep: int = 0  # the strategy's minimum (noop and fail-open: none)
+    window_size: int | None = None  # sliding_window's window; None for the others
     trim_to: float = DEFAULT_TRIM_TO  # token_budget: cut down to this share of the budget
     project_share: float = DEFAULT_PROJECT_SHARE  # P's share of what is left (SPEC §6)
     keep_tool_results: int = DEFAULT_KEEP_TOOL_RESULTS  # tool pairs never cleared (SPEC §9)
@@ -101,7 +104,14 @@ class FilterPlan:
 
     def whole_history(self) -> FilterPlan:
         """The fail-open plan: the same budget and figures, nothing filtered."""
-        return replace(self, strategy="noop", arguments=MappingProxyType({}), skipped=True)
+        return replace(
+            self,
+            strategy="noop",
+            arguments=MappingProxyType({}),
+            skipped=True,
+            min_messages_to_keep=0,
+            window_size=None,
+        )
 
 
 def plan_filter(
@@ -161,7 +171,10 @@ def plan_filter(
         forced=force_filter,
         skipped=skip_filter,
         automatic=settings.ENABLE_AUTO_COMPRESSION,
+        max_pinned=settings.MAX_PINNED_MESSAGES,
         warnings=warnings,
+        min_messages_to_keep=arguments.get("min_messages_to_keep", 0),
+        window_size=arguments.get("window_size"),
         trim_to=opts.get("trim_to", DEFAULT_TRIM_TO),
         project_share=opts.get("project_share", DEFAULT_PROJECT_SHARE),
         keep_tool_results=opts.get("keep_tool_results", DEFAULT_KEEP_TOOL_RESULTS),

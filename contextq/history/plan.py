@@ -198,14 +198,12 @@ def _window(plan: FilterPlan) -> HistoryWindow | None:
     """The window a filtering strategy needs, or None when everything must be read."""
     if plan.runs is not True or plan.history_tokens is None:
         return None
-    arguments = plan.arguments
-    if plan.strategy == "sliding_window":
-        keep = max(int(arguments["window_size"]), int(arguments["min_messages_to_keep"]))
-        return HistoryWindow(keep_newest=keep)
+    if plan.strategy == "sliding_window" and plan.window_size is not None:
+        return HistoryWindow(keep_newest=max(plan.window_size, plan.min_messages_to_keep))
     if plan.strategy != "token_budget":
         return None  # hierarchical reaches back for older critical messages
     # the strategy keeps the newest units within the budget (the minimum gives way to it)
     past = plan.history_tokens - plan.budget.budget_tokens
     if past <= 0:
         return None
-    return HistoryWindow(keep_newest=int(arguments["min_messages_to_keep"]), past_tokens=past)
+    return HistoryWindow(keep_newest=plan.min_messages_to_keep, past_tokens=past)

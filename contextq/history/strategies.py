@@ -28,8 +28,9 @@ from typing import TYPE_CHECKING
 from contextq.history.chains import Unit, unit_at
 from contextq.history.memory import CRITICAL_IMPORTANCE, HierarchicalMemory, score_message
 from contextq.history.message_tokens import token_count
+from contextq.history.pinned import protected_anchors
 from contextq.history.types import Message
-from contextq.strategy_options import DEFAULT_WINDOW_SIZE
+from contextq.strategy_options import DEFAULT_MAX_PINNED, DEFAULT_WINDOW_SIZE
 
 if TYPE_CHECKING:
     from contextq.history.memory import HierarchicalMemory
@@ -52,28 +53,14 @@ class Selection:
 # ---------------------------------------------------------------- anchors
 
 
-def find_anchors(messages: Sequence[Message]) -> list[int]:
-    """Indices of system and pinned messages (one pass; the service may pass its own)."""
-    return [i for i, m in enumerate(messages) if m.pinned or m.role == "system"]
-
-
 def _anchor_units(
     messages: Sequence[Message], anchors: Sequence[int] | None, max_pinned: int
 ) -> dict[int, Unit]:
-    if anchors is None:
-        anchors = find_anchors(messages)
-    units: dict[int, Unit] = {}
-    pinned_left = max_pinned
-    for i in reversed(anchors):  # the newest pinned messages win
-        message = messages[i]
-        if message.role != "system":
-            if not message.pinned or pinned_left <= 0:
-                continue
-            pinned_left -= 1
-        unit = unit_at(messages, i)
-        if unit.members:
-            units[unit.start] = unit
-    return units
+    return {
+        unit.start: unit
+        for _, unit in protected_anchors(messages, max_pinned, anchors)
+        if unit.members
+    }
 
 
 def _cost(messages: Sequence[Message], unit: Unit) -> int:
@@ -193,7 +180,7 @@ def token_budget(
     *,
     budget_tokens: int,
     min_messages_to_keep: int = 10,
-    max_pinned: int = 10,
+    max_pinned: int = DEFAULT_MAX_PINNED,
     anchors: Sequence[int] | None = None,
     trim_tokens: int | None = None,
     cut_seq: int | None = None,
@@ -302,7 +289,7 @@ def sliding_window(
     *,
     window_size: int = DEFAULT_WINDOW_SIZE,
     min_messages_to_keep: int = 0,
-    max_pinned: int = 10,
+    max_pinned: int = DEFAULT_MAX_PINNED,
     anchors: Sequence[int] | None = None,
 ) -> Selection:
     """Keep system, pinned, and the newest max(`window_size`, `min_messages_to_keep`)
@@ -327,7 +314,7 @@ def hierarchical(
     *,
     budget_tokens: int,
     min_messages_to_keep: int = 10,
-    max_pinned: int = 10,
+    max_pinned: int = DEFAULT_MAX_PINNED,
     anchors: Sequence[int] | None = None,
     memory: HierarchicalMemory | None = None,
     memory_options: MemoryOptions | None = None,
