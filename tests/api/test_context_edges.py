@@ -1,7 +1,8 @@
-"""The issue's edge cases of the one budget (docs/context.md#the-rooms, docs/history.md#compaction,
-docs/context.md#what-is-taken-first), through the API: a long gpt-4 import never over its budget, an
-oversized newest tool result shown as a preview, a summary made for gpt-4o cut to fit gpt-4, the
-minimum giving way to the budget, and a prefix that stays put (hysteresis)."""
+"""The issue's edge cases of the one budget (docs/context.md#the-rooms,
+docs/history.md#a-summary-for-a-smaller-model, docs/context.md#what-is-taken-first), through the
+API: a long gpt-4 import never over its budget, an oversized newest tool result shown as a preview,
+a summary made for gpt-4o cut to fit gpt-4, the minimum giving way to the budget, and a prefix that
+stays put (hysteresis)."""
 
 from __future__ import annotations
 
