@@ -10,7 +10,7 @@
 - the database, the broker or the blob store (S3) unreachable, locked or timing out (the
   drivers' operational errors, whichever route or dependency raised them) → 503 with
   Retry-After: an
-  infrastructure fault, never a 500 (SPEC §11);
+  infrastructure fault, never a 500 (docs/operations.md#running-the-service);
 - anything else unexpected → 503, logged with its traceback.
 """
 

@@ -26,7 +26,8 @@ that stays put. Prints figures and ratios against baselines measured in the same
    default hysteresis (`trim_to` 0.7) against per-turn trimming (`trim_to` 1.0: every
    turn cuts just enough), on gpt-4o with agent turns and gpt-4 with chat turns.
    Target: ≥ 80 % of turns keep the prefix. (The agent turns' tool results are cleared
-   as they age, SPEC §9: the measure includes clearing.)
+   as they age, docs/context.md#clearing-old-tool-results-with-hysteresis: the measure includes
+   clearing.)
 3. Clearing old tool results (`bench/context_clearing.py`): 200-turn (60 on gpt-4
    with --quick) tool-heavy sessions on gpt-4 (8K) and gpt-4-32k, ~240- and ~320-token
    results, clearing on against off: prefix kept (target >= 80 % with clearing on),

@@ -1,4 +1,4 @@
-"""Bound reasoning in a long tool loop (SPEC §6 "Bound reasoning", issue 27): section 5 of
+"""Bound reasoning in a long tool loop (docs/context.md#bound-reasoning, issue 27): section 5 of
 bench/context.py.
 
 One user message, then a 200-step tool loop posted natively in Anthropic's shape, every

@@ -1,4 +1,4 @@
-"""Reasoning state in the context (SPEC §6 "Reasoning state", issue 26): section 4 of
+"""Reasoning state in the context (docs/context.md#reasoning-state, issue 26): section 4 of
 bench/context.py.
 
 A 10 000-message agent conversation posted natively (2 500 turns: a question, a model
@@ -12,9 +12,9 @@ and gemini-3-pro-preview keep earlier turns' reasoning), `openai` from the Respo
 history (gpt-4o: the reasoning left out, counted as `other_vendor`). Each conversation's
 budget is gpt-4o's (about 88 K tokens, set with `budget_percentage`; the reads force
 filtering): those models have windows of 400 K to 1 M tokens, and a read costs what it
-keeps (SPEC §6), so the four reads keep comparable histories. Baseline, in the same
-run: the same turns without their reasoning. Targets: p99 <= 50 ms for each format, and
-with reasoning within 1.2x of without.
+keeps (docs/history.md#the-ready-to-send-context), so the four reads keep comparable histories.
+Baseline, in the same run: the same turns without their reasoning. Targets: p99 <= 50 ms for each
+format, and with reasoning within 1.2x of without.
 """
 
 from __future__ import annotations
@@ -127,7 +127,8 @@ TURN_BUILDERS = {"anthropic": _anthropic_turn, "responses": _responses_turn, "ge
 
 
 def _options(model: str) -> dict[str, float]:
-    """`budget_percentage` giving `model` gpt-4o's budget (SPEC §4's formula)."""
+    """`budget_percentage` giving `model` gpt-4o's budget (the formula of
+    docs/context.md#the-rooms)."""
     from contextq.catalog import resolve_model
     from contextq.history.budget import compute_budget
     from contextq.settings import get_settings

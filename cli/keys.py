@@ -1,4 +1,4 @@
-"""`contextq keys create|list|revoke` (SPEC §7, §11)."""
+"""`contextq keys create|list|revoke` (docs/cli.md, docs/operations.md#running-the-service)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""contextq's own tools (SPEC §9 "Following a stub", §12 MCP), defined once.
+"""contextq's own tools (docs/workspaces.md#following-a-stub, docs/mcp.md), defined once.
 
 An agent without a sandbox that mounts `/workspace` still reaches what a cleared stub or
 a preview names: `workspace_read` reads a workspace file in portions, `workspace_list`
@@ -148,7 +148,8 @@ TOOLS: dict[str, BuiltinTool] = {
         MEMORY_RECORD_ERROR,
     )
 }
-# what `GET …/context?builtin_tools=true` adds (SPEC §9): the tools that follow a stub
+# what `GET …/context?builtin_tools=true` adds (docs/workspaces.md#following-a-stub): the tools that
+# follow a stub
 CONTEXT_TOOLS: tuple[str, ...] = ("workspace_read", "workspace_list", "project_search")
 
 

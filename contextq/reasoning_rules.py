@@ -1,17 +1,17 @@
-"""What a target model does with reasoning from earlier turns (SPEC §6 "Reasoning state",
-"By model"; design 26 §5): the catalogue's rule, by model name.
+"""What a target model does with reasoning from earlier turns (docs/context.md#reasoning-state;
+design 26 §5): the catalogue's rule, by model name.
 
 `rule_for(name)` answers two questions about the model a context is for:
 - `keeps_earlier`: the model reads back reasoning of turns before the current tool loop
   (so contextq sends it, counted under `token_breakdown.reasoning`); when False the
   vendor strips it anyway, and contextq leaves it out (`reasoning_dropped.earlier_turns`);
 - `binds`: each reasoning block is bound to the exact prefix it was written after
-  (SPEC §6 "Bound reasoning": used by the binding rule, not here).
+  (docs/context.md#bound-reasoning: used by the binding rule, not here).
 
 The installed model data (models.dev) has no field for either, and stops at Claude Opus
 4.7 / Sonnet 4.6 and GPT-5.5: the rules are name patterns over model generations, each
 from the vendor's own documentation (cited at each rule). A name no rule knows is
-treated as keeping and binding its reasoning: the strict side (SPEC §6).
+treated as keeping and binding its reasoning: the strict side (docs/context.md#bound-reasoning).
 """
 
 from __future__ import annotations

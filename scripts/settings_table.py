@@ -106,7 +106,7 @@ MEANING: dict[str, str] = {
     "back; unset: TASK_TIME_LIMIT_S + 60",
     "LOG_LEVEL": "level of the API, worker and beat logs (`DEBUG` … `CRITICAL`)",
     "LOG_FORMAT": "`text`, or `json`: one JSON object per line (python-json-logger)",
-    "CHUNK_TOKENS": "target tokens of a project chunk (search and retrieval, SPEC §8)",
+    "CHUNK_TOKENS": "target tokens of a project chunk (search and retrieval, docs/retrieval.md)",
     "CHUNK_OVERLAP_TOKENS": "tokens a chunk repeats from the one before it (at most half)",
     "MAX_INDEX_TOKENS_PER_FILE": "tokens of one file indexed for search at most; the file "
     "says where indexing stopped",

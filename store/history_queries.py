@@ -156,7 +156,7 @@ OPEN_CALLS_SCAN = 1000  # newest messages read for the current turn's open calls
 def open_tool_calls(session: Session, *, conversation: Conversation) -> dict[str, str]:
     """The current turn's tool calls not answered yet (the messages after the newest
     user message, at most the newest OPEN_CALLS_SCAN): call id → function name, oldest
-    first. A native batch's results may answer them (SPEC §2)."""
+    first. A native batch's results may answer them (docs/api.md#native-turns)."""
     m = StoredMessage
     newest_user = (
         select(func.coalesce(func.max(col(m.seq)), 0))

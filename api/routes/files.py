@@ -1,4 +1,4 @@
-"""Files: two-phase upload, poll, content, list, delete (SPEC §2 "Files").
+"""Files: two-phase upload, poll, content, list, delete (docs/api.md#the-file-object).
 
 Each route is an adapter over one use case of `service.files`, called in one trip to
 the threadpool (`api.deps.read` / `write`). The upload streams its multipart body to a

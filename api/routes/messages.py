@@ -1,5 +1,5 @@
-"""Routes: a conversation's messages (SPEC §2): append one or a batch, list (or read the
-originals a summary line cites, `?seqs=12,40`, SPEC §5), pin."""
+"""Routes: a conversation's messages (docs/api.md#routes): append one or a batch, list (or read the
+originals a summary line cites, `?seqs=12,40`, docs/provenance.md), pin."""
 
 from __future__ import annotations
 
@@ -54,8 +54,8 @@ def _parse(payload: Any) -> tuple[list[dict[str, Any]], bool]:
 
 
 def _parse_native(payload: dict[str, Any]) -> NativeBatch:
-    """`{"format": …, "messages" | "items" | "contents": [...], "model"?}` (SPEC §2 "Native
-    turns"): the body's shape here, each turn's in the engine."""
+    """`{"format": …, "messages" | "items" | "contents": [...], "model"?}`
+    (docs/api.md#native-turns): the body's shape here, each turn's in the engine."""
     fmt = check_format(payload["format"])
     key = BODY_KEYS[fmt]
     if isinstance(payload.get(key), list):
@@ -77,7 +77,7 @@ async def append_messages(
     """One message, or `{"messages": [...]}` (up to 10 000 in one transaction), or a
     native batch: `{"format": "anthropic", "messages": [...]}`, `{"format": "responses",
     "items": [...]}`, `{"format": "gemini", "contents": [...]}`, with an optional
-    `"model"` (SPEC §2 "Native turns")."""
+    `"model"` (docs/api.md#native-turns)."""
     native = _parse_native(payload) if isinstance(payload, dict) and "format" in payload else None
     messages, batch = ([], True) if native else _parse(payload)
     appended = await write(

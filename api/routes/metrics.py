@@ -1,4 +1,4 @@
-"""GET /metrics: Prometheus text (SPEC §11).
+"""GET /metrics: Prometheus text (docs/operations.md#running-the-service).
 
 Served to a request from loopback without credentials, unless it carries
 `X-Forwarded-For` or `Forwarded` (it came through a proxy, so its real client is

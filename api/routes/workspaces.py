@@ -1,5 +1,5 @@
 """Workspaces: PUT / list / GET (raw or processed) / DELETE files of a conversation's
-workspace (SPEC §9).
+workspace (docs/workspaces.md).
 
 Each route is an adapter over the use cases of `service.workspaces`. The PUT refuses
 what it can before reading the body (`prepare_put`: the owner, the path, the declared

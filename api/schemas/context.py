@@ -1,5 +1,6 @@
-"""Public models of the context answer (SPEC §2 "Ready-to-send context", §6) and of the
-memory snapshot (SPEC §2 GET …/memory), for the OpenAPI document and typed clients.
+"""Public models of the context answer (docs/history.md#the-ready-to-send-context,
+docs/history.md#the-answer) and of the memory snapshot (docs/history.md#hierarchical-memory GET
+…/memory), for the OpenAPI document and typed clients.
 
 The routes build these answers as plain dicts (the context's hot path skips validation);
 `tests/api/test_response_models.py` checks real answers against these models, with

@@ -1,4 +1,5 @@
-"""The inspector (SPEC §12): a small static app at `/ui` that shows what the model will see.
+"""The inspector (docs/inspector.md): a small static app at `/ui` that shows what the model will
+see.
 
 The page and its scripts are package data (`api/ui/static/`), served as they are: no
 templates, no build step, no third-party assets. The page holds no data and no key; its

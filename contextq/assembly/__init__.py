@@ -1,4 +1,5 @@
-"""The ready-to-send context (SPEC §6): plain functions over plain data, no I/O.
+"""The ready-to-send context (docs/history.md#the-ready-to-send-context): plain functions over plain
+data, no I/O.
 
 The service layer calls `plan_context(...)` (what to read, from the conversation's
 stored facts and the request), loads the messages, files, citation ids and the state
@@ -21,7 +22,8 @@ budget, the summary cut to fit, the hard room), `turn_fit` (the newest turn: its
 as many as fit, previews), `select` (the strategy with the carried cut point and
 clearing line), `clearing` (the clearing line), `shrink` and `preview` (previews that
 fit and say where the whole is), `project` (P), `tool_results` (large tool results as
-previews, old ones as stubs, SPEC §9), `render` (the final list: the format's render),
+previews, old ones as stubs, docs/context.md#clearing-old-tool-results-with-hysteresis), `render`
+(the final list: the format's render),
 `context` (all of it), `plan`, `bare` (a history alone: `build_history_context`).
 """
 

@@ -1,5 +1,5 @@
-"""The context answer's fields (SPEC §6): the counts, what was left out and why, the
-files and citations, around the rendered list."""
+"""The context answer's fields (docs/history.md#the-answer): the counts, what was left out and why,
+the files and citations, around the rendered list."""
 
 from __future__ import annotations
 
@@ -99,7 +99,7 @@ def answer_fields(
         "budget_tokens": f.budget.budget_tokens,
         "max_output_tokens": f.budget.max_output_tokens,
         "token_count": rendered.token_count,
-        **limits.counting.report(),  # how it counted: exact, or calibrated (SPEC §3)
+        **limits.counting.report(),  # how it counted: exact, or calibrated (docs/token-counting.md)
         "token_breakdown": rendered.breakdown,
         "strategy": f.strategy,
         "filtered": filtered,

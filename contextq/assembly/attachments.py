@@ -1,4 +1,5 @@
-"""How a user message's attached files are given to the model (SPEC §6).
+"""How a user message's attached files are given to the model
+(docs/history.md#how-files-are-given-to-the-model).
 
 - Documents (every category but image and audio) go into one user message per
   inclusion, just above their user message: `{"documents": [{"citation_id", "title",

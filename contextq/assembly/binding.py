@@ -1,4 +1,4 @@
-"""Bound reasoning (SPEC §6 "Bound reasoning"): which same-vendor reasoning an answer
+"""Bound reasoning (docs/context.md#bound-reasoning): which same-vendor reasoning an answer
 sends on a target that binds each reasoning block to the exact prefix it was written
 after, and the state that decision carries from answer to answer. The one module that
 decides; the assembly only asks it.

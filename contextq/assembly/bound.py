@@ -1,4 +1,4 @@
-"""Bound reasoning in the assembly (SPEC §6 "Bound reasoning"): the turn's pins as parts
+"""Bound reasoning in the assembly (docs/context.md#bound-reasoning): the turn's pins as parts
 (the date line and citation section of S as the turn first sent them, each reminder
 where it was first sent), and the ordered pieces asked of the binding rule
 (`contextq.assembly.binding`, the one module that decides)."""

@@ -1,4 +1,5 @@
-"""The clearing line: old tool results cleared to stubs, with hysteresis (SPEC §9).
+"""The clearing line: old tool results cleared to stubs, with hysteresis
+(docs/context.md#clearing-old-tool-results-with-hysteresis).
 
 The line is a seq: tool results below it stand as one-line stubs naming their size and
 workspace path. It is carried from answer to answer (stored per conversation and

@@ -1,5 +1,5 @@
-"""The ready-to-send context (SPEC §6): the history, files, prompts and reminders in one
-budget, laid out top to bottom and rendered in the target format.
+"""The ready-to-send context (docs/history.md#the-ready-to-send-context): the history, files,
+prompts and reminders in one budget, laid out top to bottom and rendered in the target format.
 
 Order: S (with the history's own system messages) → summary → memory block → history
 (oldest first, each user message with its documents just above it) → CA → P → F → U
@@ -90,7 +90,8 @@ def assemble_context(
     carry = Carry(cut_seq, clear_seq, binding)
     bound = bound_reasoning.start(work, plan, binding, searched)
     parts = _parts(plan, searched, citations, bound)
-    # usage is the context's before any clearing (SPEC §9 clears *when* usage is over the
+    # usage is the context's before any clearing
+    # (docs/context.md#clearing-old-tool-results-with-hysteresis clears *when* usage is over the
     # threshold): measured with the carried stubs, it would fall below the threshold
     # after each move of the line and send the history before the cut point again
     before = total_before(work, parts, plan)
@@ -98,7 +99,7 @@ def assemble_context(
         bound_reasoning.apply_watermark(work, bound)
     runs = read.filter.runs_for_total(before)
     # inside a bound tool loop the cut point and line move only when the hard room forces
-    # them: the budget's move waits for the next user turn (SPEC §6 "Bound reasoning")
+    # them: the budget's move waits for the next user turn (docs/context.md#bound-reasoning)
     defer = bound is not None and bound.in_loop
     budget = read.filter.budget
     limit = budget.budget_tokens if runs and not defer else budget.hard_limit_tokens
@@ -142,7 +143,8 @@ def _new_cut(result: Ran | None, carry: Carry) -> int | None:
 def _bound_warning(
     bound: Bound, plan: ContextPlan, fill: layout.Fill, result: Ran | None, carry: Carry
 ) -> None:
-    """Say the reasoning the binding rule newly left out, and why (SPEC §6)."""
+    """Say the reasoning the binding rule newly left out, and why
+    (docs/context.md#bound-reasoning)."""
     cut = _new_cut(result, carry)
     warning = bound_reasoning.warning(
         bound,

@@ -1,4 +1,5 @@
-"""The fill: which history messages go in, and the parts cut to fit (SPEC §6 "Budget").
+"""The fill: which history messages go in, and the parts cut to fit
+(docs/context.md#what-is-taken-first).
 
 `fill` takes, in order, S, R, CA, the newest turn with its files, the pinned messages
 with their chains, the summary, P up to its share of what is left, then runs the
@@ -153,7 +154,7 @@ def fill(
     warnings = [warning] if warning else []
     # pinned alone over the limit, or over what S with the history's system messages
     # (never dropped: they go with S), R and CA (taken before them) leave it: only S and
-    # the pinned messages are sent (SPEC §4: pinned are never dropped)
+    # the pinned messages are sent (docs/context.md#pinned-messages: pinned are never dropped)
     if work.costs(pinned) > limit - fixed_cost(parts, plan):
         parts.custom_agent = parts.reminder = parts.summary = None
         parts.pinned_reminders = []

@@ -1,5 +1,7 @@
-"""What goes in: one budget for everything, filled in SPEC §6's order (`fill`), and the
-rules of its edge cases (SPEC §4, §5):
+"""What goes in: one budget for everything, filled in the order of
+docs/context.md#what-is-taken-first (`fill`), and the
+rules of its edge cases (docs/context.md#pinned-messages,
+docs/history.md#a-summary-for-a-smaller-model):
 
 - pinned messages that do not fit the model's hard room are cut from the oldest, one
   unit at a time with their files and tool chains, until the rest fit, each named in a
@@ -67,7 +69,8 @@ def _pinned_units(work: Work, pinned: set[int]) -> list[list[int]]:
     seen: set[int] = set()
     for i in sorted(pinned):
         if i in seen or not work.history[i].pinned or work.history[i].role == "system":
-            continue  # the history's system messages go with S: never cut (SPEC §4)
+            # the history's system messages go with S: never cut (docs/context.md#pinned-messages)
+            continue
         members = [j for j in (unit_at(work.history, i).members or (i,)) if j in pinned]
         seen.update(members)
         units.append(members)
@@ -80,8 +83,8 @@ def cut_pinned(
     """Cut the pinned messages that do not fit `room` (the hard room less S) from the
     oldest, one unit at a time with its files and tool chain, until the rest fit. Never
     cut: the newest pinned unit, and a pinned message of the newest turn (its user
-    message, its newest unit: taken first, SPEC §6). Should those alone not fit, the
-    newest pinned unit's files go in as many as fit (the others noted as left out,
+    message, its newest unit: taken first, docs/context.md#what-is-taken-first). Should those alone
+    not fit, the newest pinned unit's files go in as many as fit (the others noted as left out,
     `room_name` naming the room), then their messages shrink to previews, non-pinned
     ones first (the newest tool result first). Removes the cut ones from `pinned`;
     returns their indices and the warning naming them (logged)."""
@@ -189,7 +192,8 @@ SUMMARY_STEP = 0.75  # a cut summary's size is the limit times a power of this
 def summary_room(room: int, limit: int) -> int:
     """The size a summary is cut to within `room`: the largest `limit` x 0.75^k that
     fits it, so that the cut summary (its bytes and its note) stays the same while the
-    room moves with each turn's size (SPEC §4: the summary is part of the prefix that
+    room moves with each turn's size (docs/context.md#the-cut-point-and-a-prefix-that-stays-put: the
+    summary is part of the prefix that
     stays put between cuts), at the price of up to a quarter of the room."""
     if room < MIN_SUMMARY_TOKENS + SUMMARY_WRAPPER_TOKENS:
         return room

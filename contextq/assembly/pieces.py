@@ -12,7 +12,7 @@ History messages are rendered fresh per request but their token counts are remem
 per (message id, format, encoding, provider, what of its reasoning is sent): a stored
 message never changes.
 
-Reasoning (SPEC §6 "Reasoning state"): a message in the current tool loop (`current`)
+Reasoning (docs/context.md#reasoning-state): a message in the current tool loop (`current`)
 sends its same-vendor reasoning; an earlier one when the target model keeps earlier
 turns' reasoning (`Target.reasoning`, `contextq.reasoning_rules`). A piece's tokens are
 what it costs as sent, so a message whose reasoning is left out costs less; of them,

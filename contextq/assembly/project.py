@@ -1,4 +1,4 @@
-"""The project slot (P, SPEC §6 and §8): the project's instructions open one user message,
+"""The project slot (P, docs/projects.md): the project's instructions open one user message,
 then its documents as documents JSON, each with its citation id, up to the room given.
 
 The service fills `ProjectContext` (`service.history.context_project`: whole files when

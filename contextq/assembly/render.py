@@ -50,7 +50,7 @@ REASONS = ("other_vendor", "earlier_turns", "prefix_changed")
 
 def reasoning_dropped(pieces: Sequence[Piece]) -> dict[str, int]:
     """The reasoning units (blocks, items, parts) of the messages sent that were left
-    out, by reason (SPEC §6; `prefix_changed` is the binding rule's)."""
+    out, by reason (docs/context.md#bound-reasoning; `prefix_changed` is the binding rule's)."""
     dropped = dict.fromkeys(REASONS, 0)
     for piece in pieces:
         if piece.reasoning_left is not None:

@@ -1,5 +1,6 @@
 """The history after what is taken first: the strategy over the rest, with the carried
-cut point and clearing line (SPEC §4 "A prefix that stays put", §9).
+cut point and clearing line (docs/context.md#the-cut-point-and-a-prefix-that-stays-put,
+docs/context.md#clearing-old-tool-results-with-hysteresis).
 
 Between moves, an answer keeps what the previous one held before its newest turn: the
 history from the carried cut point, old tool results cleared below the carried line.
@@ -137,7 +138,8 @@ def _window_cut(
 
 def _over_threshold(work: Work, parts: Parts, plan: ContextPlan, how: Selecting, ran: Ran) -> bool:
     """Whether the context with the carried line and cut point is over the threshold
-    (SPEC §9: the line "stays put … until usage is over the threshold again"), the
+    (docs/context.md#clearing-old-tool-results-with-hysteresis: the line "stays put … until usage is
+    over the threshold again"), the
     budget aside: on a window whose threshold is below the budget (`context_threshold`
     0.1 on gpt-4o) results are cleared before the budget is reached. Such a move waits
     for `MOVE_BATCH` results to clear, so that it changes the prefix at most once every
@@ -277,7 +279,8 @@ MIN_TURNS_OF_ROOM = 3  # a move's cut gives way to the stubs down to room for th
 
 
 def move_cut(work: Work, plan: ContextPlan, how: Selecting, keep: int) -> MoveCut:
-    """Where the cut of an answer that moves the line goes (SPEC §9): the newest `keep`
+    """Where the cut of an answer that moves the line goes
+    (docs/context.md#clearing-old-tool-results-with-hysteresis): the newest `keep`
     tool pairs (from the turn that opens the oldest of them, `whole_from`) stay whole
     whenever they fit the budget, and the stubs of the older ones fill the room they
     leave, less the cut's headroom (`move_trim`)."""
@@ -325,7 +328,8 @@ TURN_UNITS = 4  # a newest turn of more units than this is an agent loop's: one 
 
 
 def trim_target(work: Work, plan: ContextPlan) -> int:
-    """Where a cut goes, in tokens of the whole context (SPEC §4): `trim_to` of the
+    """Where a cut goes, in tokens of the whole context
+    (docs/context.md#the-cut-point-and-a-prefix-that-stays-put): `trim_to` of the
     budget, and lower when that leaves room for fewer than `TURNS_OF_ROOM` more turns
     like the newest (so that at least four turns in five keep the previous prefix, the
     SPEC's target, however large a turn is against the budget, with one turn to spare:

@@ -1,4 +1,5 @@
-"""A history message shrunk to a preview that fits a given room (SPEC §5, §9).
+"""A history message shrunk to a preview that fits a given room
+(docs/history.md#a-summary-for-a-smaller-model, docs/workspaces.md#large-tool-results).
 
 A tool result keeps the line naming its workspace path and size (its body shrinks,
 down to nothing: then the line alone) and is listed in `Work.named`, so the service

@@ -1,4 +1,4 @@
-"""Large and old tool results in the context (SPEC §9).
+"""Large and old tool results in the context (docs/workspaces.md#large-tool-results).
 
 - **Preview.** A stored tool message over TOOL_RESULT_OFFLOAD_TOKENS stands in the
   context as the file processors' preview for its format (`ToolResultView.preview`, made

@@ -1,6 +1,6 @@
 """Tool definitions: read in OpenAI's function-tool form or Anthropic's, given back in
-the target format (SPEC §2 `tools`, §6: each format's `tool`), and the "when to use
-which tool" section.
+the target format (the answer's `tools`, docs/history.md#the-answer: each format's `tool`), and the
+"when to use which tool" section.
 
 Read: OpenAI's `{"type": "function", "function": {"name", "description",
 "parameters"}}` (a bare `{"name", "description", "parameters"}` is taken too), or

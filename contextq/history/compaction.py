@@ -1,4 +1,5 @@
-"""Compaction (SPEC §5): summarise the history up to a point, keep the rest verbatim.
+"""Compaction (docs/history.md#compaction): summarise the history up to a point, keep the rest
+verbatim.
 
 `plan_compaction` picks `through_seq`: the newest messages that fit
 `keep_recent_tokens` stay verbatim after it, and the cut falls between units, so a
@@ -20,7 +21,7 @@ is appended, and the outcome records `retention` (share present before repair) a
 `repaired` (what was appended). Without a memory, the checked items are those the
 previous summary held.
 
-Provenance (SPEC §5): whichever summariser wrote it, every structured item of the summary
+Provenance (docs/provenance.md): whichever summariser wrote it, every structured item of the summary
 is checked against the messages this run read (`provenance.SourceIndex`): seqs that name
 no message read (or one that holds none of the item's words) are dropped, an item left
 without any is matched back to its source by its key terms, or marked `(#?)` and counted
@@ -201,7 +202,8 @@ def compact(
     summary, _ = sources.resolve(summary)
     if count_tokens(summary, encoding) > room:
         summary = _make_room(summary, inputs, retention, room, encoding, truncated=truncated)
-    folded = inputs[0] if previous_summary else None  # what this run read, SPEC §5
+    # what this run read, docs/history.md#compaction
+    folded = inputs[0] if previous_summary else None
     return _outcome(
         plan,
         summary,

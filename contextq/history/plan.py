@@ -153,7 +153,7 @@ def plan_read(
     if options is None and strategy is None:
         options = default_options
     limits = resolve_model(model, settings)
-    counter = limits.counting.counter  # calibrated for a closed tokenizer (SPEC §3)
+    counter = limits.counting.counter  # calibrated for a closed tokenizer (docs/token-counting.md)
     head = (Message(role="system", content=system_prompt),) if system_prompt else ()
     summary = (summary_message(compaction),) if compaction is not None else ()
     plan = plan_filter(

@@ -1,4 +1,5 @@
-"""History strategies (SPEC §4): plain functions over message lists, no I/O.
+"""History strategies (docs/history.md#history-strategies): plain functions over message lists, no
+I/O.
 
 Each strategy takes the history (oldest first, with `token_count` precomputed) and
 keyword-only options, and returns a `Selection`: the indices it keeps, ascending, so
@@ -189,12 +190,12 @@ def token_budget(
     """Keep system, pinned, then the newest units that fit `budget_tokens`, stopping at
     the first that does not fit (no gaps in the tail).
 
-    Hysteresis (SPEC §4): with `cut_seq` (a cut point kept from an earlier request), every
-    unit from that seq on is kept as long as they all fit the budget; otherwise (or with
-    no cut point) the tail is cut down to `trim_tokens` and `Selection.cut_seq` says where
-    it now starts. A new cut starts at a turn (a user message) when one is near enough
-    (`_at_turn_start`): the kept history opens with the message that prompted it, and
-    the next cut comes no sooner than a cut mid-turn would. `trim_always`: cut down to
+    Hysteresis (docs/context.md#the-cut-point-and-a-prefix-that-stays-put): with `cut_seq` (a cut
+    point kept from an earlier request), every unit from that seq on is kept as long as they all fit
+    the budget; otherwise (or with no cut point) the tail is cut down to `trim_tokens` and
+    `Selection.cut_seq` says where it now starts. A new cut starts at a turn (a user message) when
+    one is near enough (`_at_turn_start`): the kept history opens with the message that prompted it,
+    and the next cut comes no sooner than a cut mid-turn would. `trim_always`: cut down to
     `trim_tokens` even when everything fits the budget (the prefix changes in this answer
     anyway: the caller cleared old tool results), so that the next change comes as late
     as a cut's would. The newest `min_messages_to_keep` messages are kept while the

@@ -1,4 +1,4 @@
-"""Indexing a project file's whole text for search (SPEC §8), in the worker.
+"""Indexing a project file's whole text for search (docs/retrieval.md), in the worker.
 
 The file engine's `iter_sections` reads the WHOLE extracted text (documents from the
 conversion cache `process_file` just filled, text and tables streamed), the chunker cuts

@@ -1,4 +1,4 @@
-"""The owner-facing use cases of files (SPEC §2 "Files"): accept an upload, read one,
+"""The owner-facing use cases of files (docs/api.md#the-file-object): accept an upload, read one,
 its processed content, a page of them, delete one.
 
 Phase one of the upload happens in `accept_upload`: the streamed blob is committed
@@ -64,7 +64,7 @@ def check_upload_quota(
 def check_upload_targets(
     session: Session, owner_id: str, conversation_id: str | None, project_id: str | None
 ) -> None:
-    """An upload's `conversation_id` / `project_id` must name the owner's own (SPEC §6):
+    """An upload's `conversation_id` / `project_id` must name the owner's own (docs/api.md#routes):
     NotFound otherwise, exactly as for a missing one."""
     from store.context_queries import owned_conversation_exists
 

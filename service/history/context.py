@@ -1,4 +1,4 @@
-"""The ready-to-send context (SPEC §2 "Ready-to-send context", §6): load → assemble →
+"""The ready-to-send context (docs/history.md#the-ready-to-send-context): load → assemble →
 report, and store what the answer fixed.
 
 1. The engine plans the read from the conversation row (`contextq.assembly.plan_context`:
@@ -85,7 +85,7 @@ class _Raced(Exception):
 
 @dataclass(frozen=True, slots=True)
 class Request:
-    """A request's parameters (SPEC §2 GET …/context)."""
+    """A request's parameters (docs/history.md#the-answer GET …/context)."""
 
     model: str | None = None
     strategy: str | None = None
@@ -97,7 +97,8 @@ class Request:
     tools: Sequence[Any] | None = None
     query: str | None = None
     datetime_granularity: str | None = None
-    builtin_tools: bool = False  # SPEC §9: add contextq's own tools' definitions
+    # docs/workspaces.md#following-a-stub: add contextq's own tools' definitions
+    builtin_tools: bool = False
 
 
 def build_context(
@@ -118,11 +119,11 @@ def build_context(
     datetime_granularity: str | None = None,
     builtin_tools: bool = False,
 ) -> dict[str, Any]:
-    """SPEC §6's context answer as a dict (ValidationFailed for bad options, format or
-    tools; NotFound for another owner's conversation). `tools_used` None: the turn's tool
+    """The context answer (docs/history.md#the-answer) as a dict (ValidationFailed for bad options,
+    format or tools; NotFound for another owner's conversation). `tools_used` None: the turn's tool
     calls tell whether a search tool ran. `query` is the retrieval query of the project
     slot (else the newest user message). `builtin_tools`: the definitions of
-    `contextq.builtin_tools.CONTEXT_TOOLS` join the tools (SPEC §9)."""
+    `contextq.builtin_tools.CONTEXT_TOOLS` join the tools (docs/workspaces.md#following-a-stub)."""
     started = time.perf_counter()
     request = Request(
         model,

@@ -1,4 +1,5 @@
-"""The files a context shows, as the engine's `FileView`s (SPEC §6 "How files are given").
+"""The files a context shows, as the engine's `FileView`s
+(docs/history.md#how-files-are-given-to-the-model).
 
 One query reads the rows of the files the loaded messages name (status, category,
 truncation, metadata: these change while a file is processed, so they are always read);

@@ -1,4 +1,4 @@
-"""Bound reasoning through the API (SPEC §6 "Bound reasoning"; issue 27), in-process over
+"""Bound reasoning through the API (docs/context.md#bound-reasoning; issue 27), in-process over
 a migrated SQLite DATA_DIR: on a model that binds each thinking block to the exact prefix
 it was written after (Claude Opus 5.5), a tool loop's answers only grow — the custom
 agent prompt, the reminders and the date line stay where the turn first sent them —, a
@@ -272,9 +272,9 @@ def test_a_changed_system_prompt_leaves_out_a_bound_loops_reasoning_once(
 
 @pytest.mark.parametrize("prompts", [True, False])
 def test_a_new_user_turn_moves_what_the_turn_pinned(app_client: Any, prompts: bool) -> None:
-    """With a custom agent prompt and reminders, a new user turn moves them (SPEC §6):
-    the turn before loses its thinking, said with its cause; with neither, nothing
-    before the new turn changed and every step's thinking stays."""
+    """With a custom agent prompt and reminders, a new user turn moves them
+    (docs/history.md#the-ready-to-send-context): the turn before loses its thinking, said with its
+    cause; with neither, nothing before the new turn changed and every step's thinking stays."""
     fields = {} if prompts else {"custom_agent_prompt": None, "reminders": None}
     cid = _conv(app_client, BOUND, **fields)
     _loop(app_client, cid, BOUND, 2)

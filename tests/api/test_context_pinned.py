@@ -1,4 +1,4 @@
-"""Issue 17 items 1 and 8 through the API (SPEC §4, §6): a pinned task keeps its
+"""Issue 17 items 1 and 8 through the API (docs/context.md#pinned-messages): a pinned task keeps its
 protection when it is also the newest turn's user message (what shrinks is the newest
 tool result, whose preview names a path that answers 200); pinned messages alone over
 the budget are sent whole with the seed-002 warning; pinned messages over the model's

@@ -1,4 +1,4 @@
-"""Reasoning state through the API (SPEC §6 "Reasoning state"; issue 26), in-process over
+"""Reasoning state through the API (docs/context.md#reasoning-state; issue 26), in-process over
 a migrated SQLite DATA_DIR: a vendor's reasoning goes back to that vendor as it came —
 blocks, items and parts in order, signatures and encrypted content intact —, never to
 another (left out, counted in `reasoning_dropped`, stored: a read in its own format gets
@@ -59,7 +59,7 @@ def _context(client: Any, cid: str, model: str, fmt: str, **params: Any) -> dict
 
 def _blocks(answer: dict[str, Any], role: str = "assistant") -> list[list[dict[str, Any]]]:
     """The content of each message of `role`, the cache breakpoints the render marks
-    (`cache_control`, SPEC §4) taken off."""
+    (`cache_control`, docs/context.md#the-cut-point-and-a-prefix-that-stays-put) taken off."""
     return [
         [{k: v for k, v in b.items() if k != "cache_control"} for b in m["content"]]
         for m in answer["messages"]

@@ -1,4 +1,4 @@
-"""Native turns through the API (SPEC §2 "Native turns"), in-process over a migrated SQLite
+"""Native turns through the API (docs/api.md#native-turns), in-process over a migrated SQLite
 DATA_DIR: each vendor's turns are stored verbatim beside the normalised rows, `GET
 …/messages` gives them back byte for byte, a batch the vendor's API would refuse is a
 422 naming the place with nothing stored, and Anthropic blocks in the default form are

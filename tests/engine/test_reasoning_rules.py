@@ -1,5 +1,5 @@
-"""The catalogue's reasoning rule by model name (SPEC §6 "By model", design 26 §5): which
-models keep earlier turns' reasoning and which bind it, each generation as its vendor's
+"""The catalogue's reasoning rule by model name (docs/context.md#reasoning-state, design 26 §5):
+which models keep earlier turns' reasoning and which bind it, each generation as its vendor's
 documentation says, the newer ones past the installed model data by name pattern; an
 unknown name on the strict side."""
 

@@ -1,4 +1,4 @@
-"""The thin client as an agent's environment gets it (SPEC §12): both wheels built from
+"""The thin client as an agent's environment gets it (docs/client.md): both wheels built from
 this checkout, the client's installed ALONE into a fresh venv (its dependencies from the
 package registry), and the README's quick start run there against a real `contextq up`
 with none of the server's libraries loaded."""

@@ -1,4 +1,4 @@
-"""Reasoning through the integrations and back to the model (SPEC §12): real PydanticAI
+"""Reasoning through the integrations and back to the model (docs/sdk.md): real PydanticAI
 agents on PydanticAI's own Anthropic, OpenAI Responses and Google models (each vendor's
 endpoint a capturing fake: nothing leaves the machine), and a real LangGraph agent on
 LangChain's fake chat model. The model's first turn thinks and calls a tool; on the next

@@ -1,5 +1,5 @@
-"""The Responses and Gemini formats from the client's side (SPEC §2, §12): each vendor's
-recorded tool loop read as `format=responses` and `format=gemini` (valid for the SDKs'
+"""The Responses and Gemini formats from the client's side (docs/api.md#native-turns, docs/sdk.md):
+each vendor's recorded tool loop read as `format=responses` and `format=gemini` (valid for the SDKs'
 types, no other vendor's opaque state), and `chat_kwargs` of both formats through the
 OpenAI and google-genai SDKs' own request building (a capturing transport; nothing is
 sent).

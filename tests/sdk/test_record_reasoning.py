@@ -1,8 +1,8 @@
 """A loop recorded with `messages.record` comes back in its own format with its
-reasoning, byte for byte (SPEC §2, §6; design 26 §3): Anthropic thinking and redacted
-thinking with their signatures, Responses reasoning items with their encrypted content,
-Gemini thought parts and thought signatures; and read in the other formats, the count of
-what was left out.
+reasoning, byte for byte (docs/api.md#native-turns, docs/context.md#reasoning-state; design 26 §3):
+Anthropic thinking and redacted thinking with their signatures, Responses reasoning items with their
+encrypted content, Gemini thought parts and thought signatures; and read in the other formats, the
+count of what was left out.
 
 These need the server's verbatim rendering of a native payload into its own format."""
 

@@ -1,7 +1,7 @@
 """An independent recount of a context answer's `token_count`, from its JSON alone.
 
-The definition README's API section states (SPEC §3, §6 "a test recounts it"): a
-list costs the sum of its messages, a message its node count, nothing added; a node
+The definition README's API section states (docs/token-counting.md, docs/context.md#the-rooms: the
+honest count): a list costs the sum of its messages, a message its node count, nothing added; a node
 whose `content` is a list counts as itself with `content: []` plus each element; an
 image counts by the model provider's formula for its decoded pixel size; an
 `input_audio` part by its duration; anything else is its compact JSON in the model's

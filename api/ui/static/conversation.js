@@ -44,8 +44,8 @@ function facts(ctx) {
   ];
   const dropped = ctx.reasoning_dropped || {};
   if (Object.values(dropped).some((n) => n > 0)) {
-    // reasoning units left out, by why (SPEC §6): another vendor's, earlier turns' the
-    // model strips, and bound reasoning whose prefix changed
+    // reasoning units left out, by why (docs/context.md#reasoning-state): another vendor's,
+    // earlier turns' the model strips, and bound reasoning whose prefix changed
     const reasons = [["other_vendor", "other vendor"], ["earlier_turns", "earlier turns"], ["prefix_changed", "prefix changed"]];
     items.push(["Reasoning left out", reasons.map(([key, label]) => `${label} ${fmtInt(dropped[key] ?? 0)}`).join(" · ")]);
   }

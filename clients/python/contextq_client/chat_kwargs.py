@@ -12,8 +12,8 @@ ChatFormat = ContextFormat
 
 
 def answer_room(context: Context) -> int:
-    """The room the context kept for the answer (SPEC §4's `max_output_tokens`, as the
-    budget was computed, the strategy's `max_output_tokens` option included), never more
+    """The room the context kept for the answer (`max_output_tokens`, docs/context.md#the-rooms, as
+    the budget was computed, the strategy's `max_output_tokens` option included), never more
     than what the window has left after the context."""
     left = context.context_limit - context.token_count
     return max(1, min(context.max_output_tokens, left))

@@ -88,7 +88,7 @@ class Context(Model):
     system_instruction: dict[str, Any] | None = None
     contents: list[dict[str, Any]] | None = None
     # reasoning left out of this context, by why: {"other_vendor", "earlier_turns",
-    # "prefix_changed"} (SPEC §6)
+    # "prefix_changed"} (docs/context.md#bound-reasoning)
     reasoning_dropped: dict[str, int]
     duration_ms: float
     original_message_count: int

@@ -1,5 +1,5 @@
 """`client.messages.record`: what a vendor SDK returned, or a turn the agent built, as
-the body of `POST …/messages` (SPEC §2 "Native turns", §12).
+the body of `POST …/messages` (docs/api.md#native-turns, docs/sdk.md).
 
 The vendor SDKs are never imported: their objects are read duck-typed and dumped to
 JSON as the vendor's API sent them —

@@ -1,8 +1,8 @@
 """The output formats, one module each behind one protocol (`base.WireFormat`).
 
-`FORMATS` maps each name of `contextq.history.types.FormatName` (the `format=` of SPEC
-§2) to its format. A new format is one module here (a `WireFormat` subclass and its
-instance) and one registration: its name in `FormatName` and its instance below
+`FORMATS` maps each name of `contextq.history.types.FormatName` (the `format=` of
+docs/history.md#the-answer) to its format. A new format is one module here (a `WireFormat` subclass
+and its instance) and one registration: its name in `FormatName` and its instance below
 (docs/architecture.md, "Where new things go").
 """
 

@@ -1,4 +1,6 @@
-"""format=anthropic: the Messages API's `system` and `messages` (SPEC §2, §4, §6).
+"""format=anthropic: the Messages API's `system` and `messages` (docs/api.md#native-turns,
+docs/context.md#the-cut-point-and-a-prefix-that-stays-put,
+docs/history.md#the-ready-to-send-context).
 
 - system pieces (S, then the history's own system messages) become the top-level
   `system`, a list of text blocks (the Messages API has no system role in `messages`);
@@ -6,8 +8,8 @@
   cleaned to the API's pattern); `tool` results become `tool_result` blocks in a user
   turn (kind `error` → `is_error`), before any other block of that turn (an API rule),
   so a reminder after a tool result joins the message that carries that result;
-- a stored message that came as an Anthropic turn renders as it came (SPEC §6
-  "Reasoning state"): its blocks as stored, in order — thinking and redacted_thinking
+- a stored message that came as an Anthropic turn renders as it came
+(docs/context.md#reasoning-state): its blocks as stored, in order — thinking and redacted_thinking
   with their signatures, server-tool blocks, unknown types —, its reasoning left out
   only for an earlier turn the target model would strip; one from another vendor, or in
   the default form, renders from its normalised fields (never its opaque state);

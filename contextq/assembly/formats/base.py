@@ -1,4 +1,4 @@
-"""The protocol every wire format implements (SPEC §2 `format=`, §6).
+"""The protocol every wire format implements (the answer's `format=`, docs/history.md#the-answer).
 
 The engine builds a context from *pieces* (`contextq.assembly.pieces`): each generated
 text (S, CA, R, the summary, P, a documents message) and each stored message becomes a
@@ -11,7 +11,7 @@ differs from one vendor's API to another is asked of the format, through this cl
   verbatim, its reasoning left out when told), `attach_parts` (a user message's
   image/audio parts put in), `frame` (what a turn costs around its nodes when the render
   merges consecutive same-role pieces into one turn);
-- reasoning (SPEC §6 "Reasoning state"): `loop_start` (where the current tool loop
+- reasoning (docs/context.md#reasoning-state): `loop_start` (where the current tool loop
   starts, whose reasoning is always sent), `reasoning_tokens` (of a message's nodes,
   what is reasoning: `token_breakdown.reasoning`);
 - counting: `media_of` (its image and audio nodes), `children` (the key of a node's
@@ -137,7 +137,7 @@ class WireFormat(ABC):
         return False
 
     def media_of(self, node: Mapping[str, Any]) -> Media | None:
-        """Whether `node` is an image or audio part (counted by formula, SPEC §3)."""
+        """Whether `node` is an image or audio part (counted by formula, docs/token-counting.md)."""
         return chat_media(node)
 
     # --- files ----------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""format=gemini: Google's `system_instruction` and `contents` (SPEC §2).
+"""format=gemini: Google's `system_instruction` and `contents` (docs/api.md#native-turns).
 
 Ready for `client.models.generate_content(model=…, contents=…,
 config={"system_instruction": …, "tools": …})`:
@@ -10,13 +10,14 @@ config={"system_instruction": …, "tools": …})`:
   as an object, the call's `id`), `functionResponse` (the call's `name` — each tool
   result is named after its call, `prepare` —, `response: {"output": …}` or
   `{"error": …}` for a failed one, the call's `id`);
-- a stored message that came as a Gemini content renders as it came (SPEC §6
-  "Reasoning state"): its parts as stored, in order, never merged or split — thought
+- a stored message that came as a Gemini content renders as it came
+(docs/context.md#reasoning-state): its parts as stored, in order, never merged or split — thought
   parts, `thoughtSignature`s on the parts that carried them, unknown fields —; one from
   another vendor, or in the default form, renders from its normalised fields (never its
   opaque state). The first `functionCall` part of each model step that has no signature
   of its own carries Google's documented dummy signature (`DUMMY_SIGNATURE`: its tokens
-  count in history, not as reasoning): the current turn's steps need it (SPEC §6), and
+  count in history, not as reasoning): the current turn's steps need it
+  (docs/context.md#reasoning-state), and
   earlier steps keep it once the turn is over, so that what was sent before a new user
   message stays byte for byte what it was (providers' prompt caches);
 - consecutive contents of the same role merge into one, function responses first, so

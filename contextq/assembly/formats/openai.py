@@ -1,4 +1,4 @@
-"""format=openai: OpenAI's Chat Completions `messages` (SPEC §2).
+"""format=openai: OpenAI's Chat Completions `messages` (docs/api.md#native-turns).
 
 One message per piece, in the order laid out, nothing merged: `messages` passes
 unchanged to `client.chat.completions.create(messages=…)`. A stored message renders as
@@ -34,7 +34,8 @@ class OpenAIChat(WireFormat):
 
     def message_nodes(self, message: Message, *, reasoning: bool = True) -> list[Any]:
         # Chat Completions has no place for any vendor's reasoning or opaque state: every
-        # message, native or not, renders from its normalised fields (SPEC §6)
+        # message, native or not, renders from its normalised fields
+        # (docs/context.md#reasoning-state)
         return [message.to_openai()]
 
     def attach_parts(

@@ -1,4 +1,4 @@
-"""format=responses: OpenAI's Responses API `instructions` and `input` (SPEC §2).
+"""format=responses: OpenAI's Responses API `instructions` and `input` (docs/api.md#native-turns).
 
 Ready for `client.responses.create(model=…, instructions=…, input=…, tools=…)`:
 - S is `instructions`, a string; the history's own system messages stay in place as
@@ -11,8 +11,9 @@ Ready for `client.responses.create(model=…, instructions=…, input=…, tools
   `function_call` item per call (`call_id`, `name`, `arguments` as a JSON string);
 - a tool result is a `function_call_output` item (`call_id`, `output`: the result's
   text, an image in it named `[image]`).
-A stored message that came as Responses items renders as they came (SPEC §6
-"Reasoning state"): its items as stored, in order — `reasoning` items (ids, summaries,
+A stored message that came as Responses items renders as they came
+(docs/context.md#reasoning-state): its items as stored, in order — `reasoning` items (ids,
+summaries,
 `encrypted_content`) directly before the item that followed them, `phase`, ids,
 compaction and unknown items —, its reasoning items left out only for an earlier turn
 the target model would strip; one from another vendor, or in the default form, renders

@@ -1,4 +1,4 @@
-"""Native turns (SPEC §2 "Native turns", design 26 §1-3): a vendor's own turns, validated
+"""Native turns (docs/api.md#native-turns, design 26 §1-3): a vendor's own turns, validated
 as its API would, normalised into engine messages that each carry their slice of the
 payload verbatim (`Message.native`).
 

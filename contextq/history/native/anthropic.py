@@ -52,7 +52,7 @@ VISIBLE_BLOCKS = frozenset(
     {"text", "image", "document", "search_result", "tool_use", "tool_result"}
 )
 # block types that only the Messages API has: a default-form message holding one is read
-# as an Anthropic turn (SPEC §2)
+# as an Anthropic turn (docs/api.md#native-turns)
 ANTHROPIC_ONLY_BLOCKS = frozenset(
     {
         "tool_use",

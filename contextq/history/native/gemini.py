@@ -287,7 +287,8 @@ def sent_parts(payload: Any, reasoning: bool) -> list[Any]:
 
 def with_dummy_signature(parts: list[Any]) -> list[Any]:
     """`parts` (a model step) with the documented dummy signature on its first
-    `functionCall` part when that part has no signature of its own (SPEC §6)."""
+    `functionCall` part when that part has no signature of its own
+    (docs/context.md#reasoning-state)."""
     for i, part in enumerate(parts):
         key, call = field(part, "functionCall") if isinstance(part, dict) else ("", None)
         if call is None:

@@ -1,4 +1,4 @@
-"""The binding rule on its own (`contextq.assembly.binding`; SPEC §6 "Bound reasoning"):
+"""The binding rule on its own (`contextq.assembly.binding`; docs/context.md#bound-reasoning):
 the canonical prefix leaves out reasoning and cache marks only, a row binds at its first
 read to the answer it was written after, a change leaves out a run from the end, a block
 left out never comes back, and the state survives its JSON."""

@@ -1,4 +1,4 @@
-"""Native payloads in the engine's render (SPEC §6 "Reasoning state"): what a row shown
+"""Native payloads in the engine's render (docs/context.md#reasoning-state): what a row shown
 shorter keeps (`shown_as`), the cost of a row with and without its reasoning, the
 Gemini dummy and key order, the Anthropic tool loop through a text riding with the
 results, the cache mark never on a block that takes none."""

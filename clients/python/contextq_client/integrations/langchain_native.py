@@ -1,5 +1,5 @@
 """LangChain's `AIMessage`s as a vendor's own turns, and a context in that vendor's
-format as LangChain messages (SPEC §12: reasoning content blocks survive the round trip).
+format as LangChain messages (docs/sdk.md: reasoning content blocks survive the round trip).
 
 An `AIMessage` carries reasoning in its `content` in the provider's shape or in
 langchain-core's standard blocks; both are read:

@@ -7,7 +7,7 @@ it with what the hook returned (PydanticAI): so a message is new unless it was a
 before or came from the last context (counted, so a repeated "yes" is new).
 
 A framework's history becomes `Turn`s on the wire: each is a default-form (OpenAI chat)
-message, or a vendor's own turn (SPEC §2 "Native turns": an Anthropic MessageParam, a
+message, or a vendor's own turn (docs/api.md#native-turns: an Anthropic MessageParam, a
 Responses item, a Gemini Content) with the model that produced it. The model's turns
 go natively when the run's vendor is known, so its reasoning (thinking and signatures,
 reasoning items, thought signatures) is stored and comes back in that vendor's format.

@@ -1,5 +1,5 @@
 """PydanticAI's model turns as Gemini `Content`s, and a `format=gemini` context as
-PydanticAI messages (SPEC §12; `pydantic_ai_native` has Anthropic's and Responses').
+PydanticAI messages (docs/sdk.md; `pydantic_ai_native` has Anthropic's and Responses').
 
 A `ModelResponse` → one `model` Content: thought text → `{"text", "thought": true}`,
 text, tool calls → `functionCall` (with the call's id); each part's Gemini signature

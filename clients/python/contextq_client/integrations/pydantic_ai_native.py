@@ -1,5 +1,5 @@
 """PydanticAI's model turns as a vendor's own turns, and a context in that vendor's
-format as PydanticAI messages (SPEC §12: `ThinkingPart`s survive the round trip).
+format as PydanticAI messages (docs/sdk.md: `ThinkingPart`s survive the round trip).
 
 - **anthropic**: a `ModelResponse` → one assistant MessageParam: a `ThinkingPart` of
   Anthropic with its signature → a `thinking` block (`id` "redacted_thinking": a

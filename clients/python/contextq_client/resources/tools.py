@@ -10,8 +10,9 @@ from contextq_client.transport import Resource, SyncTransport
 
 
 class Tools(Resource[SyncTransport]):
-    """contextq's built-in tools (SPEC §9): read a workspace path in portions, list the
-    workspace, search the project, read the memory, record a decision or an error."""
+    """contextq's built-in tools (docs/workspaces.md#following-a-stub): read a workspace path in
+    portions, list the workspace, search the project, read the memory, record a decision or an
+    error."""
 
     @route("GET", "/v1/tools")
     def list(self, *, format: m.ToolFormat = "openai") -> m.ToolDefinitionList:

@@ -1,4 +1,5 @@
-"""The invariant harness of the context assembly (issue 17, SPEC §3, §4, §6, §9).
+"""The invariant harness of the context assembly (issue 17;
+docs/token-counting.md, docs/history.md#history-strategies, docs/context.md, docs/workspaces.md).
 
 - `cases`: random conversations (`generate_case(seed)`), `files`, `text`: their parts;
   `native_turns`, `vendor_turns`: the reasoning dimension (turns in a vendor's own shape,

@@ -1,4 +1,4 @@
-"""Bound trajectories (SPEC §6 "Bound reasoning", issue 27): tool loops on a model that
+"""Bound trajectories (docs/context.md#bound-reasoning, issue 27): tool loops on a model that
 binds each reasoning block to the exact prefix it was written after, written one step
 at a time by a simulated model that reads each answer first.
 

@@ -1,4 +1,4 @@
-"""The binding oracle (SPEC §6 "Bound reasoning", issue 27): promises every answer of a
+"""The binding oracle (docs/context.md#bound-reasoning, issue 27): promises every answer of a
 bound trajectory keeps (`binding.Trajectory` writes the steps; `canonical` defines the
 prefix a reasoning node is bound to).
 

@@ -1,4 +1,4 @@
-"""The canonical prefix of a reasoning node (SPEC §6 "Bound reasoning"; issue 27): what a
+"""The canonical prefix of a reasoning node (docs/context.md#bound-reasoning; issue 27): what a
 bound model's block is bound to, hashed as a user checking an answer would hash it.
 
 An answer's wire fields, by format (`FIELDS`): Anthropic `system`, `tools`, `messages`;

@@ -34,7 +34,7 @@ from tests.engine.assembly.harness.native_turns import Drawn, nativise
 from tests.engine.assembly.harness.text import sized_tokens, text_of
 
 # (model, weight): native windows from 8K to 1M, all three providers' image formulas,
-# counted exactly (OpenAI) and calibrated (SPEC §3: every tokenizer family of
+# counted exactly (OpenAI) and calibrated (docs/token-counting.md: every tokenizer family of
 # contextq.calibration: Claude before and since Opus 4.7, Gemini, the others), a Claude
 # hosted elsewhere (Bedrock: calibrated by its name)
 MODELS = (

@@ -181,7 +181,8 @@ def load(
 
 def _chain_start(history: list[Message], start: int) -> int:
     """`store.message_cache.load_context_messages`: a window never starts inside a tool
-    chain (SPEC §4: never a result without its call); it starts at the chain's call."""
+    chain (docs/history.md#history-strategies: never a result without its call); it starts at the
+    chain's call."""
     index = next((i for i, m in enumerate(history) if m.seq >= start), None)
     if index is None or history[index].role != "tool":
         return start

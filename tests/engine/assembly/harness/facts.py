@@ -71,8 +71,8 @@ class Facts:
     @cached_property
     def loop_seq(self) -> int:
         """Where the current tool loop starts, whose reasoning is always sent: the newest
-        user message (SPEC §6); in format=anthropic, when the answer ends on a turn of
-        tool results, the latest assistant turn too (the API checks its thinking:
+        user message (docs/context.md#reasoning-state); in format=anthropic, when the answer ends on
+        a turn of tool results, the latest assistant turn too (the API checks its thinking:
         `reasoning.anthropic_loop_rows`); when the newest user message is not sent, the
         loop the list ends on (`_sent_loop`)."""
         return min([self.newest_user_seq, *self._anthropic_loop[0], *self._sent_loop])
@@ -159,7 +159,7 @@ class Facts:
     @cached_property
     def pinned_only(self) -> bool:
         """The answer holds only S, the history's system messages and pinned messages
-        (with their chains): SPEC §4's pinned-alone case."""
+        (with their chains): the pinned-alone case of docs/context.md#pinned-messages."""
         allowed = {m.seq for m in self.pinned} | {m.seq for m in self.visible if m.role == "system"}
         seqs = set(self.sent.texts)
         calls = {c for m in self.pinned for c in m.call_ids}

@@ -18,7 +18,7 @@ from tests.engine.assembly.harness.text import marker, sized_tokens, text_of
 if TYPE_CHECKING:
     from tests.engine.assembly.harness.cases import Case
 
-MAX_PINNED = 10  # SPEC §3 MAX_PINNED_MESSAGES: the service refuses more
+MAX_PINNED = 10  # MAX_PINNED_MESSAGES (docs/configuration.md): the service refuses more
 SEARCH_TOOL = "search"
 
 

@@ -1,4 +1,5 @@
-"""The promises of SPEC §3, §4, §6 and §9, each a small named function.
+"""The promises of docs/token-counting.md, docs/history.md#history-strategies, docs/context.md and
+docs/workspaces.md, each a small named function.
 
 An invariant takes the `Facts` of one answer (and, for the prefix, the answer before it)
 and returns what it found broken: a list of sentences, empty when the promise held.
@@ -58,18 +59,19 @@ Invariant = Callable[[Facts], list[str]]
 
 
 def token_count_recount(f: Facts) -> list[str]:
-    """`token_count` is the JSON of the list as sent, nothing added (SPEC §3)."""
+    """`token_count` is the JSON of the list as sent, nothing added (docs/token-counting.md)."""
     reported, counted = f.answer["token_count"], f.recount
     if reported == counted:
         return []
     n = len(wire_list(f.answer))
-    framing = " (+3 per message and +3 priming: the count before SPEC §3's clarification)"
+    framing = " (+3 per message and +3 priming: docs/token-counting.md adds neither)"
     why = framing if reported - counted == 3 * n + 3 else ""
     return [f"token_count {reported} != recount {counted} ({reported - counted:+d}){why}"]
 
 
 def token_breakdown_sums(f: Facts) -> list[str]:
-    """`token_breakdown` has SPEC §6's eight parts, none negative, summing to token_count."""
+    """`token_breakdown` has the eight parts of docs/history.md#the-answer, none negative, summing
+    to token_count."""
     breakdown = f.answer["token_breakdown"]
     keys = {
         "system",
@@ -92,9 +94,9 @@ def token_breakdown_sums(f: Facts) -> list[str]:
 
 
 def budget_as_specified(f: Facts) -> list[str]:
-    """`budget_tokens` is SPEC §4's formula for the model and options."""
+    """`budget_tokens` is the formula of docs/context.md#the-rooms for the model and options."""
     if f.answer["budget_tokens"] != f.limits.budget:
-        return [f"budget_tokens {f.answer['budget_tokens']}, SPEC §4 gives {f.limits.budget}"]
+        return [f"budget_tokens {f.answer['budget_tokens']}, the formula gives {f.limits.budget}"]
     return []
 
 
@@ -166,7 +168,8 @@ def _upper_cost(f: Facts, m: Message) -> int:
 
 
 def _offloaded(f: Facts, m: Message) -> bool:
-    """A large tool result stands as its preview naming its path (SPEC §9), pinned or not
+    """A large tool result stands as its preview naming its path
+    (docs/workspaces.md#large-tool-results), pinned or not
     (whether a pinned one should be whole is a question for the SPEC: FINDINGS.md)."""
     view = f.read.views.get(str(m.id))
     text = f.sent.result(m) or ""
@@ -175,7 +178,7 @@ def _offloaded(f: Facts, m: Message) -> bool:
 
 def _pinned_units(f: Facts) -> list[list[Message]]:
     """Each pinned message with its chain, oldest first (a pinned system message is not
-    one: the history's system messages go with S, never cut, SPEC §4)."""
+    one: the history's system messages go with S, never cut, docs/context.md#pinned-messages)."""
     history = f.visible
     units: list[list[Message]] = []
     seen: set[int] = set()
@@ -189,12 +192,13 @@ def _pinned_units(f: Facts) -> list[list[Message]]:
 
 def pinned_verbatim(f: Facts) -> list[str]:
     """Pinned messages (with their chains) are sent verbatim while S and the pinned
-    messages fit the hard room (SPEC §4, §6). When they do not, they are cut from the
-    oldest, one unit at a time, each named in a warning (SPEC §4: "the warning naming
-    them": the pinned messages; their chains go with them), and the newest pinned unit
+    messages fit the hard room (docs/context.md#pinned-messages). When they do not, they are cut
+    from the
+    oldest, one unit at a time, each named in a warning (docs/context.md#pinned-messages: the
+    warning naming them: the pinned messages; their chains go with them), and the newest pinned unit
     is never cut: should it alone not fit next to S, its largest message is shown as a
     preview (docs/context.md). A large tool result stands as its preview naming its
-    path, pinned or not (SPEC §9: docs/harness.md, decision (e))."""
+    path, pinned or not (docs/workspaces.md#large-tool-results; docs/harness.md, decision (e))."""
     units = _pinned_units(f)
     if not units:
         return []
@@ -222,7 +226,8 @@ def pinned_verbatim(f: Facts) -> list[str]:
     unnamed = [i for i in ids if i not in warnings]
     if unnamed:
         problems.append(f"pinned {unnamed} left out without a warning naming them")
-    turn = _turn_seqs(f)  # the newest turn's pinned messages are taken first (SPEC §6)
+    # the newest turn's pinned messages are taken first (docs/context.md#the-newest-turn)
+    turn = _turn_seqs(f)
     newest_absent = max(units.index(u) for u in absent)
     if any(u not in absent and not turn & {m.seq for m in u} for u in units[:newest_absent]):
         problems.append("pinned messages left out are not the oldest")
@@ -231,7 +236,7 @@ def pinned_verbatim(f: Facts) -> list[str]:
 
 def _turn_seqs(f: Facts) -> set[int]:
     """The newest user message and the newest unit (a message, or a call with its
-    results): SPEC §6's newest turn, taken first."""
+    results): the newest turn, taken first (docs/context.md#the-newest-turn)."""
     history = f.visible
     if not history:
         return set()
@@ -244,10 +249,11 @@ def _turn_seqs(f: Facts) -> set[int]:
 
 def newest_present(f: Facts) -> list[str]:
     """The newest user message and the newest message are in the answer (whole or as a
-    preview), except when only S and the pinned messages could be sent (SPEC §4:
+    preview), except when only S and the pinned messages could be sent
+    (docs/context.md#pinned-messages:
     decision (g)), or when the newest turn at its smallest does not fit the room next
-    to what SPEC §6 takes before it (S, R, CA; pinned messages are never dropped):
-    then its non-pinned messages are left out, named in a warning (decision (h))."""
+    to what docs/context.md#what-is-taken-first takes before it (S, R, CA; pinned messages are never
+    dropped): then its non-pinned messages are left out, named in a warning (decision (h))."""
     history = f.read.history
     wanted = [m for m in (newest_user(history), history[-1] if history else None) if m]
     if f.pinned_only:
@@ -353,16 +359,19 @@ def stub_paths_exist(f: Facts) -> list[str]:
 
 
 def clearing_before_dropping(f: Facts) -> list[str]:
-    """Old tool results are cleared before any message is dropped (SPEC §9), with
+    """Old tool results are cleared before any message is dropped
+    (docs/context.md#clearing-old-tool-results-with-hysteresis), with
     hysteresis: an answer that leaves history out and moves the cut point or the
     clearing line sends as stubs every result older than the newest
     `keep_tool_results` (but pinned chains, the newest unit and results shorter than a
-    stub); between moves, the line stays put and new results accumulate whole (SPEC §9
-    "then it stays put"): the results below the carried line are stubs. Not asked of a
-    forced filter below the threshold (SPEC §9 ties clearing to usage over it:
-    decision (f))."""
+    stub); between moves, the line stays put and new results accumulate whole
+    (docs/context.md#clearing-old-tool-results-with-hysteresis:
+    then it stays put): the results below the carried line are stubs. Not asked of a
+    forced filter below the threshold (docs/context.md#clearing-old-tool-results-with-hysteresis
+    ties clearing to usage over it: decision (f))."""
     history = f.visible
-    pinned = {m.seq for m in f.pinned}  # cut for the hard room by their own size (SPEC §4)
+    # cut for the hard room by their own size (docs/context.md#pinned-messages)
+    pinned = {m.seq for m in f.pinned}
     dropped = [m for m in history if not f.present(m) and m.seq not in pinned]
     case = f.read.case
     threshold = case.threshold if case.threshold is not None else 0.8

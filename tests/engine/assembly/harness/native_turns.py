@@ -1,5 +1,5 @@
 """The reasoning dimension of a case: some of its turns posted as a vendor's own turns
-(SPEC §2 "Native turns", §6 "Reasoning state"), parsed by the real parser.
+(docs/api.md#native-turns, docs/context.md#reasoning-state), parsed by the real parser.
 
 `nativise(case)` draws from its own generator (`random.Random(seed * 4 + 2)`), after the
 case is drawn, so that a seed keeps the history it had before there were native turns:
@@ -181,7 +181,8 @@ def _open_calls(rows: list[Message]) -> dict[str, str]:
 
 def _interject(rng: random.Random, case: Case) -> None:
     """Sometimes, a case whose last read ends on tool results gets a user message right
-    after them (posted with them: an Anthropic tool loop goes on through it, SPEC §6;
+    after them (posted with them: an Anthropic tool loop goes on through it,
+    docs/api.md#where-this-api-goes-beyond-the-spec-or-reads-it-more-precisely;
     Gemini and Responses start a turn there)."""
     last = case.reads[-1][-1]
     if last.role != "tool" or rng.random() >= INTERJECTION_SHARE:

@@ -1,13 +1,14 @@
 """What the invariants know without the assembly: an answer read as a client reads it.
 
-- `recount`: SPEC §3 as clarified — the JSON serialisation of each message as sent,
+- `recount`: docs/token-counting.md as clarified — the JSON serialisation of each message as sent,
   nothing added (no per-message framing, no reply priming); a node whose `content` is a
   list counts as itself with `content: []` plus each element; an image by its provider's
   published formula for its decoded pixel size; an audio part by its decoded duration;
   Anthropic's `system` blocks as nodes; a calibrated answer (a closed tokenizer) from its
   own `token_count_encoding` and `token_count_factors`. It is `tests.support.recount`,
   shared with the API tests: one recount, read from the answer alone.
-- `hard_room` / `budget`: SPEC §4's formulas from the model catalogue and the options.
+- `hard_room` / `budget`: the formulas of docs/context.md#the-rooms from the model catalogue and the
+options.
 - `sdk_problems`: every message checked against the installed `openai` / `anthropic`
   SDK's own parameter types (pydantic over their TypedDicts, strictly, extra keys caught):
   Chat messages, Messages API turns, Responses input items; google-genai's `Content`
@@ -34,8 +35,8 @@ from tests.support.recount import recount as shared_recount
 
 
 def recount(answer: dict[str, Any]) -> int:
-    """SPEC §3's count of the list as sent (`tests.support.recount`, the one recount the
-    API tests use too): exact in the model's encoding, or calibrated as the answer says;
+    """The count of the list (docs/token-counting.md) as sent (`tests.support.recount`, the one
+    recount the API tests use too): exact in the model's encoding, or calibrated as the answer says;
     audio by its WAV duration."""
     return shared_recount(answer, audio=wav_seconds)
 
@@ -74,8 +75,8 @@ class Limits:
 
 
 def limits(answer: dict[str, Any], options: dict[str, Any], settings: Settings) -> Limits:
-    """SPEC §4: hard room = context_limit - max_output_tokens - tool definitions (a model
-    with a separate input limit never gets more); budget = hard x budget_percentage -
+    """docs/context.md#the-rooms: hard room = context_limit - max_output_tokens - tool definitions
+    (a model with a separate input limit never gets more); budget = hard x budget_percentage -
     reserve_tokens. max_output_tokens: the model's, capped at a quarter of the window,
     unless the options set it."""
     model = resolve_model(answer["model"] or None, settings)
@@ -141,7 +142,8 @@ def _anthropic_turn(m: dict[str, Any], where: str) -> list[str]:
     conversation system turn's as a `TextBlockParam`): the union MessageParam's content
     takes also accepts the SDK's response models, which keep any key, so each block is
     checked against the parameter types alone. Blocks of a type no SDK knows pass (a
-    native turn sends them as they were stored: SPEC §2; their own API took them)."""
+    native turn sends them as they were stored: docs/api.md#native-turns; their own API took
+    them)."""
     adapters = _adapters()
     content = m.get("content")
     shell = {**m, "content": content if isinstance(content, str) else []}
@@ -158,7 +160,7 @@ def sdk_problems(answer: dict[str, Any]) -> list[str]:
     assistant and mid-conversation system turns) and the `system` text blocks; OpenAI
     Responses input items and Chat message params; google-genai `Content` and `Tool`
     (`_gemini_problems`). Blocks, items or part fields of a type no SDK knows pass
-    (a native turn keeps them: SPEC §2)."""
+    (a native turn keeps them: docs/api.md#native-turns)."""
     adapters = _adapters()
     problems: list[str] = []
     if answer["format"] == "anthropic":

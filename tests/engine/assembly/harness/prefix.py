@@ -1,5 +1,5 @@
-"""The prefix promise (SPEC §4 "A prefix that stays put"): between cuts, everything one
-answer holds before its newest turn starts the next answer byte for byte."""
+"""The prefix promise (docs/context.md#the-cut-point-and-a-prefix-that-stays-put): between cuts,
+everything one answer holds before its newest turn starts the next answer byte for byte."""
 
 from __future__ import annotations
 
@@ -10,9 +10,10 @@ from tests.engine.assembly.harness.facts import Facts, newest_user
 from tests.engine.assembly.harness.sent import text_of
 
 CITATIONS_TITLE = "## Citations"
-# the warning of a context cut for the hard room without filtering (SPEC §4 "Below the
+# the warning of a context cut for the hard room without filtering
+# (docs/history.md#history-strategies: below the
 # threshold nothing is filtered, but the assembled context never exceeds the model's
-# hard room"): the prefix promise is filtering's ("when filtering must drop messages,
+# hard room): the prefix promise is filtering's ("when filtering must drop messages,
 # it cuts with hysteresis"), docs/harness.md decision (a)
 HARD_ROOM_CUT = "without filtering: the oldest history was left out"
 SUMMARY_CUT = "the compaction summary"
@@ -144,18 +145,27 @@ def prefix_between_cuts(f: Facts) -> list[str]:
     if previous is None or f.read.moved or previous.answer.get("error") or f.answer.get("error"):
         return []
     if not _promises_prefix(f) or f.pinned_only or Facts(previous).pinned_only:
-        return []  # SPEC §4's pinned-alone case sends only S and the pinned messages
+        # the pinned-alone case (docs/context.md#pinned-messages) sends only S and the pinned
+        # messages
+        return []
     if previous.answer["filtered"] != f.answer["filtered"]:
-        return []  # filtering starts (or stops) here: its first answer cuts (SPEC §4)
+        # filtering starts (or stops) here: its first answer cuts
+        # (docs/context.md#the-cut-point-and-a-prefix-that-stays-put)
+        return []
     if any(HARD_ROOM_CUT in w for r in (previous, f.read) for w in r.answer["warnings"]):
         return []  # the hard room's cut without filtering has no cut point: decision (a)
     if any(PINNED_CUT in w for r in (previous, f.read) for w in r.answer["warnings"]):
-        return []  # pinned messages over the hard room are cut anew (SPEC §4): decision (a)
+        # pinned messages over the hard room are cut anew (docs/context.md#pinned-messages):
+        # decision (a)
+        return []
     if _summary_cut(previous) != _summary_cut(f.read):
-        return []  # the summary is taken after the newest turn (SPEC §6): decision (b)
+        # the summary is taken after the newest turn (docs/context.md#the-newest-turn): decision (b)
+        return []
     searched = [CITATIONS_TITLE in " ".join(_system_texts(r)) for r in (previous, f.read)]
     if searched[0] != searched[1]:
-        return []  # S gains or loses its citations section with a search (SPEC §6)
+        # S gains or loses its citations section with a search
+        # (docs/history.md#the-ready-to-send-context)
+        return []
     prefix = stable_part(previous)
     if prefix is None or _starts_with(f.read, prefix):
         return []

@@ -1,4 +1,4 @@
-"""What the reasoning invariants know without the assembly (SPEC §6 "Reasoning state"):
+"""What the reasoning invariants know without the assembly (docs/context.md#reasoning-state):
 each vendor's nodes and which are reasoning, whose row each node of an answer is, and
 how a row's nodes as sent compare with its payload as stored.
 
@@ -15,8 +15,8 @@ how a row's nodes as sent compare with its payload as stored.
 - `walk(fmt, stored, sent)`: a row's nodes as sent against its payload, in order: every
   node sent is a stored one, byte for byte (JSON key order included; an Anthropic
   `cache_control` mark aside), none merged, split, edited or added; a text node may
-  show a shorter text (the row was cut to fit: SPEC §6, the slice with only its
-  content replaced); reasoning may be left out (counted), never another node; a Gemini
+  show a shorter text (the row was cut to fit: docs/context.md#the-newest-turn, the slice with only
+  its content replaced); reasoning may be left out (counted), never another node; a Gemini
   part may lose its signature (its reasoning left out) or, the first call of a step
   with none, gain the dummy.
 """
@@ -33,7 +33,8 @@ from contextq.history import Message
 from tests.engine.assembly.harness.text import MARKER
 from tests.engine.assembly.harness.vendor_turns import LETTER, OPAQUE, REASONING
 
-# Google's documented dummy (`skip_thought_signature_validator`, base64): SPEC §6
+# Google's documented dummy (`skip_thought_signature_validator`, base64):
+# docs/context.md#reasoning-state
 DUMMY_SIGNATURE = "c2tpcF90aG91Z2h0X3NpZ25hdHVyZV92YWxpZGF0b3I="
 SIGNATURE_KEYS = ("thoughtSignature", "thought_signature")
 CALL_KEYS = ("functionCall", "function_call")

@@ -1,10 +1,10 @@
-"""The promises of SPEC §6 "Reasoning state", each a small named function (the rules a
+"""The promises of docs/context.md#reasoning-state, each a small named function (the rules a
 trimmer keeps: /work/shared/research/reasoning-state.md §6, §7).
 
 "Same vendor" is a row whose native format is the answer's (design 26 §3: a payload
 renders verbatim only into its own wire format); the current tool loop is what follows
-the newest user message (SPEC §6, `Facts.loop_seq`); the target model's rule (keeps
-earlier turns' reasoning, binds it to its prefix) is the catalogue's
+the newest user message (docs/history.md#the-ready-to-send-context, `Facts.loop_seq`); the target
+model's rule (keeps earlier turns' reasoning, binds it to its prefix) is the catalogue's
 (`contextq.reasoning_rules.rule_for`). A row counts as sent when the answer holds it
 (`Facts.present`): a row left out, covered by a compaction or outside the window read
 takes its reasoning with it, and is not counted in `reasoning_dropped`.
@@ -64,8 +64,8 @@ def current_loop_reasoning_sent(f: Facts) -> list[str]:
     """The current tool loop's same-vendor reasoning is always sent with its row, but
     for the binding rule (a target that binds reasoning to its prefix leaves out what
     follows a changed prefix, counted in `prefix_changed`). A row left out whole (the
-    newest turn not fitting even as previews, SPEC §6 / docs/harness.md (h)) takes its
-    reasoning with it."""
+    newest turn not fitting even as previews, docs/context.md#the-newest-turn / docs/harness.md (h))
+    takes its reasoning with it."""
     rule = rule_for(f.answer["model"] or None)
     allowed = _dropped(f).get("prefix_changed", 0) if rule.binds else 0
     cut = f.cut_in_sent_loop  # a preview stays as cut (docs/harness.md (l))
@@ -191,8 +191,8 @@ def _same_item(want: dict[str, Any], got: dict[str, Any]) -> bool:
 def gemini_signatures(f: Facts) -> list[str]:
     """format=gemini: the first functionCall part of each model step of the current
     turn carries a thoughtSignature (its own or Google's dummy); the dummy is on no
-    other part (SPEC §6). An earlier step's first call may carry the dummy too when it
-    has no signature of its own as sent (Gemini validates only the current turn; the
+    other part (docs/context.md#reasoning-state). An earlier step's first call may carry the dummy
+    too when it has no signature of its own as sent (Gemini validates only the current turn; the
     dummy keeps the prefix byte-stable when the turn ends: finding F2's ruling)."""
     if f.answer["format"] != "gemini":
         return []
@@ -236,8 +236,8 @@ def _turn_start(f: Facts, contents: list[dict[str, Any]]) -> tuple[int, bool]:
 
 def reasoning_dropped_counted(f: Facts) -> list[str]:
     """`reasoning_dropped` counts, of the rows sent, the reasoning units left out:
-    another vendor's (all of them: none can be sent, SPEC §6), earlier turns' when the
-    target model strips them (then none of it is sent), and, for a target that binds
+    another vendor's (all of them: none can be sent, docs/context.md#reasoning-state), earlier
+    turns' when the target model strips them (then none of it is sent), and, for a target that binds
     reasoning to its prefix, the rest; a model that keeps earlier reasoning and binds
     none gets all of its own vendor's."""
     dropped = _dropped(f)
@@ -284,7 +284,7 @@ def reasoning_tokens_counted(f: Facts) -> list[str]:
     """`token_breakdown.reasoning` is the reasoning sent, counted as the recount counts
     it (`tests.support.recount.recount_reasoning`, the API tests' too: thinking and
     redacted blocks, reasoning items, thought parts whole; of a part carrying its own
-    signature, what the signature adds; SPEC §6). The breakdown's sum is
+    signature, what the signature adds; docs/context.md#reasoning-state). The breakdown's sum is
     `token_breakdown_sums`'."""
     got = f.answer["token_breakdown"].get("reasoning")
     want = recount_reasoning(f.answer)

@@ -1,5 +1,6 @@
-"""The shape promises (SPEC §2 "Every answer is valid for its own SDK's types as it
-is", §4 "never a tool call without its result"): each a small named function.
+"""The shape promises (docs/history.md#the-answer: every answer valid for its own SDK's types as it
+is; docs/history.md#history-strategies: never a tool call without its result): each a small named
+function.
 
 - `sdk_valid`: the installed SDKs' own types (`oracle.sdk_problems`) and the rules a
   type does not say (Anthropic: user first, roles alternate, no empty text block, tool

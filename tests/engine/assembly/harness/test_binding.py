@@ -1,4 +1,4 @@
-"""The binding oracle catches what it names (SPEC §6 "Bound reasoning"; issue 27).
+"""The binding oracle catches what it names (docs/context.md#bound-reasoning; issue 27).
 
 A small bound trajectory (native Claude or Responses turns, then steps the simulated
 model writes after reading each answer) is read by the real engine; where nothing before

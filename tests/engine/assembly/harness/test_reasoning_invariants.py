@@ -1,7 +1,7 @@
 """Each reasoning invariant catches what it names: the engine's real answer for a small
 conversation of native turns (built by the generators, parsed by the real parser), read
 in its own vendor's format, keeps every promise; broken on purpose in one way, it is
-reported by the invariant that names that promise (SPEC §6 "Reasoning state")."""
+reported by the invariant that names that promise (docs/context.md#reasoning-state)."""
 
 from __future__ import annotations
 
