@@ -179,7 +179,7 @@ def newest_files_first(f: Facts) -> list[str]:
     older = sorted(fid for fid in sent - anchored if files[fid].category not in ("image", "audio"))
     freed = sum(answer_tokens(f.answer, files[fid].text or "") for fid in older)
     room = (f.limits.budget if f.answer["filtered"] else f.limits.hard) - f.recount
-    room -= format_slack(f)
+    room -= format_slack(f) + _withheld_after_fill(f)
     beside = _documents_of(f, u.file_ids)
     costs = {fid: document_upper_cost(f, files[fid], beside) for fid in docs}
     fitting = [fid for fid in docs if costs[fid] <= room + freed]
@@ -193,3 +193,22 @@ def newest_files_first(f: Facts) -> list[str]:
             f"{freed} or more the older ones took"
         ]
     return [f"the newest turn's {fitting} (at most {costs} tokens) left out with {room} left"]
+
+
+def _withheld_after_fill(f: Facts) -> int:
+    """Room the binding rule freed after the fill: the reasoning tokens of the blocks it
+    newly left out this read (the fill had counted them; it does not fill again: a known
+    cost of bound reasoning, docs/harness.md "The binding oracle"). An upper bound: the
+    payload of every row the answer holds whose reasoning it does not send."""
+    dropped = f.answer.get("reasoning_dropped") or {}
+    if not dropped.get("prefix_changed"):
+        return 0
+    previous = f.previous.answer.get("reasoning_dropped") or {} if f.previous else {}
+    if dropped["prefix_changed"] <= previous.get("prefix_changed", 0):
+        return 0
+    rows = {m.seq: m for m in f.visible if m.native is not None}
+    return sum(
+        answer_tokens(f.answer, json.dumps(rows[seq].native.payload))
+        for seq, w in f.walked.items()
+        if w.left and seq in rows
+    )

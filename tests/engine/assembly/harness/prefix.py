@@ -3,8 +3,11 @@ everything one answer holds before its newest turn starts the next answer byte f
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
+from contextq.reasoning_rules import rule_for
+from tests.engine.assembly.harness.canonical import FIELDS, is_reasoning_node
 from tests.engine.assembly.harness.engine import Read
 from tests.engine.assembly.harness.facts import Facts, newest_user
 from tests.engine.assembly.harness.sent import text_of
@@ -166,8 +169,14 @@ def prefix_between_cuts(f: Facts) -> list[str]:
         # S gains or loses its citations section with a search
         # (docs/history.md#the-ready-to-send-context)
         return []
+    if rule_for(f.answer["model"] or None).binds:
+        # reasoning the binding rule leaves out changes the bytes, not the prefix: the
+        # binding invariants judge it (docs/harness.md, the binding oracle)
+        previous, read = _unreasoned(previous), _unreasoned(f.read)
+    else:
+        read = f.read
     prefix = stable_part(previous)
-    if prefix is None or _starts_with(f.read, prefix):
+    if prefix is None or _starts_with(read, prefix):
         return []
     cleared = set(f.answer["cleared_tool_result_ids"]) - set(
         previous.answer["cleared_tool_result_ids"]
@@ -210,3 +219,21 @@ def _system_texts(read: Read) -> list[str]:
         items = [i for i in answer["input"] if i.get("role") == "system"]
         return [answer["instructions"] or "", *(_first_text(i) for i in items)]
     return [text_of(m["content"]) for m in answer["messages"] if m["role"] == "system"]
+
+
+def _unreasoned(read: Read) -> Read:
+    """`read` with its answer's reasoning units taken out of the list."""
+    answer = read.answer
+    fmt = answer["format"]
+    _, list_key, key = FIELDS[fmt]
+    elements = answer.get(list_key) or []
+    if key is None:
+        kept = [e for e in elements if not is_reasoning_node(fmt, e)]
+    else:
+        kept = [
+            {**e, key: [n for n in e[key] if not is_reasoning_node(fmt, n)]}
+            if isinstance(e.get(key), list)
+            else e
+            for e in elements
+        ]
+    return replace(read, answer={**answer, list_key: kept})
