@@ -19,11 +19,11 @@ from contextq.assembly import layout
 from contextq.assembly.citations import CitationMap
 from contextq.assembly.clearing import applied_line, clear_below
 from contextq.assembly.inputs import Carry
-from contextq.assembly.pieces import Piece
 from contextq.assembly.plan import ContextPlan
 from contextq.assembly.project import project_piece
 from contextq.assembly.select import Ran, Selecting, select
 from contextq.assembly.turn_fit import fit_pinned_user_files, fit_turn
+from contextq.assembly.wire import Piece
 from contextq.assembly.work import Work, attach_files, includable
 from contextq.history.strategies import short_of_minimum
 
@@ -189,7 +189,8 @@ def fill(
         runs=runs,
         defer=defer,
     )
-    result = select(work, plan, parts, how, cut_seq=carry.cut_seq, line=line, memory=memory)
+    result = select(work, plan, how, cut_seq=carry.cut_seq, line=line, memory=memory)
+    parts.preamble = result.preamble
     return _fitted(work, parts, plan, result, how=how, outside=taken - anchored - work.costs(turn),
                    loose=sorted(turn - pinned), warnings=warnings)  # fmt: skip
 

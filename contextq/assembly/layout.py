@@ -21,9 +21,10 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 
-from contextq.assembly.pieces import Piece, text_piece
+from contextq.assembly.pieces import text_piece
 from contextq.assembly.shrink import results_first, shrink_in_order
 from contextq.assembly.turn_fit import fit_files, preview_warning
+from contextq.assembly.wire import Piece
 from contextq.assembly.work import Work, includable
 from contextq.history.chains import unit_at
 from contextq.history.pinned import protected_anchors
