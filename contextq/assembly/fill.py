@@ -148,10 +148,11 @@ def fill(
     pinned = layout.pinned_indices(work, f.max_pinned)
     _without_turn_files(work, pinned)
     head = head_cost(parts, plan)
-    left_out, warning = layout.cut_pinned(
+    pinned_cut = layout.cut_pinned(
         work, pinned, f.budget.hard_limit_tokens - head, _room_name(plan, False)
     )
-    warnings = [warning] if warning else []
+    pinned, left_out = set(pinned_cut.kept), set(pinned_cut.cut)
+    warnings = [pinned_cut.warning] if pinned_cut.warning else []
     # pinned alone over the limit, or over what S with the history's system messages
     # (never dropped: they go with S), R and CA (taken before them) leave it: only S and
     # the pinned messages are sent (docs/context.md#pinned-messages: pinned are never dropped)
