@@ -19,7 +19,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic import ValidationError as PydanticValidationError
 
-from contextq.assembly.tools import Tool, tools_for
+from contextq.assembly.formats import tools_for
+from contextq.assembly.tools import Tool
 from contextq.errors import NotFound, ValidationFailed
 from contextq.history.types import FormatName
 

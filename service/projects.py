@@ -25,6 +25,7 @@ from contextq.retrieval import documents as docs
 from contextq.retrieval.chunking import ChunkerOptions, chunk_set_key
 from contextq.settings import Settings
 from service import enqueue
+from service.file_texts import TEXTS
 from service.files.uploads import PROJECT_NOT_FOUND, delete_rows, get_file
 from store import projects_queries as pq
 from store.chunks_queries import file_chunk_set
@@ -315,9 +316,6 @@ def _whole_files(
 
 def _file_texts(session: Session, file_ids: list[str]) -> dict[str, str]:
     """Processed texts (immutable once a file is ready), through the context's cache."""
-    # service.history imports this module: TEXTS moves below both in issue 28's part B
-    from service.history.context_files import TEXTS  # noqa: PLC0415
-
     found = {i: t for i in file_ids if (t := TEXTS.get(i)) is not None}
     for file_id, text in pq.file_texts(
         session, file_ids=[i for i in file_ids if i not in found]

@@ -31,6 +31,7 @@ from contextq.assembly.attachments import FileNote
 from contextq.assembly.bare import HistoryContext, build_history_context
 from contextq.assembly.citations import CitationMap, chunk_key, file_key
 from contextq.assembly.context import Assembled, assemble_context, newest_user_seq
+from contextq.assembly.formats import tools_for
 from contextq.assembly.inputs import (
     DEFAULT_SEARCH_TOOLS,
     Carry,
@@ -43,7 +44,7 @@ from contextq.assembly.inputs import (
 )
 from contextq.assembly.plan import ContextPlan, plan_context
 from contextq.assembly.prompts import check_granularity, check_timezone, default_system_prompt
-from contextq.assembly.tools import Tool, parse_tools, tools_for
+from contextq.assembly.tools import Tool, parse_tools
 
 __all__ = [
     "DEFAULT_SEARCH_TOOLS",

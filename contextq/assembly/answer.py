@@ -9,8 +9,9 @@ from contextq.assembly import layout
 from contextq.assembly.attachments import Document, FileNote
 from contextq.assembly.citations import CitationMap
 from contextq.assembly.plan import ContextPlan
-from contextq.assembly.render import Rendered, reasoning_dropped
+from contextq.assembly.render import reasoning_dropped
 from contextq.assembly.select import Ran
+from contextq.assembly.wire import Rendered
 from contextq.assembly.work import Work
 
 

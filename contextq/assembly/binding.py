@@ -40,7 +40,7 @@ from typing import Any
 import orjson
 
 from contextq.assembly.binding_state import Answer, BindState, Pins
-from contextq.assembly.pieces import Piece, Target
+from contextq.assembly.wire import Piece, Target
 from contextq.history.native import reasoning_units
 from contextq.history.types import Message
 from contextq.lru import LRU

@@ -12,9 +12,10 @@ from typing import Any
 
 from contextq.assembly import binding
 from contextq.assembly.binding import BindState, Decision, Pins, Slot
-from contextq.assembly.pieces import Piece, text_piece
+from contextq.assembly.pieces import text_piece
 from contextq.assembly.plan import ContextPlan
 from contextq.assembly.prompts import reminder_text
+from contextq.assembly.wire import Piece
 from contextq.assembly.work import Work
 from contextq.history.native import reasoning_units
 

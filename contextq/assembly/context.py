@@ -24,14 +24,15 @@ from contextq.assembly.citations import CitationMap
 from contextq.assembly.fill import Parts, apply_carried_line, total_before, window_factor
 from contextq.assembly.fill import fill as fill_history
 from contextq.assembly.inputs import Carry, FileView
-from contextq.assembly.pieces import Piece, documents_piece, text_piece
+from contextq.assembly.pieces import documents_piece, text_piece
 from contextq.assembly.plan import ContextPlan
 from contextq.assembly.project import render_project
 from contextq.assembly.prompts import custom_agent_text, reminder_text, system_text
-from contextq.assembly.render import Rendered, render
+from contextq.assembly.render import render
 from contextq.assembly.select import Ran
 from contextq.assembly.tool_results import ToolResultView
 from contextq.assembly.turn import search_ran, split_turn
+from contextq.assembly.wire import Piece, Rendered
 from contextq.assembly.work import Work, build_work
 from contextq.history.context import visible_history
 from contextq.history.types import Message

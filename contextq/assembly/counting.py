@@ -128,7 +128,7 @@ def image_size_of_data(data_b64: str) -> tuple[int, int] | None:
     except (binascii.Error, ValueError):
         return None
     try:
-        from PIL import Image
+        from PIL import Image  # noqa: PLC0415 - Pillow loads on the first image counted
 
         with Image.open(io.BytesIO(raw)) as image:
             return int(image.width), int(image.height)

@@ -19,11 +19,11 @@ from contextq.assembly import layout
 from contextq.assembly.citations import CitationMap
 from contextq.assembly.clearing import applied_line, clear_below
 from contextq.assembly.inputs import Carry
-from contextq.assembly.pieces import Piece
 from contextq.assembly.plan import ContextPlan
 from contextq.assembly.project import project_piece
 from contextq.assembly.select import Ran, Selecting, select
 from contextq.assembly.turn_fit import fit_pinned_user_files, fit_turn
+from contextq.assembly.wire import Piece
 from contextq.assembly.work import Work, attach_files, includable
 from contextq.history.strategies import short_of_minimum
 
@@ -148,10 +148,11 @@ def fill(
     pinned = layout.pinned_indices(work, f.max_pinned)
     _without_turn_files(work, pinned)
     head = head_cost(parts, plan)
-    left_out, warning = layout.cut_pinned(
+    pinned_cut = layout.cut_pinned(
         work, pinned, f.budget.hard_limit_tokens - head, _room_name(plan, False)
     )
-    warnings = [warning] if warning else []
+    pinned, left_out = set(pinned_cut.kept), set(pinned_cut.cut)
+    warnings = [pinned_cut.warning] if pinned_cut.warning else []
     # pinned alone over the limit, or over what S with the history's system messages
     # (never dropped: they go with S), R and CA (taken before them) leave it: only S and
     # the pinned messages are sent (docs/context.md#pinned-messages: pinned are never dropped)
@@ -189,7 +190,8 @@ def fill(
         runs=runs,
         defer=defer,
     )
-    result = select(work, plan, parts, how, cut_seq=carry.cut_seq, line=line, memory=memory)
+    result = select(work, plan, how, cut_seq=carry.cut_seq, line=line, memory=memory)
+    parts.preamble = result.preamble
     return _fitted(work, parts, plan, result, how=how, outside=taken - anchored - work.costs(turn),
                    loose=sorted(turn - pinned), warnings=warnings)  # fmt: skip
 

@@ -19,11 +19,13 @@ docs/history.md#a-summary-for-a-smaller-model):
 from __future__ import annotations
 
 import logging
+from collections.abc import Set
 from dataclasses import dataclass, field
 
-from contextq.assembly.pieces import Piece, text_piece
+from contextq.assembly.pieces import text_piece
 from contextq.assembly.shrink import results_first, shrink_in_order
 from contextq.assembly.turn_fit import fit_files, preview_warning
+from contextq.assembly.wire import Piece
 from contextq.assembly.work import Work, includable
 from contextq.history.chains import unit_at
 from contextq.history.pinned import protected_anchors
@@ -77,35 +79,46 @@ def _pinned_units(work: Work, pinned: set[int]) -> list[list[int]]:
     return units
 
 
+@dataclass(frozen=True, slots=True)
+class PinnedCut:
+    """What `cut_pinned` decided: the pinned messages (with their chains) that stay, the
+    ones cut from the oldest, and the warning naming the cut (None: nothing was cut)."""
+
+    kept: frozenset[int]
+    cut: frozenset[int]
+    warning: str | None = None
+
+
 def cut_pinned(
-    work: Work, pinned: set[int], room: int, room_name: str = "the model's room"
-) -> tuple[set[int], str | None]:
+    work: Work, pinned: Set[int], room: int, room_name: str = "the model's room"
+) -> PinnedCut:
     """Cut the pinned messages that do not fit `room` (the hard room less S) from the
     oldest, one unit at a time with its files and tool chain, until the rest fit. Never
     cut: the newest pinned unit, and a pinned message of the newest turn (its user
     message, its newest unit: taken first, docs/context.md#what-is-taken-first). Should those alone
     not fit, the newest pinned unit's files go in as many as fit (the others noted as left out,
     `room_name` naming the room), then their messages shrink to previews, non-pinned
-    ones first (the newest tool result first). Removes the cut ones from `pinned`;
-    returns their indices and the warning naming them (logged)."""
-    total = work.costs(pinned)
+    ones first (the newest tool result first). `pinned` is left as given: the decision
+    is the value returned (the warning also logged)."""
+    kept = set(pinned)
+    total = work.costs(kept)
     cut: set[int] = set()
-    units = _pinned_units(work, pinned)
+    units = _pinned_units(work, kept)
     for members in units[:-1]:
         if total <= room:
             break
         if work.required.intersection(members):
             continue
         for j in members:
-            pinned.discard(j)
+            kept.discard(j)
             cut.add(j)
             total -= work.cost(j)
     if total > room and units:  # what stays: its files as many as fit, then previews
-        total = _newest_pinned_files(work, pinned, units[-1], room, room_name)
+        total = _newest_pinned_files(work, kept, units[-1], room, room_name)
     if total > room:
-        _previews(work, pinned, total - room)
+        _previews(work, kept, total - room)
     if not cut:
-        return cut, None
+        return PinnedCut(frozenset(kept), frozenset())
     names = [str(work.history[j].id) for j in sorted(cut) if work.history[j].pinned]
     warning = (
         "the pinned messages do not fit the model's room (context_limit - max_output_tokens"
@@ -113,7 +126,7 @@ def cut_pinned(
         f"{names}"
     )
     log.warning("%s", warning)
-    return cut, warning
+    return PinnedCut(frozenset(kept), frozenset(cut), warning)
 
 
 def _newest_pinned_files(

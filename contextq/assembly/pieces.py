@@ -23,61 +23,17 @@ what it costs as sent, so a message whose reasoning is left out costs less; of t
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from contextq.assembly.attachments import Attached, Document, documents_text
 from contextq.assembly.counting import node_tokens
 from contextq.assembly.inputs import Category
+from contextq.assembly.wire import Piece, Target
 from contextq.calibration import calibrate, split_counter
 from contextq.history.message_tokens import serialise
 from contextq.history.native import reasoning_units
-from contextq.history.types import FormatName, Message
+from contextq.history.types import Message
 from contextq.lru import LRU
-from contextq.reasoning_rules import UNKNOWN, ReasoningRule
-
-if TYPE_CHECKING:
-    from contextq.assembly.formats.base import WireFormat
-
-
-@dataclass(slots=True)
-class Piece:
-    category: Category
-    role: str  # system | user | assistant | tool (the format maps it to its wire role)
-    tokens: int
-    nodes: list[Any] = field(default_factory=list)  # in the target format
-    frame: int = 0  # the turn's own cost when standing alone (a format that merges turns)
-    file_tokens: int = 0  # of `tokens`: attached images, audio and file text lines
-    reasoning_tokens: int = 0  # of `tokens`: reasoning state sent (a same-vendor payload)
-    # reasoning units (blocks, items, parts) of its message left out, and why:
-    # ("other_vendor" | "earlier_turns" | "prefix_changed", n)
-    reasoning_left: tuple[str, int] | None = None
-    message: Message | None = None  # the stored message it renders, if any
-    shown: bool = False  # a preview of it (cut to fit), not the message itself
-    documents: list[Document] | None = None  # a documents piece: what it lists
-
-    @property
-    def cost(self) -> int:
-        return self.tokens + self.frame
-
-
-@dataclass(frozen=True, slots=True)
-class Target:
-    """Where the pieces go: the wire format, the model's counter (its encoding,
-    calibrated for a model whose tokenizer is not published: `contextq.calibration`)
-    and provider, the encoding stored message counts were made with (reused when it is
-    the counter's), and what the model does with earlier turns' reasoning."""
-
-    wire: WireFormat
-    encoding: str
-    provider: str
-    stored_encoding: str | None = None
-    reasoning: ReasoningRule = UNKNOWN
-
-    @property
-    def format(self) -> FormatName:
-        return self.wire.name
-
 
 CountKey = tuple[str, int, int | None, int | None, str, str, str, bool]
 Counted = tuple[int, int]  # a message's tokens as sent, and of them its reasoning's

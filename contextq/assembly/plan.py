@@ -10,11 +10,12 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from contextq.assembly.formats import wire_format
+from contextq.assembly.formats import tools_for, wire_format
 from contextq.assembly.inputs import ProjectContext, Prompts
-from contextq.assembly.pieces import Target, text_piece
+from contextq.assembly.pieces import text_piece
 from contextq.assembly.prompts import custom_agent_text, reminder_text, system_text
-from contextq.assembly.tools import Tool, parse_tools, tools_for
+from contextq.assembly.tools import Tool, parse_tools
+from contextq.assembly.wire import Target
 from contextq.catalog import resolve_model
 from contextq.history.plan import CompactionView, ReadPlan, plan_read
 from contextq.reasoning_rules import rule_for

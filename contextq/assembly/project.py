@@ -13,7 +13,8 @@ from collections.abc import Mapping
 from contextq.assembly.attachments import Document, documents_text
 from contextq.assembly.citations import CitationMap
 from contextq.assembly.inputs import ProjectContext
-from contextq.assembly.pieces import Piece, Target, text_piece
+from contextq.assembly.pieces import text_piece
+from contextq.assembly.wire import Piece, Target
 
 
 def project_documents(project: ProjectContext) -> list[Document]:

@@ -9,22 +9,9 @@ fields with the count, and the breakdown by category.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Any
 
 from contextq.assembly.inputs import CATEGORIES, Category
-from contextq.assembly.pieces import Piece, Target
-
-
-@dataclass(slots=True)
-class Rendered:
-    """`fields`: the answer's wire fields in order, the list first under the format's
-    `list_key` (`messages`, and Anthropic's `system` and `stable_prefix_tokens`, …)."""
-
-    fields: dict[str, Any]
-    token_count: int
-    breakdown: dict[str, int]
-    kept: list[Piece] = field(default_factory=list)
+from contextq.assembly.wire import Piece, Rendered, Target
 
 
 def render(pieces: Sequence[Piece], *, turn_start: int, target: Target) -> Rendered:

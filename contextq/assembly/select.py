@@ -27,6 +27,7 @@ from contextq.assembly.clearing import clear_below, clearable, moved_line
 from contextq.assembly.pieces import text_piece
 from contextq.assembly.plan import ContextPlan
 from contextq.assembly.tool_results import tool_result_indices
+from contextq.assembly.wire import Piece
 from contextq.assembly.work import Work
 from contextq.history.chains import unit_at
 from contextq.history.filtering import run_strategy
@@ -34,7 +35,6 @@ from contextq.history.strategies import starts_turn, token_budget
 from contextq.history.types import Message
 
 if TYPE_CHECKING:
-    from contextq.assembly.fill import Parts
     from contextq.history.memory import HierarchicalMemory
 
 
@@ -48,6 +48,7 @@ class Ran:
     warnings: list[str] = field(default_factory=list)
     duration_ms: float = 0.0
     clear_seq: int | None = None  # the clearing line, when this answer moved it
+    preamble: list[Piece] = field(default_factory=list)  # the hierarchical memory block
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,7 +67,6 @@ class Selecting:
 def select(
     work: Work,
     plan: ContextPlan,
-    parts: Parts,
     how: Selecting,
     *,
     cut_seq: int | None,
@@ -75,18 +75,18 @@ def select(
 ) -> Ran:
     """The strategy with the carried cut point and line (`line`: the one applied); when
     the carried state does not fit, or is over the threshold with a batch of results to
-    clear, the line moves and the strategy cuts anew (`move_cut`)."""
-    ran = _select(work, plan, parts, how, cut_seq=cut_seq, memory=memory)
+    clear, the line moves and the strategy cuts anew (`move_cut`). The strategy's
+    preamble (the hierarchical memory block) comes back in `Ran.preamble`."""
+    ran = _select(work, plan, how, cut_seq=cut_seq, memory=memory)
     if ran.error is not None:
         return ran
-    moved = _moved(work, plan, parts, how, ran, cut_seq=cut_seq, line=line, memory=memory)
+    moved = _moved(work, plan, how, ran, cut_seq=cut_seq, line=line, memory=memory)
     return moved if moved is not None else _window_cut(work, plan, how, ran, cut_seq)
 
 
 def _moved(
     work: Work,
     plan: ContextPlan,
-    parts: Parts,
     how: Selecting,
     ran: Ran,
     *,
@@ -98,7 +98,7 @@ def _moved(
     result, or None when it does not move: the carried state fits and is under the
     threshold, or there is nothing (over the threshold alone: too little) to clear."""
     exceeded = _exceeded(work, ran, how, cut_seq, plan)
-    if not exceeded and (how.defer or not _over_threshold(work, parts, plan, how, ran)):
+    if not exceeded and (how.defer or not _over_threshold(work, plan, how, ran)):
         return None
     keep = plan.read.filter.keep_tool_results
     target = moved_line(work, keep)
@@ -108,7 +108,7 @@ def _moved(
         return None
     clear_below(work, target, how.protected)
     move = move_cut(work, plan, how, keep) if how.runs else None
-    moved = _select(work, plan, parts, how, cut_seq=None, memory=memory, move=move)
+    moved = _select(work, plan, how, cut_seq=None, memory=memory, move=move)
     moved.clear_seq = target
     return moved
 
@@ -136,7 +136,7 @@ def _window_cut(
     return ran
 
 
-def _over_threshold(work: Work, parts: Parts, plan: ContextPlan, how: Selecting, ran: Ran) -> bool:
+def _over_threshold(work: Work, plan: ContextPlan, how: Selecting, ran: Ran) -> bool:
     """Whether the context with the carried line and cut point is over the threshold
     (docs/context.md#clearing-old-tool-results-with-hysteresis: the line "stays put … until usage is
     over the threshold again"), the
@@ -147,7 +147,7 @@ def _over_threshold(work: Work, parts: Parts, plan: ContextPlan, how: Selecting,
     f = plan.read.filter
     if not how.runs or not f.automatic:
         return False
-    preamble = sum(p.cost for p in parts.preamble)
+    preamble = sum(p.cost for p in ran.preamble)
     tokens = how.limit - how.room + work.costs(ran.kept - how.turn) + preamble
     return tokens >= f.threshold * max(1, f.limits.context_window)
 
@@ -198,7 +198,6 @@ class Costed(Sequence[Message]):
 def _select(
     work: Work,
     plan: ContextPlan,
-    parts: Parts,
     how: Selecting,
     *,
     cut_seq: int | None,
@@ -228,15 +227,14 @@ def _select(
     selection, error = run_strategy(
         messages, f, anchors=anchors, memory=memory, overrides=overrides
     )
-    parts.preamble = [
-        text_piece(m.text(), "user", "summary", plan.target) for m in selection.preamble
-    ]
+    preamble = [text_piece(m.text(), "user", "summary", plan.target) for m in selection.preamble]
     return Ran(
         {rest[j] for j in selection.kept} | how.turn,
         error=error,
         cut_seq=selection.cut_seq if error is None else None,
         warnings=[w for w in selection.warnings if not w.startswith("MIN_MESSAGES_TO_KEEP")],
         duration_ms=round((time.perf_counter() - started) * 1000, 3),
+        preamble=preamble,
     )
 
 

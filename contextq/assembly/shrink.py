@@ -13,7 +13,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 
-from contextq.assembly.pieces import Piece
 from contextq.assembly.preview import cut_middle, fit_preview
 from contextq.assembly.tool_results import (
     preview_line,
@@ -22,6 +21,7 @@ from contextq.assembly.tool_results import (
     shown,
     with_line,
 )
+from contextq.assembly.wire import Piece
 from contextq.assembly.work import Work
 from contextq.history.types import content_text
 from contextq.tokens import count_tokens

@@ -15,9 +15,10 @@ from typing import Any
 from contextq.assembly.attachments import Attached, FileNote, attach, provisional_ids
 from contextq.assembly.citations import CitationMap
 from contextq.assembly.inputs import FileView
-from contextq.assembly.pieces import Piece, Target, documents_piece, known_cost, message_piece
+from contextq.assembly.pieces import documents_piece, known_cost, message_piece
 from contextq.assembly.tool_results import ToolResultView, stand_in
 from contextq.assembly.turn import split_turn
+from contextq.assembly.wire import Piece, Target
 from contextq.catalog import ModelLimits
 from contextq.history.chains import unit_at
 from contextq.history.types import Message

@@ -28,6 +28,7 @@ from store import files_queries as q
 from store import projects_queries as pq
 from store.blobs import BlobMissing, BlobReader, BlobWriter, get_blob_store
 from store.chunks_queries import release_file_chunks
+from store.context_queries import owned_conversation_exists
 from store.tables import File, FileContent, FileStatus, utcnow
 
 log = logging.getLogger("contextq.files")
@@ -66,8 +67,6 @@ def check_upload_targets(
 ) -> None:
     """An upload's `conversation_id` / `project_id` must name the owner's own (docs/api.md#routes):
     NotFound otherwise, exactly as for a missing one."""
-    from store.context_queries import owned_conversation_exists
-
     if conversation_id and not owned_conversation_exists(session, owner_id, conversation_id):
         raise NotFound(f"conversation {conversation_id!r} not found (conversation_id)")
     if project_id and pq.get_owned(session, owner_id=owner_id, project_id=project_id) is None:

@@ -20,6 +20,7 @@ import httpx
 from contextq_client import async_resources as ar
 from contextq_client import resources as r
 from contextq_client.chat_kwargs import ChatFormat, chat_kwargs_from
+from contextq_client.errors import TransportError
 from contextq_client.events import AsyncEvents, Events
 from contextq_client.models import Health
 from contextq_client.routing import route
@@ -96,8 +97,6 @@ class Client:
         try:
             response = self._t.http.get("/healthz")
         except httpx.TransportError as exc:
-            from contextq_client.errors import TransportError
-
             raise TransportError(f"cannot reach {self.base_url}: {exc}") from exc
         return Health.model_validate(response.json())
 
@@ -179,8 +178,6 @@ class AsyncClient:
         try:
             response = await self._t.http.get("/healthz")
         except httpx.TransportError as exc:
-            from contextq_client.errors import TransportError
-
             raise TransportError(f"cannot reach {self.base_url}: {exc}") from exc
         return Health.model_validate(response.json())
 

@@ -38,15 +38,16 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from contextq.assembly.counting import json_tokens
-from contextq.assembly.formats.base import OPENING_TEXT, WireFormat
-from contextq.assembly.render import Rendered, charge, empty_breakdown
+from contextq.assembly.formats.base import OPENING_TEXT
+from contextq.assembly.render import charge, empty_breakdown
 from contextq.assembly.turn import is_tool_result
+from contextq.assembly.wire import Rendered, WireFormat
 from contextq.history.native import anthropic as native_anthropic
 from contextq.history.types import FormatName, Message, NativeFormat
 
 if TYPE_CHECKING:
-    from contextq.assembly.pieces import Piece, Target
     from contextq.assembly.tools import Tool
+    from contextq.assembly.wire import Piece, Target
 
 CACHE_CONTROL = {"type": "ephemeral"}
 _FORMULA_BLOCKS = ("image", "image_url", "input_audio")

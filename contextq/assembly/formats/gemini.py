@@ -39,14 +39,15 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from contextq.assembly.counting import Media, json_tokens
 from contextq.assembly.formats.anthropic import tool_arguments
-from contextq.assembly.formats.base import OPENING_TEXT, WireFormat
-from contextq.assembly.render import Rendered, charge, empty_breakdown
+from contextq.assembly.formats.base import OPENING_TEXT
+from contextq.assembly.render import charge, empty_breakdown
+from contextq.assembly.wire import Rendered, WireFormat
 from contextq.history.native import gemini as native_gemini
 from contextq.history.types import FormatName, Message, NativeFormat
 
 if TYPE_CHECKING:
-    from contextq.assembly.pieces import Piece, Target
     from contextq.assembly.tools import Tool
+    from contextq.assembly.wire import Piece, Target
 
 AUDIO_TYPES = {
     "audio/wav": "audio/wav",

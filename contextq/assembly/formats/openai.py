@@ -13,13 +13,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from contextq.assembly.formats.base import WireFormat
-from contextq.assembly.render import Rendered, charge, empty_breakdown
+from contextq.assembly.render import charge, empty_breakdown
+from contextq.assembly.wire import Rendered, WireFormat
 from contextq.history.types import FormatName, Message
 
 if TYPE_CHECKING:
-    from contextq.assembly.pieces import Piece, Target
     from contextq.assembly.tools import Tool
+    from contextq.assembly.wire import Piece, Target
 
 AUDIO_FORMATS = {"audio/mpeg": "mp3", "audio/mp3": "mp3", "audio/wav": "wav", "audio/x-wav": "wav"}
 

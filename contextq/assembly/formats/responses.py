@@ -30,14 +30,15 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from contextq.assembly.counting import Media, node_tokens
-from contextq.assembly.formats.base import OPENING_TEXT, WireFormat
-from contextq.assembly.render import Rendered, charge, empty_breakdown
+from contextq.assembly.formats.base import OPENING_TEXT
+from contextq.assembly.render import charge, empty_breakdown
+from contextq.assembly.wire import Rendered, WireFormat
 from contextq.history.native import responses as native_responses
 from contextq.history.types import FormatName, Message, NativeFormat
 
 if TYPE_CHECKING:
-    from contextq.assembly.pieces import Piece, Target
     from contextq.assembly.tools import Tool
+    from contextq.assembly.wire import Piece, Target
 
 
 class OpenAIResponses(WireFormat):

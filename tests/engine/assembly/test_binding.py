@@ -10,7 +10,8 @@ from typing import Any
 from contextq.assembly import binding
 from contextq.assembly.binding import BindState, Pins, Slot
 from contextq.assembly.formats import FORMATS
-from contextq.assembly.pieces import Piece, Target, message_piece, text_piece
+from contextq.assembly.pieces import message_piece, text_piece
+from contextq.assembly.wire import Piece, Target
 from contextq.history.native import parse_native
 from contextq.reasoning_rules import rule_for
 

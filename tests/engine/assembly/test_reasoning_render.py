@@ -10,7 +10,8 @@ from typing import Any
 
 from contextq.assembly import build_history_context
 from contextq.assembly.formats import FORMATS
-from contextq.assembly.pieces import Target, message_piece
+from contextq.assembly.pieces import message_piece
+from contextq.assembly.wire import Target
 from contextq.history.native import parse_native, shown_as
 from contextq.history.native.gemini import DUMMY_SIGNATURE
 from contextq.reasoning_rules import rule_for
