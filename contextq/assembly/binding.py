@@ -150,6 +150,7 @@ def decide(
     lifted: Sequence[bool],
     cut_seq: int | None = None,
     pins: Pins | None = None,
+    newest_seq: int | None = None,
 ) -> Decision:
     """Which rows' reasoning this answer leaves out (module docstring), and the state to
     carry. `lifted[k]`: slot k goes in the format's system field (out of the list)."""
@@ -168,7 +169,10 @@ def decide(
     newly = [s.piece.message for s in slots if s.index in walk.withheld and s.piece.message]
     newly = [m for m in newly if state.watermark is None or m.seq > state.watermark]
     fingerprint = running.hexdigest()[:FINGERPRINT_CHARS]
-    answers = _with_answer(state.answers, walk.last_seq, target.format, fingerprint, head)
+    # an answer is the one the model read for every row appended after the newest
+    # message of the history it was made from (sent or not: a pinned-only answer)
+    read_through = newest_seq if newest_seq is not None else walk.last_seq
+    answers = _with_answer(state.answers, read_through, target.format, fingerprint, head)
     floor = max(watermark or 0, cut_seq or 0)
     carried = {s: f for s, f in state.bound.items() if s > floor}
     carried.update(walk.bound)
@@ -244,7 +248,8 @@ def withheld_seqs(slots: Sequence[Slot], withheld: set[int]) -> list[int]:
 
 
 def _written_after(answers: Sequence[Answer], seq: int, fmt: str) -> str | None:
-    """The fingerprint of the newest answer (in `fmt`) whose last message is below `seq`."""
+    """The fingerprint of the newest answer (in `fmt`) made from a history whose newest
+    message is below `seq`: the answer the model read when it wrote row `seq`."""
     for answer in reversed(answers):
         if answer.format == fmt and answer.last_seq < seq:
             return answer.fingerprint

@@ -20,7 +20,8 @@ class Pins:
 
 @dataclass(frozen=True, slots=True)
 class Answer:
-    """A stored answer: the seq of its last message, its format and fingerprints."""
+    """A stored answer: the newest seq of the history it was made from, its format and
+    fingerprints."""
 
     last_seq: int
     format: str

@@ -107,6 +107,7 @@ def decide(
         lifted=[wire.lifts(p) for p in pieces],
         cut_seq=cut_seq,
         pins=bound.pins,
+        newest_seq=work.history[-1].seq if work.history else None,
     )
     bound.decision = decision
     return work.withhold(decision.withheld)

@@ -71,7 +71,7 @@ def _name(state: BindingState, key: str, fmt: str, node: Any = None) -> str:
 def binding_prefix_kept(f: Facts) -> list[str]:
     """Every reasoning node sent sits after the prefix it was written after."""
     state = f.binding
-    if state is None or f.pinned_only:  # open finding F5 (docs/harness.md)
+    if state is None:
         return []
     problems: list[str] = []
     fmt = f.answer["format"]
@@ -144,7 +144,7 @@ def binding_no_gap(f: Facts) -> list[str]:
 def binding_never_back(f: Facts) -> list[str]:
     """A reasoning node once left out is never sent again."""
     state = f.binding
-    if state is None or f.pinned_only:  # open finding F5 (docs/harness.md)
+    if state is None:
         return []
     fmt = f.answer["format"]
     return [
