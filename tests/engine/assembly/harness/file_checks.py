@@ -195,6 +195,9 @@ def newest_files_first(f: Facts) -> list[str]:
     return [f"the newest turn's {fitting} (at most {costs} tokens) left out with {room} left"]
 
 
+NEWLY_LEFT = "is left out; the model will continue without it"  # `binding.warning`
+
+
 def _withheld_after_fill(f: Facts) -> int:
     """Room the binding rule freed after the fill: the reasoning tokens of the blocks it
     newly left out this read (the fill had counted them; it does not fill again: a known
@@ -203,9 +206,8 @@ def _withheld_after_fill(f: Facts) -> int:
     dropped = f.answer.get("reasoning_dropped") or {}
     if not dropped.get("prefix_changed"):
         return 0
-    previous = f.previous.answer.get("reasoning_dropped") or {} if f.previous else {}
-    if dropped["prefix_changed"] <= previous.get("prefix_changed", 0):
-        return 0
+    if not any(NEWLY_LEFT in w for w in f.answer["warnings"]):
+        return 0  # none newly left out: the watermark's were left out before the fill
     rows = {m.seq: m for m in f.visible if m.native is not None}
     return sum(
         answer_tokens(f.answer, json.dumps(rows[seq].native.payload))

@@ -169,7 +169,7 @@ def prefix_between_cuts(f: Facts) -> list[str]:
         # S gains or loses its citations section with a search
         # (docs/history.md#the-ready-to-send-context)
         return []
-    if rule_for(f.answer["model"] or None).binds:
+    if f.answer["format"] in FIELDS and rule_for(f.answer["model"] or None).binds:
         # reasoning the binding rule leaves out changes the bytes, not the prefix: the
         # binding invariants judge it (docs/harness.md, the binding oracle)
         previous, read = _unreasoned(previous), _unreasoned(f.read)
