@@ -101,7 +101,8 @@ def assemble_context(
     runs = read.filter.runs_for_total(before)
     # inside a bound tool loop the cut point and line move only when the hard room forces
     # them: the budget's move waits for the next user turn (docs/context.md#bound-reasoning)
-    defer = bound is not None and bound.in_loop
+    # (a carried cut point: token_budget's; the other strategies' start moves as they say)
+    defer = bound is not None and bound.in_loop and read.filter.strategy == "token_budget"
     budget = read.filter.budget
     limit = budget.budget_tokens if runs and not defer else budget.hard_limit_tokens
     over = runs or before > read.filter.budget.hard_limit_tokens
