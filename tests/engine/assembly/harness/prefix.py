@@ -7,7 +7,7 @@ from dataclasses import replace
 from typing import Any
 
 from contextq.reasoning_rules import rule_for
-from tests.engine.assembly.harness.canonical import FIELDS, is_reasoning_node
+from tests.engine.assembly.harness.canonical import FIELDS, is_reasoning_node, strip
 from tests.engine.assembly.harness.engine import Read
 from tests.engine.assembly.harness.facts import Facts, newest_user
 from tests.engine.assembly.harness.sent import text_of
@@ -222,7 +222,8 @@ def _system_texts(read: Read) -> list[str]:
 
 
 def _unreasoned(read: Read) -> Read:
-    """`read` with its answer's reasoning units taken out of the list."""
+    """`read` with its answer's reasoning units taken out of the list (and, in Gemini,
+    the signatures: the dummy stands in for one left out)."""
     answer = read.answer
     fmt = answer["format"]
     _, list_key, key = FIELDS[fmt]
@@ -236,4 +237,6 @@ def _unreasoned(read: Read) -> Read:
             else e
             for e in elements
         ]
+    if fmt == "gemini":
+        kept = [strip(e, fmt) for e in kept]
     return replace(read, answer={**answer, list_key: kept})
