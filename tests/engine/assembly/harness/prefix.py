@@ -169,7 +169,13 @@ def prefix_between_cuts(f: Facts) -> list[str]:
         # S gains or loses its citations section with a search
         # (docs/history.md#the-ready-to-send-context)
         return []
-    if f.answer["format"] in FIELDS and rule_for(f.answer["model"] or None).binds:
+    binds = rule_for(f.answer["model"] or None).binds
+    restored = set(previous.answer["cleared_tool_result_ids"]) - set(
+        f.answer["cleared_tool_result_ids"]
+    )
+    if binds and f.answer["strategy"] == "noop" and restored:
+        return []  # open finding F6 (docs/harness.md): noop carries no clearing line
+    if f.answer["format"] in FIELDS and binds:
         # reasoning the binding rule leaves out changes the bytes, not the prefix: the
         # binding invariants judge it (docs/harness.md, the binding oracle)
         previous, read = _unreasoned(previous), _unreasoned(f.read)
