@@ -12,10 +12,10 @@ from dataclasses import dataclass, field
 from datetime import UTC
 from typing import Annotated, Any, TypeVar
 
-from fastapi import Depends, HTTPException, Request
+from fastapi import Depends, Request
 from starlette.concurrency import run_in_threadpool
 
-from contextq.errors import QuotaExceeded
+from contextq.errors import QuotaExceeded, Unauthenticated
 from contextq.settings import Settings, get_settings
 from store import rate_limit
 from store.db import read_session, session_scope
@@ -153,11 +153,9 @@ async def get_owner_id(request: Request) -> str:
     header = request.headers.get("authorization", "")
     scheme, _, key = header.partition(" ")
     if scheme.lower() != "bearer" or not key.strip():
-        raise HTTPException(
-            401,
+        raise Unauthenticated(
             "missing API key: send `Authorization: Bearer <key>` (create one with "
-            "`contextq keys create`)",
-            headers={"WWW-Authenticate": "Bearer"},
+            "`contextq keys create`)"
         )
     key = key.strip()
     settings = get_settings()
@@ -169,7 +167,7 @@ async def get_owner_id(request: Request) -> str:
         generation = _auth.generation  # before the lookup: a revocation after it wins
         found = await run_in_threadpool(_lookup_owner, key)
         if found is None:
-            raise HTTPException(401, "invalid API key", headers={"WWW-Authenticate": "Bearer"})
+            raise Unauthenticated("invalid API key")
         _auth.put(cache_key, found.owner_id, generation)
         _note_used_later(found)
         owner_id = found.owner_id

@@ -1,10 +1,16 @@
 """The one place errors map to HTTP status; every error is `{"detail": ...}`.
 
-- engine errors (`contextq.errors`) → 4xx; a quota → 429 (with Retry-After for the rate);
+- the errors of `contextq.errors`, which routes raise like the engine and the service do
+  (no `HTTPException` anywhere else: ruff's banned-api rule, TID251) → 4xx: a missing or
+  unknown key → 401 with `WWW-Authenticate: Bearer`, an upload over MAX_UPLOAD_BYTES →
+  413 with `Connection: close`, a quota → 429 (with Retry-After for the rate); a
+  `ValidationFailed` with a field or problems → 422 with a list of `{loc, msg, type}`, as
+  FastAPI's own request validation answers;
+- what the framework raises itself (an unknown route 404, a wrong method 405) → its status;
 - the database, the broker or the blob store (S3) unreachable, locked or timing out (the
   drivers' operational errors, whichever route or dependency raised them) → 503 with
   Retry-After: an
-  infrastructure fault, never a 500 (SPEC §11);
+  infrastructure fault, never a 500 (docs/operations.md#running-the-service);
 - anything else unexpected → 503, logged with its traceback.
 """
 
@@ -19,15 +25,19 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from contextq.errors import (
+    BadRequest,
     Conflict,
     ContextqError,
+    Forbidden,
     Gone,
     HostileInput,
     InputTooLarge,
     InvalidInput,
     NotFound,
     QuotaExceeded,
+    Unauthenticated,
     UnsupportedFileType,
+    UploadTooLarge,
     ValidationFailed,
 )
 from store.blobs import BlobStoreUnavailable
@@ -37,6 +47,9 @@ from store.metrics import QUOTA_REFUSALS
 log = logging.getLogger("contextq.api")
 
 STATUS_FOR: list[tuple[type[ContextqError], int]] = [
+    (BadRequest, 400),
+    (Unauthenticated, 401),
+    (Forbidden, 403),
     (NotFound, 404),
     (Conflict, 409),
     (Gone, 410),
@@ -66,20 +79,38 @@ def status_for(exc: ContextqError) -> int:
     return 400
 
 
+def detail_for(exc: ContextqError, req: Request) -> object:
+    """The answer's `detail`: the message, or for invalid values the list FastAPI's own
+    request validation gives (`loc`, `msg`, `type` each)."""
+    if not isinstance(exc, ValidationFailed):
+        return str(exc)
+    if exc.problems:
+        return [{"loc": list(p.loc), "msg": p.msg, "type": p.type} for p in exc.problems]
+    if exc.field:
+        # a query parameter's own name locates it in the query, as FastAPI's own 422s do
+        where = "query" if exc.field in req.query_params else "body"
+        return [{"loc": [where, exc.field], "msg": str(exc), "type": "value_error"}]
+    return str(exc)
+
+
+def headers_for(exc: ContextqError) -> dict[str, str] | None:
+    if isinstance(exc, Unauthenticated):
+        return {"WWW-Authenticate": "Bearer"}
+    if isinstance(exc, UploadTooLarge):
+        return {"Connection": "close"}
+    if isinstance(exc, QuotaExceeded) and exc.retry_after_s is not None:
+        return {"Retry-After": str(exc.retry_after_s)}
+    return None
+
+
 def install(app: FastAPI) -> None:
     @app.exception_handler(ContextqError)
     async def _engine_error(req: Request, exc: ContextqError) -> JSONResponse:
-        detail: object = str(exc)
-        if isinstance(exc, ValidationFailed) and exc.field:
-            # a query parameter's own name locates it in the query, as FastAPI's own 422s do
-            where = "query" if exc.field in req.query_params else "body"
-            detail = [{"loc": [where, exc.field], "msg": str(exc), "type": "value_error"}]
-        headers = None
         if isinstance(exc, QuotaExceeded):
             QUOTA_REFUSALS.labels(exc.limit).inc()
-            if exc.retry_after_s is not None:
-                headers = {"Retry-After": str(exc.retry_after_s)}
-        return JSONResponse({"detail": detail}, status_code=status_for(exc), headers=headers)
+        return JSONResponse(
+            {"detail": detail_for(exc, req)}, status_code=status_for(exc), headers=headers_for(exc)
+        )
 
     async def _unavailable(req: Request, exc: Exception) -> JSONResponse:
         what = "database" if isinstance(exc, DATABASE_UNAVAILABLE) else "broker"

@@ -100,11 +100,11 @@ def create_app() -> FastAPI:
     errors.install(app)
     app.include_router(health.router)
     app.include_router(metrics.router)
-    app.include_router(inspector_router)  # /ui, the inspector (SPEC §12)
+    app.include_router(inspector_router)  # /ui, the inspector (docs/inspector.md)
     routers = (files, conversations, messages, memory, context, jobs, workspaces, projects, tools)
     for module in (*routers, events, webhooks, owner_settings):
         app.include_router(module.router, prefix="/v1", responses=error_responses())
-    # the MCP server (SPEC §12): streamable HTTP, the same key, the conversation in a header
+    # the MCP server (docs/mcp.md): streamable HTTP, the same key, the conversation in a header
     # an ASGI app as the endpoint: Starlette calls a class instance with (scope, receive, send)
     app.add_route(mcp.PATH, mcp.McpEndpoint(), methods=["GET", "POST", "DELETE"])  # type: ignore[arg-type]
     return app

@@ -1,4 +1,4 @@
-"""`/mcp`: contextq's MCP server over streamable HTTP (SPEC §12).
+"""`/mcp`: contextq's MCP server over streamable HTTP (docs/mcp.md).
 
 The caller sends the API key as for `/v1` (`Authorization: Bearer <key>`, the same
 rate limit) and names the conversation in the `X-Contextq-Conversation` header or the

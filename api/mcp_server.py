@@ -1,4 +1,4 @@
-"""contextq as a Model Context Protocol server (SPEC §12), transport-free: the `mcp`
+"""contextq as a Model Context Protocol server (docs/mcp.md), transport-free: the `mcp`
 SDK's low-level `Server` over the built-in tools, built for one conversation with the
 executor that runs a tool.
 

@@ -6,6 +6,9 @@ fields are kept up to a few hundred bytes, anything else is refused. Over
 the byte limit the temp file is removed and UploadTooLarge is raised before
 the rest of the body is read. A store that sends parts while the body arrives (S3)
 asks for it with `wants_flush`; the part goes out in a thread, off the event loop.
+What is refused is refused with `contextq.errors` (`api/errors.py` maps them): an
+unreadable form `ValidationFailed` (422), a malformed or interrupted body `BadRequest`
+(400), one over the limit `UploadTooLarge` (413).
 """
 
 from __future__ import annotations
@@ -17,29 +20,15 @@ from dataclasses import dataclass, field
 from python_multipart.exceptions import FormParserError
 from python_multipart.multipart import MultipartParser, MultipartState, parse_options_header
 from starlette.concurrency import run_in_threadpool
+from starlette.requests import ClientDisconnect
 
+from contextq.errors import BadRequest, UploadTooLarge, ValidationFailed
 from store.blobs import BlobStore, BlobTooLarge, BlobWriter
 
 MAX_PARTS = 8
 MAX_FIELD_BYTES = 1024
 MAX_FILENAME_CHARS = 255
 FRAMING_ALLOWANCE = 64 * 1024  # multipart boundaries, part headers and small fields
-
-
-class UploadError(Exception):
-    status_code = 422
-
-    def __init__(self, detail: str) -> None:
-        super().__init__(detail)
-        self.detail = detail
-
-
-class UploadTooLarge(UploadError):
-    status_code = 413
-
-
-class BadMultipart(UploadError):
-    status_code = 400
 
 
 @dataclass
@@ -96,7 +85,7 @@ class _Receiver:
     def on_part_begin(self) -> None:
         self.parts += 1
         if self.parts > MAX_PARTS:
-            raise UploadError(f"too many form parts (at most {MAX_PARTS})")
+            raise ValidationFailed(f"too many form parts (at most {MAX_PARTS})")
         self._headers = {}
         self._kind = None
 
@@ -118,12 +107,12 @@ class _Receiver:
         self._name = name
         if name == "file" and b"filename" in options:
             if self.writer is not None or self.file_done:
-                raise UploadError("send one file per request (one `file` part)")
+                raise ValidationFailed("send one file per request (one `file` part)")
             self.filename = options[b"filename"].decode("utf-8", "replace")
             self.writer = self.blobs.writer(limit=self.limit)
             self._kind = "file"
         elif name == "file":
-            raise UploadError("the `file` field must be a file upload (with a filename)")
+            raise ValidationFailed("the `file` field must be a file upload (with a filename)")
         else:
             self._kind = "field"
             self._field.clear()
@@ -140,7 +129,7 @@ class _Receiver:
         elif self._kind == "field":
             self._field += data[start:end]
             if len(self._field) > MAX_FIELD_BYTES:
-                raise UploadError(f"form field `{self._name[:40]}` is too long")
+                raise ValidationFailed(f"form field `{self._name[:40]}` is too long")
 
     def on_part_end(self) -> None:
         if self._kind == "file":
@@ -149,7 +138,7 @@ class _Receiver:
             try:
                 self.fields[self._name] = self._field.decode("utf-8")
             except UnicodeDecodeError:
-                raise UploadError(f"form field `{self._name[:40]}` is not UTF-8") from None
+                raise ValidationFailed(f"form field `{self._name[:40]}` is not UTF-8") from None
         self._kind = None
 
     def abort(self) -> None:
@@ -162,7 +151,7 @@ async def _feed(parser: MultipartParser, rx: _Receiver, chunk: bytes) -> None:
     try:
         parser.write(chunk)
     except FormParserError as exc:
-        raise BadMultipart(f"malformed multipart body: {exc}") from None
+        raise BadRequest(f"malformed multipart body: {exc}") from None
     if rx.writer is not None and rx.writer.wants_flush:
         await run_in_threadpool(rx.writer.flush)
 
@@ -178,13 +167,13 @@ async def receive_upload(
     """Parse the multipart body, streaming the `file` part into the blob store."""
     ctype, params = parse_options_header(content_type)
     if ctype != b"multipart/form-data" or not params.get(b"boundary"):
-        raise UploadError("send multipart/form-data with the file in a field named `file`")
+        raise ValidationFailed("send multipart/form-data with the file in a field named `file`")
     body_limit = limit + FRAMING_ALLOWANCE
     if content_length is not None:
         try:
             declared = int(content_length)
         except ValueError:
-            raise BadMultipart("invalid Content-Length") from None
+            raise BadRequest("invalid Content-Length") from None
         if declared > body_limit:
             raise UploadTooLarge(f"the file is larger than MAX_UPLOAD_BYTES ({limit} bytes)")
     rx = _Receiver(blobs=blobs, limit=limit)
@@ -201,19 +190,24 @@ async def receive_upload(
         try:
             parser = MultipartParser(params[b"boundary"], callbacks)  # type: ignore[arg-type]
         except FormParserError as exc:
-            raise BadMultipart(f"malformed multipart body: {exc}") from None
+            raise BadRequest(f"malformed multipart body: {exc}") from None
         received = 0
-        async for chunk in body:
-            received += len(chunk)
-            if received > body_limit:
-                raise UploadTooLarge(f"the file is larger than MAX_UPLOAD_BYTES ({limit} bytes)")
-            await _feed(parser, rx, chunk)
+        try:
+            async for chunk in body:
+                received += len(chunk)
+                if received > body_limit:
+                    raise UploadTooLarge(
+                        f"the file is larger than MAX_UPLOAD_BYTES ({limit} bytes)"
+                    )
+                await _feed(parser, rx, chunk)
+        except ClientDisconnect:  # the client went away mid-upload; the temp file goes
+            raise BadRequest("the upload was interrupted") from None
         if parser.state != MultipartState.END:
-            raise BadMultipart("malformed multipart body: it ends before the closing boundary")
+            raise BadRequest("malformed multipart body: it ends before the closing boundary")
         if rx.writer is None or not rx.file_done:
-            raise UploadError("no file: send it in a multipart field named `file`")
+            raise ValidationFailed("no file: send it in a multipart field named `file`")
         if rx.writer.size == 0:
-            raise UploadError("the file is empty")
+            raise ValidationFailed("the file is empty")
     except BaseException:
         rx.abort()
         raise

@@ -1,4 +1,4 @@
-"""Blob storage benchmark (SPEC §13): BLOB_STORE=filesystem vs BLOB_STORE=s3, in one run.
+"""Blob storage benchmark (docs/scaling.md): BLOB_STORE=filesystem vs BLOB_STORE=s3, in one run.
 
 For each backend it starts its own stack (the launcher `contextq up` uses: embedded
 Valkey, the API under uvicorn, a real `celery worker`, SQLite in a temporary DATA_DIR);

@@ -1,4 +1,4 @@
-"""What a compaction keeps (SPEC §5 quality benchmark); prints figures and ratios.
+"""What a compaction keeps (docs/performance.md quality benchmark); prints figures and ratios.
 
     .venv/bin/python bench/compaction_quality.py            # 10 sessions of 300 turns
     .venv/bin/python bench/compaction_quality.py --quick    # 5 sessions
@@ -18,7 +18,7 @@
    newest `--tail` tokens, 2 000 by default, kept verbatim after it), the same methods
    left the same room. Targets (extractive): at 10 %, must-keep classes 100 % and the
    other seeded facts >= 95 %; at 5 %, must-keep 100 % and others >= 80 %. And the
-   provenance check (SPEC §5): >= 99 % of the summary's structured items cite seqs, and
+   provenance check (docs/provenance.md): >= 99 % of the summary's structured items cite seqs, and
    every cited seq's original holds the item's key terms (its words of 3+ letters).
 1p. The same tables on sessions not written for this bench (`bench/public_sessions.py`:
    tool-use sessions rebuilt from the Berkeley Function Calling Leaderboard's multi-turn

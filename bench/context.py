@@ -3,7 +3,7 @@ that stays put. Prints figures and ratios against baselines measured in the same
 
     .venv/bin/python bench/context.py            # about 3 minutes
     .venv/bin/python bench/context.py --quick    # fewer requests and turns
-    .venv/bin/python bench/context.py --quick --section 3   # one section (1, 2 or 3)
+    .venv/bin/python bench/context.py --quick --section 3   # one section (1 to 4)
 
 1. Latency: the real API (uvicorn subprocess, SQLite, temporary DATA_DIR) answers
    `GET /v1/conversations/{id}/context` (gpt-4o, token_budget) for a 10 000-message agent
@@ -26,12 +26,22 @@ that stays put. Prints figures and ratios against baselines measured in the same
    default hysteresis (`trim_to` 0.7) against per-turn trimming (`trim_to` 1.0: every
    turn cuts just enough), on gpt-4o with agent turns and gpt-4 with chat turns.
    Target: ≥ 80 % of turns keep the prefix. (The agent turns' tool results are cleared
-   as they age, SPEC §9: the measure includes clearing.)
+   as they age, docs/context.md#clearing-old-tool-results-with-hysteresis: the measure includes
+   clearing.)
 3. Clearing old tool results (`bench/context_clearing.py`): 200-turn (60 on gpt-4
    with --quick) tool-heavy sessions on gpt-4 (8K) and gpt-4-32k, ~240- and ~320-token
    results, clearing on against off: prefix kept (target >= 80 % with clearing on),
    turns kept on / off (target >= 1.5x), the cost of the reads that move the clearing
    line, and the first read of the same turns imported at once.
+4. Reasoning state (`bench/context_reasoning.py`): 10 000 native messages whose every
+   model step carries reasoning (about a third of the tokens), read in each of the four
+   formats, against the same turns without reasoning. Targets: p99 <= 50 ms in each
+   format, within 1.2x of the history without reasoning.
+5. Bound reasoning (`bench/context_bound.py`): a 200-step (60 with --quick) tool loop
+   on a model that binds its thinking to the prefix (claude-opus-5-5) against one that
+   does not (claude-opus-4-7), windows capped alike, read after every step: the share
+   of reads whose newest step's thinking is sent (target >= 80 %), binding violations
+   (target 0), prefix kept (>= 80 %), steps kept.
 """
 
 from __future__ import annotations
@@ -53,7 +63,9 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from bench.context_bound import bound_section, report_bound  # noqa: E402
 from bench.context_clearing import clearing_section, report_clearing  # noqa: E402
+from bench.context_reasoning import reasoning_section, report_reasoning  # noqa: E402
 from bench.history_http import _free_port, _pct, _prepare, _start_api, _stop  # noqa: E402
 
 TARGET_P99_MS = 50.0
@@ -321,18 +333,15 @@ def stability_section(client: Any, turns: int) -> list[tuple[str, str, float, di
 # ---------------------------------------------------------------- report
 
 
-def report(
-    latency: dict[str, dict[str, Any]] | None,
-    stability: list[Any] | None,
-    clearing: dict[str, Any] | None,
-    turns: int,
-) -> None:
-    if latency is not None:
-        report_latency(latency)
-    if stability is not None:
-        report_stability(stability)
-    if clearing is not None:
-        report_clearing(clearing, turns)
+def report(sections: dict[int, Any], turns: int) -> None:
+    if sections.get(1) is not None:
+        report_latency(sections[1])
+    if sections.get(2) is not None:
+        report_stability(sections[2])
+    if sections.get(3) is not None:
+        report_clearing(sections[3], turns)
+    if sections.get(4) is not None:
+        report_reasoning(sections[4])
 
 
 def report_latency(latency: dict[str, dict[str, Any]]) -> None:
@@ -405,11 +414,12 @@ def main() -> None:
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--section", type=int, choices=(1, 2, 3), help="run only this one")
+    parser.add_argument("--section", type=int, choices=(1, 2, 3, 4, 5), help="run only this one")
     args = parser.parse_args()
     requests, turns = (60, 30) if args.quick else (200, 100)
     clearing_turns = 60 if args.quick else 200
-    wanted = {args.section} if args.section else {1, 2, 3}
+    wanted = {args.section} if args.section else {1, 2, 3, 4, 5}
+    bound_steps = 60 if args.quick else 200
     data_dir = Path(tempfile.mkdtemp(prefix="contextq-bench-context-"))
     valkey = ValkeyServer(data_dir=data_dir / "valkey")
     valkey.start()  # the API publishes its tasks (the written results' processing) for real
@@ -424,10 +434,16 @@ def main() -> None:
         with httpx.Client(
             base_url=f"http://127.0.0.1:{port}", headers=headers, timeout=600
         ) as client:
-            latency = latency_section(client, requests) if 1 in wanted else None
-            stability = stability_section(client, turns) if 2 in wanted else None
-            clearing = clearing_section(client, clearing_turns, requests) if 3 in wanted else None
-        report(latency, stability, clearing, clearing_turns)
+            sections = {
+                1: latency_section(client, requests) if 1 in wanted else None,
+                2: stability_section(client, turns) if 2 in wanted else None,
+                3: clearing_section(client, clearing_turns, requests) if 3 in wanted else None,
+                4: reasoning_section(client, requests) if 4 in wanted else None,
+            }
+        bound = bound_section(redis_url, bound_steps) if 5 in wanted else None
+        report(sections, clearing_turns)
+        if bound is not None:
+            report_bound(bound, bound_steps)
         print(_load_line(load_before, os.getloadavg()))
     finally:
         if proc is not None:

@@ -1,4 +1,5 @@
-"""Clearing old tool results (SPEC §9, issues 10, 17 and 29): section 3 of bench/context.py.
+"""Clearing old tool results (docs/context.md#clearing-old-tool-results-with-hysteresis, issues 10,
+17 and 29): section 3 of bench/context.py.
 
 Tool-heavy sessions (each turn: a user message, a tool call, a tool result, an answer)
 on a small window (gpt-4, 8 192 tokens, budget 3 915) and a 32K one (gpt-4-32k, 32 768

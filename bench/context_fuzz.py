@@ -1,15 +1,18 @@
 """The context assembly's invariants over many generated conversations (issue 17).
 
-    .venv/bin/python bench/context_fuzz.py          # 100 000 cases: about 20 min of one core
+    .venv/bin/python bench/context_fuzz.py          # 100 000 cases: about 35 min of one core
     .venv/bin/python bench/context_fuzz.py --cases 2000 --start 50000 --shrink
 
 The same generators, invariants and command line as tests/engine/assembly/harness/
 (`python -m tests.engine.assembly.harness.run`; the CI run checks seeds 0…9 999, so
 `--start 10000` looks where CI does not), with 100 000 cases unless `--cases` or
-`--seed` is given. Prints the cases and answers checked, the time (wall and CPU: the
-machine is shared, CPU is the figure to compare), and for each invariant the cases and
-answers that broke it with the first seed; `--shrink` adds the smallest case found for
-each broken invariant. Exit status 1 when any invariant broke.
+`--seed` is given. Prints the cases and answers checked (and, of them, the bound
+trajectories and their answers: the binding oracle's, docs/harness.md), the time (wall
+and CPU: the machine is shared, CPU is the figure to compare), and for each invariant
+the cases and answers that broke it with the first seed; `--shrink` adds the smallest
+case found for each broken invariant. Exit status 1 when any invariant broke (the
+binding invariants included, whatever `CONTEXTQ_BINDING_ORACLE` says: it gates CI's
+tests only).
 """
 
 from __future__ import annotations

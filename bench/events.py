@@ -1,4 +1,4 @@
-"""What recording context events costs GET /context (SPEC §10: events must not slow it).
+"""What recording context events costs GET /context (docs/events.md: events must not slow it).
 
 Two real APIs (uvicorn subprocesses) on one SQLite file and one real Valkey: the
 baseline with CONTEXT_EVENTS=false, the other recording a `context.filtered` event on

@@ -45,7 +45,7 @@ from contextq.history import (  # noqa: E402
     count_message_tokens,
     token_budget,
 )
-from contextq.history.strategies import find_anchors  # noqa: E402
+from contextq.history.pinned import find_anchors  # noqa: E402
 from contextq.settings import Settings  # noqa: E402
 
 WORDS = (

@@ -1,4 +1,5 @@
-"""Load test: concurrent clients against a real `contextq up` (SPEC §11).
+"""Load test: concurrent clients against a real `contextq up`
+(docs/operations.md#running-the-service).
 
 Starts `contextq up` on a temporary DATA_DIR (embedded Valkey, SQLite, the API with its
 default processes, a worker, beat, Flower), then runs CLIENTS asyncio clients for

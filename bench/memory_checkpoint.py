@@ -1,4 +1,5 @@
-"""What the private-data checkpoint costs a message append (SPEC §9), in-process.
+"""What the private-data checkpoint costs a message append
+(docs/workspaces.md#private-data-conversation-and-memory-checkpoints), in-process.
 
     .venv/bin/python bench/memory_checkpoint.py [--rounds 300] [--decisions 0,200,2000]
 

@@ -1,4 +1,5 @@
-"""Retrieval benchmark (SPEC §8, issue 9): the database's own full-text search against bm25s.
+"""Retrieval benchmark (docs/retrieval.md, issue 9): the database's own full-text search against
+bm25s.
 
     PYTHONPATH=$PWD .venv/bin/python -m bench.retrieval            # SQLite (+ PostgreSQL)
     PYTHONPATH=$PWD .venv/bin/python -m bench.retrieval --quick    # smaller, fewer repeats

@@ -1,5 +1,5 @@
-"""Calibrated counts for closed tokenizers (issue 21, SPEC §3): the exact OpenAI counts
-and the calibrated counts per model family on a fixed corpus of prose, code, JSON and
+"""Calibrated counts for closed tokenizers (issue 21, docs/token-counting.md): the exact OpenAI
+counts and the calibrated counts per model family on a fixed corpus of prose, code, JSON and
 CJK (bench/token_calibration_corpus.py: texts that ship with Python, or made here).
 
     .venv/bin/python bench/token_calibration.py            # a few seconds

@@ -280,6 +280,10 @@ def context_report(ctx: dict[str, Any]) -> list[tuple[str, str]]:
     if breakdown:
         spent = ", ".join(f"{k} {_num(v)}" for k, v in breakdown.items() if v)
         rows.append(("where the tokens went", spent or "nothing"))
+    dropped = {k: v for k, v in (ctx.get("reasoning_dropped") or {}).items() if v}
+    # reasoning blocks, items or parts left out, by why (docs/context.md#reasoning-state)
+    if dropped:
+        rows.append(("reasoning left out", ", ".join(f"{k} {v}" for k, v in dropped.items())))
     for note in ctx.get("file_notes") or ():
         rows.append((f"file {note.get('file_id')}", str(note.get("reason", ""))))
     for warning in ctx.get("warnings") or ():

@@ -1,8 +1,9 @@
-"""`contextq keys create|list|revoke` (SPEC §7, §11)."""
+"""`contextq keys create|list|revoke` (docs/cli.md, docs/operations.md#running-the-service)."""
 
 from __future__ import annotations
 
 import sys
+from datetime import datetime
 from typing import Annotated
 
 import typer
@@ -25,8 +26,8 @@ def keys_create(
     owner: Annotated[str, typer.Option(help="Owner name (created if new).")] = "default",
 ) -> None:
     """Create an API key and print it alone on stdout (shown once; only its hash is stored)."""
-    from store.db import migrate, session_scope
-    from store.keys import create_key
+    from store.db import migrate, session_scope  # noqa: PLC0415 - CLI start-up: loaded by the command that runs it
+    from store.keys import create_key  # noqa: PLC0415 - CLI start-up: loaded by the command that runs it
 
     settings = get_settings()
     migrate(settings)
@@ -37,15 +38,13 @@ def keys_create(
 
 def _broker_url() -> str | None:
     """REDIS_URL, or the embedded broker of a running `contextq up` on this DATA_DIR."""
-    from contextq.secret_files import BROKER_URL_FILE, read_secret
+    from contextq.secret_files import BROKER_URL_FILE, read_secret  # noqa: PLC0415 - CLI start-up: loaded by the command that runs it
 
     settings = get_settings()
     return settings.REDIS_URL or read_secret(settings.data_dir / BROKER_URL_FILE)
 
 
 def _when(value: object) -> str:
-    from datetime import datetime
-
     return value.strftime("%Y-%m-%d %H:%M:%S") if isinstance(value, datetime) else "never"
 
 
@@ -54,8 +53,8 @@ def keys_list(
     revoked: Annotated[bool, typer.Option("--revoked", help="Show revoked keys too.")] = False,
 ) -> None:
     """The keys: prefix, owner, created, last used (UTC; last use is noted once a minute)."""
-    from service.keys import list_keys
-    from store.db import migrate, read_session
+    from service.keys import list_keys  # noqa: PLC0415 - CLI start-up: loaded by the command that runs it
+    from store.db import migrate, read_session  # noqa: PLC0415 - CLI start-up: loaded by the command that runs it
 
     migrate(get_settings())
     with read_session() as session:
@@ -76,9 +75,9 @@ def keys_revoke(
     prefix: Annotated[str, typer.Argument(help="The key's prefix, as `keys list` shows it.")],
 ) -> None:
     """Revoke a key: it answers 401 on every API process within a second."""
-    from contextq.errors import ContextqError
-    from service.keys import announce_revocation, revoke_key
-    from store.db import migrate, session_scope
+    from contextq.errors import ContextqError  # noqa: PLC0415 - CLI start-up: loaded by the command that runs it
+    from service.keys import announce_revocation, revoke_key  # noqa: PLC0415 - CLI start-up: loaded by the command that runs it
+    from store.db import migrate, session_scope  # noqa: PLC0415 - CLI start-up: loaded by the command that runs it
 
     migrate(get_settings())
     try:

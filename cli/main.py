@@ -7,6 +7,7 @@ this module only declares the commands.
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import sys
@@ -82,7 +83,7 @@ def up(  # noqa: PLR0917  (typer maps parameters to options)
     DATA_DIR (default ./.contextq) holds the database, blobs, broker data, logs and
     the development API key. Ctrl-C or SIGTERM stops every process.
     """
-    from cli.launcher import UpOptions, run_up
+    from cli.launcher import UpOptions, run_up  # noqa: PLC0415 - CLI start-up: loaded by the command that runs it
 
     options = UpOptions(
         host=host,
@@ -111,8 +112,8 @@ def upload(  # noqa: PLR0917  (typer maps parameters to options)
     key: KeyOpt = None,
 ) -> None:
     """Upload files, wait until each is ready or failed, print a table."""
-    from cli.client import ClientError, resolve_target
-    from cli.client import upload as do_upload
+    from cli.client import ClientError, resolve_target  # noqa: PLC0415 - CLI start-up: loaded by the command that runs it
+    from cli.client import upload as do_upload  # noqa: PLC0415 - CLI start-up: loaded by the command that runs it
 
     try:
         target = resolve_target(api, key, get_settings())
@@ -144,10 +145,8 @@ def context(  # noqa: PLR0917  (typer maps parameters to options)
     key: KeyOpt = None,
 ) -> None:
     """The filtering report of a conversation's ready-to-send context."""
-    import json
-
-    from cli.client import ClientError, fetch_context, print_context_report, resolve_target
-    from contextq.history.types import FORMAT_NAMES
+    from cli.client import ClientError, fetch_context, print_context_report, resolve_target  # noqa: PLC0415 - CLI start-up: loaded by the command that runs it
+    from contextq.history.types import FORMAT_NAMES  # noqa: PLC0415 - CLI start-up: loaded by the command that runs it
 
     if fmt is not None and fmt not in FORMAT_NAMES:
         _say(f"contextq context: --format must be one of {', '.join(FORMAT_NAMES)}")
@@ -182,8 +181,8 @@ def mcp(
 ) -> None:
     """Serve contextq's tools to an MCP client over stdio (read what a stub names, list
     the workspace, search the project, the memory), for one conversation."""
-    from cli.client import ClientError, resolve_target
-    from cli.mcp import serve_stdio
+    from cli.client import ClientError, resolve_target  # noqa: PLC0415 - CLI start-up: loaded by the command that runs it
+    from cli.mcp import serve_stdio  # noqa: PLC0415 - CLI start-up: loaded by the command that runs it
 
     try:
         serve_stdio(resolve_target(api, key, get_settings()), conversation_id)
@@ -203,10 +202,8 @@ def events(
     key: KeyOpt = None,
 ) -> None:
     """Follow this key's events (GET /v1/events) and print one line each, until Ctrl-C."""
-    import json
-
-    from cli.client import ClientError, connect, event_line
-    from contextq_client import ContextqError
+    from cli.client import ClientError, connect, event_line  # noqa: PLC0415 - CLI start-up: loaded by the command that runs it
+    from contextq_client import ContextqError  # noqa: PLC0415 - CLI start-up: loaded by the command that runs it
 
     try:
         with connect(api, key, get_settings()) as client:
@@ -226,7 +223,7 @@ def events(
 @app.command()
 def migrate() -> None:
     """Bring the database schema to the newest migration."""
-    from store.db import migrate as do_migrate
+    from store.db import migrate as do_migrate  # noqa: PLC0415 - CLI start-up: loaded by the command that runs it
 
     settings = get_settings()
     do_migrate(settings)
@@ -244,7 +241,7 @@ def api(
     ] = None,
 ) -> None:
     """The HTTP API (uvicorn). Extra arguments go to uvicorn."""
-    from cli.launcher.argv import api_argv
+    from cli.launcher.argv import api_argv  # noqa: PLC0415 - CLI start-up: loaded by the command that runs it
 
     count = workers or get_settings().API_WORKERS or _cores()
     _exec(api_argv(host, port, list(ctx.args), workers=count))
@@ -260,7 +257,7 @@ def worker(
     loglevel: Annotated[str | None, typer.Option(help="Log level (default: LOG_LEVEL).")] = None,
 ) -> None:
     """A Celery worker (prefork). Extra arguments go to `celery worker`."""
-    from cli.launcher.argv import worker_argv
+    from cli.launcher.argv import worker_argv  # noqa: PLC0415 - CLI start-up: loaded by the command that runs it
 
     settings = get_settings()
     argv = worker_argv(
@@ -287,8 +284,8 @@ def beat(
     loglevel: Annotated[str | None, typer.Option(help="Log level (default: LOG_LEVEL).")] = None,
 ) -> None:
     """Celery beat: the recovery and compaction sweeps. Run exactly one."""
-    from cli.launcher.argv import beat_argv
-    from cli.launcher.devkey import ensure_data_dir
+    from cli.launcher.argv import beat_argv  # noqa: PLC0415 - CLI start-up: loaded by the command that runs it
+    from cli.launcher.devkey import ensure_data_dir  # noqa: PLC0415 - CLI start-up: loaded by the command that runs it
 
     settings = get_settings()
     data_dir = ensure_data_dir(settings)
@@ -308,9 +305,9 @@ def flower(
     port: Annotated[int, typer.Option(help="Port.")] = 5555,
 ) -> None:
     """Flower with basic auth (FLOWER_USER / FLOWER_PASSWORD, else a saved generated one)."""
-    from cli.launcher.argv import flower_argv
-    from cli.launcher.devkey import flower_env
-    from contextq.secret_files import FLOWER_PASSWORD_FILE
+    from cli.launcher.argv import flower_argv  # noqa: PLC0415 - CLI start-up: loaded by the command that runs it
+    from cli.launcher.devkey import flower_env  # noqa: PLC0415 - CLI start-up: loaded by the command that runs it
+    from contextq.secret_files import FLOWER_PASSWORD_FILE  # noqa: PLC0415 - CLI start-up: loaded by the command that runs it
 
     settings = get_settings()
     env = flower_env(settings)
@@ -336,7 +333,7 @@ def health(
     ] = None,
 ) -> None:
     """Exit 0 when the part answers (used by docker-compose healthchecks)."""
-    from cli.launcher import probes
+    from cli.launcher import probes  # noqa: PLC0415 - CLI start-up: loaded by the command that runs it
 
     settings = get_settings()
     ok: bool

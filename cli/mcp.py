@@ -1,4 +1,4 @@
-"""`contextq mcp --conversation ID`: contextq's MCP server over stdio (SPEC §12), for
+"""`contextq mcp --conversation ID`: contextq's MCP server over stdio (docs/mcp.md), for
 desktop and coding agents that start their MCP servers as subprocesses.
 
 It talks to a running API through the thin client (`contextq_client.AsyncClient`, the

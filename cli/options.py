@@ -1,4 +1,4 @@
-"""Options every HTTP client command takes (SPEC §7: `--api`, `--key`)."""
+"""Options every HTTP client command takes (docs/cli.md: `--api`, `--key`)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`contextq projects create|ls|search` (SPEC §7), over the SDK's `client.projects`."""
+"""`contextq projects create|ls|search` (docs/cli.md), over the SDK's `client.projects`."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""contextq's own tools (SPEC §9 "Following a stub", §12 MCP), defined once.
+"""contextq's own tools (docs/workspaces.md#following-a-stub, docs/mcp.md), defined once.
 
 An agent without a sandbox that mounts `/workspace` still reaches what a cleared stub or
 a preview names: `workspace_read` reads a workspace file in portions, `workspace_list`
@@ -19,7 +19,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic import ValidationError as PydanticValidationError
 
-from contextq.assembly.tools import Tool, tools_for
+from contextq.assembly.formats import tools_for
+from contextq.assembly.tools import Tool
 from contextq.errors import NotFound, ValidationFailed
 from contextq.history.types import FormatName
 
@@ -148,7 +149,8 @@ TOOLS: dict[str, BuiltinTool] = {
         MEMORY_RECORD_ERROR,
     )
 }
-# what `GET …/context?builtin_tools=true` adds (SPEC §9): the tools that follow a stub
+# what `GET …/context?builtin_tools=true` adds (docs/workspaces.md#following-a-stub): the tools that
+# follow a stub
 CONTEXT_TOOLS: tuple[str, ...] = ("workspace_read", "workspace_list", "project_search")
 
 

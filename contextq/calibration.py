@@ -1,4 +1,5 @@
-"""Counts for models whose tokenizer is not published (SPEC §3), never below the bill.
+"""Counts for models whose tokenizer is not published (docs/token-counting.md), never below the
+bill.
 
 A model's tokens are counted *exactly* when its tokenizer ships here (OpenAI's
 `cl100k_base` and `o200k_base`), else *calibrated*: the open encoding's count of each
@@ -267,7 +268,7 @@ class Counting:
         return tokens * 100 // self.family.largest
 
     def report(self) -> dict[str, object]:
-        """The answer's fields saying how it counted (SPEC §6)."""
+        """The answer's fields saying how it counted (docs/history.md#the-answer)."""
         family = self.family
         return {
             "token_count_method": self.method,

@@ -1,10 +1,14 @@
-"""A small exception hierarchy for the engine.
+"""The one error vocabulary: what the engine, the service and the API's routes raise.
 
-Mapped to HTTP status in exactly one place (`api/errors.py`) and to row
-status in exactly one place (`tasks/files.py` via `store`).
+Mapped to HTTP status in exactly one place (`api/errors.py`; a route raises these, never
+an HTTP exception: ruff's banned-api rule says so) and to row status in exactly one place
+(`tasks/files.py` via `store`).
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 
 class ContextqError(Exception):
@@ -23,16 +27,47 @@ class InputTooLarge(ContextqError):
     """The input (or what it expands to) is over a configured limit."""
 
 
+class UploadTooLarge(InputTooLarge):
+    """An upload's body is over MAX_UPLOAD_BYTES, refused before the rest of it is read:
+    the answer closes the connection (what was not read is not waited for)."""
+
+
+class BadRequest(ContextqError):
+    """The request itself cannot be read: a malformed body, or one cut off before its end."""
+
+
+class Unauthenticated(ContextqError):
+    """No credentials, or ones that name no one; the message says how to send them."""
+
+
+class Forbidden(ContextqError):
+    """The credentials are known (or none are needed) but do not allow this."""
+
+
 class HostileInput(ContextqError):
     """The input looks built to exhaust resources: zip/XML/YAML bombs, decompression bombs."""
 
 
-class ValidationFailed(ContextqError):
-    """Options or arguments are invalid; `field` names the culprit."""
+@dataclass(frozen=True)
+class Problem:
+    """One invalid value of a request: where it is (`("body", "messages", 0, "role")`),
+    what is wrong with it, and the kind of error (a validator's own type name)."""
 
-    def __init__(self, message: str, *, field: str | None = None) -> None:
+    loc: tuple[str | int, ...]
+    msg: str
+    type: str
+
+
+class ValidationFailed(ContextqError):
+    """Options or arguments are invalid; `field` names the culprit, or `problems` lists
+    every invalid value (a request body checked against its schema)."""
+
+    def __init__(
+        self, message: str, *, field: str | None = None, problems: Sequence[Problem] = ()
+    ) -> None:
         super().__init__(message)
         self.field = field
+        self.problems = tuple(problems)
 
 
 class NotFound(ContextqError):

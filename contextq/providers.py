@@ -1,4 +1,5 @@
-"""LLM provider names and their defaults for models the catalogue does not know (SPEC §4).
+"""LLM provider names and their defaults for models the catalogue does not know
+(docs/history.md#history-strategies).
 
 `LLM_PROVIDER` takes seed 004's names or the catalogue's own provider ids. Each name maps
 to a canonical provider (the catalogue's id, which decides the tokenizer family and
@@ -17,8 +18,9 @@ class ProviderDefault:
     provider: str  # canonical provider id (the catalogue's)
     context_window: int  # tokens, for a model the catalogue does not know
     max_output_tokens: int
-    # what an unknown model of this provider is assumed to take as input (SPEC §6: the
-    # catalogue's modalities decide; for a model it does not know, the provider's usual)
+    # what an unknown model of this provider is assumed to take as input
+    # (docs/history.md#how-files-are-given-to-the-model: the catalogue's modalities decide; for a
+    # model it does not know, the provider's usual)
     input_modalities: tuple[str, ...] = ("text", "image")
 
 

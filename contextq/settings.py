@@ -1,4 +1,4 @@
-"""One settings class. Every limit of SPEC §3 is settable by an env var of the same name."""
+"""One settings class. Every limit of docs/files.md is settable by an env var of the same name."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from contextq.errors import ValidationFailed
 from contextq.providers import DEFAULT_LLM_PROVIDER, check_provider_name
-from contextq.strategy_options import validate_options
+from contextq.strategy_options import DEFAULT_MAX_PINNED, validate_options
 
 MiB = 1024 * 1024
 
@@ -26,7 +26,7 @@ class Settings(BaseSettings):
     DATABASE_URL: str | None = None  # default: sqlite file in DATA_DIR
     REDIS_URL: str | None = None  # default: the embedded Valkey started by `contextq up`
 
-    # files (SPEC §3)
+    # files (docs/files.md)
     MAX_TOKENS_PER_FILE: int = Field(5000, ge=1)
     MAX_TOTAL_OUTPUT: int = Field(50_000, ge=1)
     MAX_LINES: int = Field(200, ge=1)
@@ -51,11 +51,11 @@ class Settings(BaseSettings):
     MAX_ARCHIVE_RATIO: float = Field(200.0, gt=1)
     MAX_JSON_PARSE_BYTES: int = Field(64 * MiB, ge=1)  # above: streamed with ijson
 
-    # history (SPEC §3-§5)
+    # history (docs/history.md#history-strategies, docs/history.md#compaction)
     HISTORY_COMPACTION_MAX_TOKENS: int = Field(120_000, ge=1)
     HISTORY_COMPACTION_TARGET_TOKENS: int = Field(40_000, ge=1)
     SUMMARIZER_INPUT_MAX_TOKENS: int = Field(180_000, ge=1)
-    MAX_PINNED_MESSAGES: int = Field(10, ge=0)
+    MAX_PINNED_MESSAGES: int = Field(DEFAULT_MAX_PINNED, ge=0)
     MIN_MESSAGES_TO_KEEP: int = Field(10, ge=0)
     MAX_CONTEXT_TOKENS: int | None = Field(None, ge=1)
     ENABLE_AUTO_COMPRESSION: bool = True
@@ -66,8 +66,9 @@ class Settings(BaseSettings):
     SUMMARIZER_TIMEOUT_S: float = Field(60.0, gt=0)
     SUMMARIZER_MAX_RETRIES: int = Field(3, ge=0)
 
-    # --- memory, provider and context defaults (SPEC §2 memory, §4) ---------------------
-    # provider whose window applies to models the catalogue does not know (contextq.providers)
+    # --- memory, provider and context defaults (docs/history.md#hierarchical-memory,
+    # docs/history.md#history-strategies) --------------------- provider whose window applies to
+    # models the catalogue does not know (contextq.providers)
     LLM_PROVIDER: str = DEFAULT_LLM_PROVIDER
     # strategy of a conversation that names none
     CONTEXT_DEFAULT_STRATEGY: Literal["token_budget", "sliding_window", "noop", "hierarchical"] = (
@@ -109,7 +110,7 @@ class Settings(BaseSettings):
     # connect) before it answers 503 with Retry-After; the worker and beat wait 30 s
     DATABASE_LOCK_TIMEOUT_S: float = Field(5.0, gt=0, le=300)
 
-    # --- operations (SPEC §11) ---
+    # --- operations (docs/operations.md#running-the-service) ---
 
     # uvicorn processes of `contextq api` (compose); unset: the number of cores
     API_WORKERS: int | None = Field(None, ge=1, le=64)
@@ -129,7 +130,7 @@ class Settings(BaseSettings):
     # a blob written or reused this recently is never deleted by the sweep
     BLOB_SWEEP_GRACE_S: float = Field(3600.0, ge=10)
 
-    # --- blob storage (SPEC §13): `filesystem` (DATA_DIR/blobs) or `s3` ---
+    # --- blob storage (docs/scaling.md): `filesystem` (DATA_DIR/blobs) or `s3` ---
     BLOB_STORE: Literal["filesystem", "s3"] = "filesystem"
     # the bucket (it must exist; checked at start); credentials: the standard AWS variables
     S3_BUCKET: str | None = Field(None, min_length=3, max_length=63)
@@ -149,14 +150,15 @@ class Settings(BaseSettings):
             raise ValueError("BLOB_STORE=s3 needs S3_BUCKET (an existing bucket)")
         return self
 
-    # workspaces (SPEC §9): a tool message over this many tokens is also written to
+    # workspaces (docs/workspaces.md): a tool message over this many tokens is also written to
     # /workspace/tool-results/<message_id>.<ext> as a workspace file
     TOOL_RESULT_OFFLOAD_TOKENS: int = Field(2000, ge=1)
 
-    # logs of the API, worker and beat (SPEC §11): level, and `text` or `json` (one object a line)
+    # logs of the API, worker and beat (docs/operations.md#running-the-service): level, and `text`
+    # or `json` (one object a line)
     LOG_LEVEL: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] = "INFO"
     LOG_FORMAT: Literal["text", "json"] = "text"
-    # projects and retrieval (SPEC §8): chunking of a file's whole text for search
+    # projects and retrieval (docs/retrieval.md): chunking of a file's whole text for search
     CHUNK_TOKENS: int = Field(400, ge=32, le=8192)
     CHUNK_OVERLAP_TOKENS: int = Field(40, ge=0)
     MAX_INDEX_TOKENS_PER_FILE: int = Field(2_000_000, ge=1)
@@ -167,7 +169,7 @@ class Settings(BaseSettings):
             raise ValueError("CHUNK_OVERLAP_TOKENS must be at most half of CHUNK_TOKENS")
         return self
 
-    # events and webhooks (SPEC §10)
+    # events and webhooks (docs/events.md)
     # how long events are kept (GET /v1/events resumes with Last-Event-ID over this window)
     EVENT_RETENTION_S: int = Field(24 * 3600, ge=60)
     # how often beat deletes expired events and sends webhook deliveries that are due

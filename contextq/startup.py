@@ -1,4 +1,5 @@
-"""The line every contextq process (API, worker, beat) logs at start (SPEC §4)."""
+"""The line every contextq process (API, worker, beat) logs at start
+(docs/history.md#history-strategies)."""
 
 from __future__ import annotations
 

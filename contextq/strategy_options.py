@@ -1,4 +1,5 @@
-"""Strategy names, their options and the defaults (SPEC §4), checked up front.
+"""Strategy names, their options and the defaults (docs/history.md#history-strategies), checked up
+front.
 
 A name or option written by a user (`POST`/`PATCH` conversation, a request's
 `options`) is validated here and refused with `ValidationFailed` naming the field; a
@@ -33,7 +34,10 @@ DEFAULT_CONTEXT_THRESHOLD = 0.8
 DEFAULT_WINDOW_SIZE = 20
 DEFAULT_TRIM_TO = 0.7  # token_budget cuts down to this share of the budget (hysteresis)
 DEFAULT_PROJECT_SHARE = 0.5  # the project's documents take at most this share of what is left
-DEFAULT_KEEP_TOOL_RESULTS = 5  # tool pairs kept whole when old results are cleared (SPEC §9)
+# tool pairs kept whole when old results are cleared
+# (docs/context.md#clearing-old-tool-results-with-hysteresis)
+DEFAULT_KEEP_TOOL_RESULTS = 5
+DEFAULT_MAX_PINNED = 10  # MAX_PINNED_MESSAGES' default: the newest this many pinned are kept
 
 
 @dataclass(frozen=True, slots=True)

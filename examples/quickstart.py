@@ -18,7 +18,7 @@ def main() -> None:
         conv = client.conversations.create(model="gpt-4o", title="release")
         client.messages.create(conv.id, role="user", content="When do we ship?", file_ids=[file.id])
         context = client.context.get(conv.id, model="gpt-4o")
-        print(f"context: {len(context.messages)} messages, {context.token_count} tokens")
+        print(f"context: {len(context.turns)} messages, {context.token_count} tokens")
         print(f"breakdown: {context.token_breakdown.model_dump()}")
         print(f"messages stored: {sum(1 for _ in client.messages.iter(conv.id))}")
 

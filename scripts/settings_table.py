@@ -76,7 +76,12 @@ MEANING: dict[str, str] = {
     "SUMMARIZER_MODEL": "model of the `openai` summariser",
     "SUMMARIZER_TIMEOUT_S": "seconds per summariser call",
     "SUMMARIZER_MAX_RETRIES": "retries of a failed summariser call",
-    "MAX_UPLOAD_BYTES": "bytes per upload; over: 413 before the body is read",
+    "MAX_UPLOAD_BYTES": (
+        "bytes per upload; over: 413 — before any of the body is read when its "
+        "Content-Length says so (on `POST /v1/files`, past the limit plus 64 KiB of "
+        "multipart framing); a body without one (chunked) is read until it passes the "
+        "limit, then refused and its temporary blob removed"
+    ),
     "TASK_SOFT_TIME_LIMIT_S": "soft limit per task (the task fails the file saying so)",
     "TASK_TIME_LIMIT_S": "hard limit per task (the pool child is killed and replaced)",
     "MAX_ATTEMPTS": "processing attempts per file (worker killed or timed out) before `failed`",
@@ -101,7 +106,7 @@ MEANING: dict[str, str] = {
     "back; unset: TASK_TIME_LIMIT_S + 60",
     "LOG_LEVEL": "level of the API, worker and beat logs (`DEBUG` … `CRITICAL`)",
     "LOG_FORMAT": "`text`, or `json`: one JSON object per line (python-json-logger)",
-    "CHUNK_TOKENS": "target tokens of a project chunk (search and retrieval, SPEC §8)",
+    "CHUNK_TOKENS": "target tokens of a project chunk (search and retrieval, docs/retrieval.md)",
     "CHUNK_OVERLAP_TOKENS": "tokens a chunk repeats from the one before it (at most half)",
     "MAX_INDEX_TOKENS_PER_FILE": "tokens of one file indexed for search at most; the file "
     "says where indexing stopped",

@@ -1,4 +1,4 @@
-"""The storage sweep beat runs every BLOB_SWEEP_INTERVAL_S (SPEC §11 "Storage hygiene").
+"""The storage sweep beat runs every BLOB_SWEEP_INTERVAL_S (docs/operations.md#running-the-service).
 
 It deletes blobs no row references once they are older than BLOB_SWEEP_GRACE_S, and
 partial uploads nobody added to for as long (an upload whose process died), on either

@@ -1,4 +1,4 @@
-"""Events (SPEC §10): what happened to an owner's files, compactions and context reads.
+"""Events (docs/events.md): what happened to an owner's files, compactions and context reads.
 
 Each event is recorded from the ONE place it happens, with one call:
 

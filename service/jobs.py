@@ -1,4 +1,4 @@
-"""Jobs: background work the API reports on (`GET /v1/jobs/{id}`; SPEC §2).
+"""Jobs: background work the API reports on (`GET /v1/jobs/{id}`; docs/history.md#compaction).
 
 A job's progress lives in its row (`queued → running → succeeded | failed`), never in
 the Celery result backend. The transitions below open their own short transactions:

@@ -1,4 +1,5 @@
-"""API keys (SPEC §7, §11): list them, revoke one by its prefix.
+"""API keys (docs/cli.md, docs/operations.md#running-the-service): list them, revoke one by its
+prefix.
 
 A revocation is committed in the database first, then announced through the broker
 (`store.keys.announce_revocation`), which every API process checks a few times a

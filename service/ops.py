@@ -1,4 +1,5 @@
-"""Operations use cases (SPEC §11): the health report and a metrics scrape.
+"""Operations use cases (docs/operations.md#running-the-service): the health report and a metrics
+scrape.
 
 Both read the world as it is now (database, broker) in short reads of their own and
 never raise for an unavailable part: they say so.
@@ -127,8 +128,8 @@ def _queues(url: str) -> Iterable[Metric]:
 
 def count_from_zero() -> None:
     """The API's start: every known series at 0, so every family is in the first scrape
-    (SPEC §11): compactions, quota refusals, blob deletions, each task's duration, each
-    strategy and format's context builds, the polled routes' requests."""
+    (docs/operations.md#running-the-service): compactions, quota refusals, blob deletions, each
+    task's duration, each strategy and format's context builds, the polled routes' requests."""
     metrics.zero_known_series(
         task_names=names.TASKS, strategies=STRATEGY_NAMES, formats=FORMAT_NAMES
     )

@@ -1,11 +1,11 @@
-"""The projects use cases (SPEC §8): create, list, read with counts, change, delete (with
+"""The projects use cases (docs/projects.md): create, list, read with counts, change, delete (with
 their files), move a file in or out, search, and the project's documents for a context.
 
 Another owner's project is exactly as missing as no project (`NotFound`, 404), wherever
 it is named: the routes of `api/routes/projects.py`, an upload's `project_id`
 (`service.files.accept_upload`), `PATCH /v1/files/{id}`.
 
-`project_documents` is what the context's P slot calls (SPEC §6): given the owner, the
+`project_documents` is what the context's P slot calls (docs/projects.md): given the owner, the
 project, the query and the project's share of the budget, the documents to include —
 every ready file whole when they all fit, else the best-matching chunks up to the share.
 """
@@ -25,6 +25,7 @@ from contextq.retrieval import documents as docs
 from contextq.retrieval.chunking import ChunkerOptions, chunk_set_key
 from contextq.settings import Settings
 from service import enqueue
+from service.file_texts import TEXTS
 from service.files.uploads import PROJECT_NOT_FOUND, delete_rows, get_file
 from store import projects_queries as pq
 from store.chunks_queries import file_chunk_set
@@ -41,7 +42,7 @@ PENDING = (FileStatus.UPLOADED, FileStatus.PROCESSING)
 
 @dataclass(frozen=True)
 class ProjectView:
-    """A project with its counts (SPEC §8: file_count, ready_count, token_count,
+    """A project with its counts (docs/projects.md: file_count, ready_count, token_count,
     chunk_count)."""
 
     project: Project
@@ -197,7 +198,7 @@ def search_project(
     )
 
 
-# --- the project's documents for a context (the P slot, SPEC §6 and §8) -------------------
+# --- the project's documents for a context (the P slot, docs/projects.md) -------------------
 
 
 @dataclass(frozen=True)
@@ -315,9 +316,6 @@ def _whole_files(
 
 def _file_texts(session: Session, file_ids: list[str]) -> dict[str, str]:
     """Processed texts (immutable once a file is ready), through the context's cache."""
-    # service.history imports this module: TEXTS moves below both in issue 28's part B
-    from service.history.context_files import TEXTS  # noqa: PLC0415
-
     found = {i: t for i in file_ids if (t := TEXTS.get(i)) is not None}
     for file_id, text in pq.file_texts(
         session, file_ids=[i for i in file_ids if i not in found]

@@ -1,5 +1,5 @@
-"""Per-owner quotas (SPEC §11, OWASP API4): the one place that decides whether one more
-file, or so many more bytes, fits.
+"""Per-owner quotas (docs/operations.md#running-the-service, OWASP API4): the one place that decides
+whether one more file, or so many more bytes, fits.
 
 `MAX_FILES_PER_OWNER` counts the owner's Files (uploads and workspace files alike);
 `MAX_STORAGE_BYTES_PER_OWNER` counts their bytes, plus workspace files whose File was

@@ -1,5 +1,5 @@
-"""The owner's settings (SPEC §6 "S"): the saved system prompt that stands in for a
-conversation's own when it has none (`GET/PUT /v1/settings`)."""
+"""The owner's settings (docs/history.md#the-ready-to-send-context): the saved system prompt that
+stands in for a conversation's own when it has none (`GET/PUT /v1/settings`)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Executing contextq's built-in tools (SPEC §9 "Following a stub", §12 MCP): one use
+"""Executing contextq's built-in tools (docs/workspaces.md#following-a-stub, docs/mcp.md): one use
 case the route (`POST /v1/conversations/{id}/tools/{name}`), the MCP server over HTTP
 and, through the API, the stdio MCP server and the SDK all share.
 

@@ -1,4 +1,4 @@
-"""Sending a webhook delivery (SPEC §10): one attempt per task, signed per Standard
+"""Sending a webhook delivery (docs/events.md): one attempt per task, signed per Standard
 Webhooks, every attempt recorded, retried after WEBHOOK_RETRY_DELAYS_S.
 
 An attempt claims its delivery (`pending → sending`, a conditional update, so a

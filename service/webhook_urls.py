@@ -1,4 +1,4 @@
-"""Where a webhook may send (SPEC §10, SSRF): http(s) URLs whose host is, and resolves
+"""Where a webhook may send (docs/events.md, SSRF): http(s) URLs whose host is, and resolves
 only to, public addresses, unless the host as written is in WEBHOOK_ALLOWED_HOSTS.
 
 The host is resolved with the system resolver (`getaddrinfo`), which also reads the

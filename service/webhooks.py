@@ -1,4 +1,4 @@
-"""Webhooks (SPEC §10): create (the secret shown once), list, get, delete, and the
+"""Webhooks (docs/events.md): create (the secret shown once), list, get, delete, and the
 deliveries of one with each attempt.
 
 The URL is checked (`service.webhook_urls`: public addresses only, unless the host is

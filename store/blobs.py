@@ -1,4 +1,4 @@
-"""The blob store: content-addressed bytes, named by their SHA-256 (SPEC §13).
+"""The blob store: content-addressed bytes, named by their SHA-256 (docs/scaling.md).
 
 One small interface (`store.blobstore.base`, named here too), two backends chosen once
 by `BLOB_STORE` (settings):

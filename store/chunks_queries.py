@@ -1,4 +1,5 @@
-"""Chunk sets: store, reuse, link to files, delete (SPEC §8). Search is in `store/search.py`.
+"""Chunk sets: store, reuse, link to files, delete (docs/retrieval.md). Search is in
+`store/search.py`.
 
 The indexing flow (the worker's step after processing a file; chunking runs outside any
 transaction):

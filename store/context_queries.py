@@ -1,6 +1,6 @@
-"""Keyword-only queries of the context read (SPEC §6): owner settings, citation ids, the
-state carried from answer to answer (cut point, clearing line: read with its version,
-written only while that version holds), and the file rows and processed texts a context
+"""Keyword-only queries of the context read (docs/history.md#the-ready-to-send-context): owner
+settings, citation ids, the state carried from answer to answer (cut point, clearing line: read with
+its version, written only while that version holds), and the file rows and processed texts a context
 shows. Persistence only: what they mean is `contextq.assembly`'s;
 `service.history.context` calls these.
 """
@@ -134,6 +134,8 @@ class Carried(NamedTuple):
     version: int | None = None
     seq: int | None = None  # the cut point
     clear_seq: int | None = None  # the clearing line
+    reasoning_seq: int | None = None  # bound reasoning's watermark
+    binding: dict[str, Any] | None = None  # bound reasoning's state (`BindState.to_json`)
 
 
 def get_carried(session: Session, *, conversation_id: str, model: str) -> Carried:

@@ -1,4 +1,4 @@
-"""SQLModel tables of events and webhooks (SPEC §10).
+"""SQLModel tables of events and webhooks (docs/events.md).
 
 - `events`: what happened, per owner, numbered by a per-owner counter (`event_counters`)
   taken in the recording transaction, so an owner's events commit in id order and a

@@ -156,7 +156,7 @@ OPEN_CALLS_SCAN = 1000  # newest messages read for the current turn's open calls
 def open_tool_calls(session: Session, *, conversation: Conversation) -> dict[str, str]:
     """The current turn's tool calls not answered yet (the messages after the newest
     user message, at most the newest OPEN_CALLS_SCAN): call id → function name, oldest
-    first. A native batch's results may answer them (SPEC §2)."""
+    first. A native batch's results may answer them (docs/api.md#native-turns)."""
     m = StoredMessage
     newest_user = (
         select(func.coalesce(func.max(col(m.seq)), 0))
@@ -181,6 +181,22 @@ def open_tool_calls(session: Session, *, conversation: Conversation) -> dict[str
         for call in tool_calls or ():
             calls[str(call.get("id", ""))] = str((call.get("function") or {}).get("name", ""))
     return calls
+
+
+def answered_call_ids(session: Session, *, conversation: Conversation, prefix: str) -> list[str]:
+    """The call ids starting with `prefix` that the conversation's tool results answer
+    (through the (conversation, role, seq) index: its tool rows only). Synthetic Gemini
+    ids are numbered past them (`contextq.history.native.CallBook`)."""
+    m = StoredMessage
+    pattern = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+    rows = session.execute(
+        select(col(m.tool_call_id)).where(
+            col(m.conversation_id) == conversation.id,
+            col(m.role) == "tool",
+            col(m.tool_call_id).like(pattern, escape="\\"),
+        )
+    ).all()
+    return [str(row[0]) for row in rows]
 
 
 def list_messages(

@@ -37,10 +37,12 @@ class Conversation(SQLModel, table=True):
     reminders: list[Any] | None = Field(default=None, sa_column=Column(JSON))
     project_id: str | None = Field(default=None, index=True, max_length=64)
     tools: list[Any] | None = Field(default=None, sa_column=Column(JSON))
-    # the hierarchical memory's options (SPEC §2): only those the client set, validated
+    # the hierarchical memory's options (docs/history.md#hierarchical-memory): only those the client
+    # set, validated
     memory_options: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON))
-    # the context's dynamic sections (SPEC §6): the date in this IANA zone (UTC when
-    # unset), at `day` (default) or `minute` granularity; the tools that count as search
+    # the context's dynamic sections (docs/history.md#the-ready-to-send-context): the date in this
+    # IANA zone (UTC when unset), at `day` (default) or `minute` granularity; the tools that count
+    # as search
     search_tools: list[str] | None = Field(default=None, sa_column=Column(JSON))
     timezone: str | None = Field(default=None, max_length=64)
     datetime_granularity: str | None = Field(default=None, max_length=8)
@@ -89,7 +91,7 @@ class StoredMessage(SQLModel, table=True):
     cum_tokens: int = 0
     file_ids: list[str] | None = Field(default=None, sa_column=Column(JSON))
     created_at: datetime = _ts()
-    # a native turn's slice (SPEC §2 "Native turns"): the vendor's format, the model that
+    # a native turn's slice (docs/api.md#native-turns): the vendor's format, the model that
     # produced it and the payload exactly as posted; all NULL for the default form
     native_format: str | None = Field(default=None, max_length=16)
     native_model: str | None = Field(default=None, max_length=200)
@@ -119,11 +121,11 @@ class Compaction(SQLModel, table=True):
     compacted_tokens: int
     duration_ms: float
     details: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON))
-    # the retention check (SPEC §5): share of the checked items present before repair
-    # (None: a row from before the check), and the items appended
+    # the retention check (docs/history.md#compaction): share of the checked items present before
+    # repair (None: a row from before the check), and the items appended
     retention: float | None = None
     repaired: list[str] | None = Field(default=None, sa_column=Column(JSON))
-    # provenance (SPEC §5): structured items whose source message is unknown, `(#?)`
+    # provenance (docs/provenance.md): structured items whose source message is unknown, `(#?)`
     # (None: a row from before summaries cited their messages)
     unsourced_items: int | None = None
     job_id: str | None = Field(default=None, max_length=ID_LEN)

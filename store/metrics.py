@@ -1,4 +1,5 @@
-"""Prometheus metrics (SPEC §11): what each process observes, and what `GET /metrics` shows.
+"""Prometheus metrics (docs/operations.md#running-the-service): what each process observes, and what
+`GET /metrics` shows.
 
 Every API process and every worker process (pool children included) counts into
 prometheus-client's **multiprocess mode**: each process writes its samples to small
@@ -25,9 +26,9 @@ Every metric here has labels, so no sample would exist before the first observat
 a dashboard or an alert on compactions would find no series until one ran. The API
 process therefore creates the series of every known label value at 0 when it starts
 (`zero_known_series`, Prometheus' own advice), so every family is there from the first
-scrape (SPEC §11). A process calls `setup_multiprocess()` before it observes anything
-(the API at import of its app, the worker in its first signal), and observations made
-without it stay in the process (single-process mode, e.g. an in-process test client).
+scrape (docs/operations.md#running-the-service). A process calls `setup_multiprocess()` before it
+observes anything (the API at import of its app, the worker in its first signal), and observations
+made without it stay in the process (single-process mode, e.g. an in-process test client).
 """
 
 from __future__ import annotations

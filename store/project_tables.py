@@ -1,4 +1,4 @@
-"""Tables of projects and retrieval (SPEC §8): projects, chunk sets, chunks, file links.
+"""Tables of projects and retrieval (docs/retrieval.md): projects, chunk sets, chunks, file links.
 
 A chunk set is the chunks of one content (the upload's bytes, `files.sha256`) made by one
 chunker configuration (`ChunkerOptions.fingerprint()`): its `key` is both, like the

@@ -1,4 +1,4 @@
-"""Keyword-only queries over projects and their files (SPEC §8).
+"""Keyword-only queries over projects and their files (docs/projects.md).
 
 Which owner may see what, and what a missing project means, is decided in
 `service.projects`; this module only runs the statements.

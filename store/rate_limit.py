@@ -1,4 +1,5 @@
-"""Request rate per API key, shared by every API process through Redis (SPEC §11).
+"""Request rate per API key, shared by every API process through Redis
+(docs/operations.md#running-the-service).
 
 The `limits` library's fixed window over its asyncio Redis storage (redis-py's client):
 one INCR-and-EXPIRE script per request, counted under `contextq:rate:…` keys that expire

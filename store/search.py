@@ -1,4 +1,4 @@
-"""Search over a project's chunks: bm25, dense, or both fused (SPEC §8).
+"""Search over a project's chunks: bm25, dense, or both fused (docs/retrieval.md).
 
 Higher score is better; only chunks of the owner's project's `ready` files are seen.
 

@@ -1,4 +1,4 @@
-"""The bm25 side of project search, in the database's own full-text engine (SPEC §8).
+"""The bm25 side of project search, in the database's own full-text engine (docs/retrieval.md).
 
 `fts5_ranked(session, terms, set_ids, depth)` gives the ids and scores (higher is better)
 of the best `depth` chunks of the given chunk sets that match the query's terms

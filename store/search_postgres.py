@@ -1,5 +1,5 @@
 """The bm25 side of project search on PostgreSQL: `tsvector` + GIN to find, bm25 to rank
-(SPEC §8).
+(docs/projects.md).
 
 `ts_rank` is not bm25: it knows neither how rare a term is in the collection nor the
 average length, so a chunk that repeats a common word beats the one with the rare word

@@ -1,4 +1,4 @@
-"""The workspace entries table (SPEC §9): one row per file in a conversation's workspace.
+"""The workspace entries table (docs/workspaces.md): one row per file in a conversation's workspace.
 
 The bytes live in the workspace directory (what a sandbox mounts); the row says which
 path holds which bytes (size, sha256) and which File processes them. `file_id` is set

@@ -2,7 +2,8 @@
 
 The stack is started once for the module (tests run in file order; the SIGTERM
 test stops it). Each test asserts on real processes and real HTTP answers: logs in
-DATA_DIR/logs, request ids, parts killed with SIGKILL and restarted (SPEC §11).
+DATA_DIR/logs, request ids, parts killed with SIGKILL and restarted
+(docs/operations.md#running-the-service).
 """
 
 from __future__ import annotations
@@ -725,8 +726,8 @@ def _kill_an_api_process(up: Up) -> None:
 
 
 def _assert_every_line_is_json(up: Up) -> None:
-    """SPEC §11: every contextq process logs one JSON object per line (Valkey's and
-    Flower's own files aside): the launcher's lines, uvicorn's supervisor, warnings,
+    """docs/operations.md#running-the-service: every contextq process logs one JSON object per line
+    (Valkey's and Flower's own files aside): the launcher's lines, uvicorn's supervisor, warnings,
     billiard's, Celery's shutdown lines included."""
     for part in ("up", "api", "worker", "beat"):
         records = _json_lines(up.log(part))

@@ -1,6 +1,6 @@
-"""Faults under a real `contextq up` (SPEC §11): every worker process SIGKILLed while 20
-CSVs of 30 MB process, and the broker killed (and restarted by `up`) with 50 uploads
-queued. Nothing is lost and each file ends `ready` exactly once with its own content:
+"""Faults under a real `contextq up` (docs/operations.md#running-the-service): every worker process
+SIGKILLed while 20 CSVs of 30 MB process, and the broker killed (and restarted by `up`) with 50
+uploads queued. Nothing is lost and each file ends `ready` exactly once with its own content:
 once is counted from the owner's events (`GET /v1/events` from id 0, one `file.ready`
 per file, never two).
 

@@ -1,5 +1,6 @@
 """`contextq up` as a user starts it: the console script, inside an agent project of their
-own, with no DATA_DIR and no CONTEXTQ_* settings (SPEC §1, §7, §11).
+own, with no DATA_DIR and no CONTEXTQ_* settings (docs/operations.md#how-contextq-up-runs-the-stack,
+docs/cli.md, docs/operations.md#running-the-service).
 
 The project holds packages named like ours (`api/`, `tasks/`, `worker/`, `service/`,
 `store/`, `cli/`, `migrations/`, the most common names in such projects), each of which

@@ -206,8 +206,9 @@ def test_api_argv_runs_several_api_processes_when_asked() -> None:
 
 
 def test_every_python_part_runs_in_safe_path_mode_on_contextqs_code(tmp_path: Path) -> None:
-    """The working directory never joins sys.path (SPEC §1; the real check, with decoy
-    packages, is tests/test_cli_up_in_a_project.py)."""
+    """The working directory never joins sys.path
+    (docs/operations.md#how-contextq-up-runs-the-stack; the real check, with decoy packages, is
+    tests/test_cli_up_in_a_project.py)."""
     from cli.launcher.argv import CODE_ROOT, api_argv, beat_argv, flower_argv, worker_argv
 
     parts = {

@@ -1,6 +1,6 @@
-"""The label values `/metrics` starts at 0 (SPEC §11: every family from the first scrape)
-are the ones the code emits: each task the worker registers, each compaction outcome,
-each quota limit a refusal names. The scrape of a fresh stack itself is checked in
+"""The label values `/metrics` starts at 0 (docs/operations.md#running-the-service: every family
+from the first scrape) are the ones the code emits: each task the worker registers, each compaction
+outcome, each quota limit a refusal names. The scrape of a fresh stack itself is checked in
 tests/test_cli_up_in_a_project.py."""
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
 """`python -P -m worker -A worker.app …`: the `celery` command (worker, beat, Flower) over
-contextq's own app, whatever directory it runs in (SPEC §1).
+contextq's own app, whatever directory it runs in
+(docs/operations.md#how-contextq-up-runs-the-stack).
 
 Celery finds the `-A` app with the working directory put first on `sys.path` for the
 time of the import (`celery.utils.imports.import_from_cwd`), so from a project with its

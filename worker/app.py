@@ -15,7 +15,8 @@ from worker.config import celery_config
 class OwnCodeLoader(AppLoader):
     """Celery's loader, importing the task modules from `sys.path` as it is: Celery's own
     puts the working directory first for each import, so a `tasks/` package of the
-    directory `contextq up` runs in would be imported in place of ours (SPEC §1)."""
+    directory `contextq up` runs in would be imported in place of ours
+    (docs/operations.md#how-contextq-up-runs-the-stack)."""
 
     def import_from_cwd(self, module: str, imp: Any = None, package: str | None = None) -> Any:
         return (imp or self.import_module)(module, package=package)

@@ -1,4 +1,4 @@
-"""What the worker reports (SPEC §11), through Celery's signals:
+"""What the worker reports (docs/operations.md#running-the-service), through Celery's signals:
 
 - task durations and compaction outcomes into the multiprocess metrics files
   (`store.metrics`), set up in the main worker process before the pool forks, so every

@@ -7,7 +7,7 @@
   lines Celery prints past logging at shutdown are logged instead, and sys.stdout and
   sys.stderr are redirected to logging as Celery's own setup would. Celery's
   `--loglevel` is therefore not used: LOG_LEVEL is (`contextq worker --loglevel X`
-  sets it). The worker and beat then log the SPEC §4 start line.
+  sets it). The worker and beat then log the docs/history.md#history-strategies start line.
 - In the main worker process (`worker_init`, before the pool forks): check the blob
   store (`store.blobs.check_blob_store`: a missing bucket, refused credentials or an
   unreachable endpoint stop the worker with the reason), then build the

@@ -1,4 +1,5 @@
-"""Route: the ready-to-send context (SPEC §2, §6).
+"""Route: the ready-to-send context (docs/history.md#the-answer,
+docs/history.md#the-ready-to-send-context).
 
 Synchronous and cheap: it never calls an LLM and never waits on a task. The work is
 `service.history.build_context`; this adapter only parses the query string.
@@ -72,7 +73,8 @@ async def get_context(
         description="add contextq's own tools (workspace_read, workspace_list, project_search)",
     ),
 ) -> Response:
-    """The message list to send now, with where its tokens went (SPEC §2, §6)."""
+    """The message list to send now, with where its tokens went (docs/api.md#routes,
+    docs/history.md#the-ready-to-send-context)."""
     answer = await read(
         history.build_context,
         settings=settings,

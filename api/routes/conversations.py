@@ -1,4 +1,4 @@
-"""Routes: conversations, and their compactions (SPEC §2).
+"""Routes: conversations, and their compactions (docs/history.md#compaction).
 
 Each route is an adapter over one use case of `service.history`, called in one trip
 to the threadpool (`api.deps.read` / `write`). Another owner's conversation answers

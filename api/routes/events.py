@@ -1,4 +1,4 @@
-"""Route: `GET /v1/events`, the owner's events as Server-Sent Events (SPEC §10)."""
+"""Route: `GET /v1/events`, the owner's events as Server-Sent Events (docs/events.md)."""
 
 from __future__ import annotations
 

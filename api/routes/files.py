@@ -1,4 +1,4 @@
-"""Files: two-phase upload, poll, content, list, delete (SPEC §2 "Files").
+"""Files: two-phase upload, poll, content, list, delete (docs/api.md#the-file-object).
 
 Each route is an adapter over one use case of `service.files`, called in one trip to
 the threadpool (`api.deps.read` / `write`). The upload streams its multipart body to a
@@ -11,12 +11,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Annotated, Any
 
-from fastapi import APIRouter, HTTPException, Query, Request, Response
+from fastapi import APIRouter, Query, Request, Response
 from fastapi.responses import StreamingResponse
-from starlette.requests import ClientDisconnect
 
 from api.deps import OwnerDep, SettingsDep, read, write
-from api.multipart import FRAMING_ALLOWANCE, UploadError, receive_upload
+from api.multipart import FRAMING_ALLOWANCE, receive_upload
 from api.schemas.files import FileList, FilePublic, FileStatusName
 from api.schemas.projects import FileUpdate
 from service import files, projects, quotas
@@ -80,19 +79,13 @@ async def upload_file(request: Request, owner_id: OwnerDep, settings: SettingsDe
             owner_id=owner_id,
             file_bytes_at_least=_declared_file_bytes(request),
         )
-    try:
-        received = await receive_upload(
-            content_type=request.headers.get("content-type", ""),
-            content_length=request.headers.get("content-length"),
-            body=request.stream(),
-            blobs=get_blob_store(settings),
-            limit=settings.MAX_UPLOAD_BYTES,
-        )
-    except UploadError as exc:
-        headers = {"Connection": "close"} if exc.status_code == 413 else None
-        raise HTTPException(exc.status_code, exc.detail, headers=headers) from None
-    except ClientDisconnect:  # the client went away mid-upload; the temp file is gone
-        raise HTTPException(400, "the upload was interrupted") from None
+    received = await receive_upload(
+        content_type=request.headers.get("content-type", ""),
+        content_length=request.headers.get("content-length"),
+        body=request.stream(),
+        blobs=get_blob_store(settings),
+        limit=settings.MAX_UPLOAD_BYTES,
+    )
     try:
         row = await write(
             files.accept_upload,

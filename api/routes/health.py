@@ -2,7 +2,8 @@
 
 200 when the database and the broker answer and a worker sent a heartbeat in the last
 few seconds, or, with none live, while the newest heartbeat (or this process's start)
-is within HEALTH_WORKER_GRACE_S; 503 otherwise (SPEC §2, §11).
+is within HEALTH_WORKER_GRACE_S; 503 otherwise (docs/api.md#authentication-errors-and-health,
+docs/operations.md#running-the-service).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Routes: a conversation's hierarchical memory, seed 001's ContextManager over HTTP
-(SPEC §2 "Compaction and jobs").
+(docs/history.md#compaction).
 
 | seed 001                 | route                                              |
 |--------------------------|----------------------------------------------------|

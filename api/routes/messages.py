@@ -1,11 +1,11 @@
-"""Routes: a conversation's messages (SPEC §2): append one or a batch, list (or read the
-originals a summary line cites, `?seqs=12,40`, SPEC §5), pin."""
+"""Routes: a conversation's messages (docs/api.md#routes): append one or a batch, list (or read the
+originals a summary line cites, `?seqs=12,40`, docs/provenance.md), pin."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Body, HTTPException, Query, Response
+from fastapi import APIRouter, Body, Query, Response
 from pydantic import ValidationError
 
 from api.deps import OwnerDep, SettingsDep, read, write
@@ -18,6 +18,7 @@ from api.schemas.history import (
     MessagePin,
     MessagePublic,
 )
+from contextq.errors import Problem, ValidationFailed
 from contextq.history.native import BODY_KEYS, check_format
 from service import history
 from service.history.messages import NativeBatch, messages_by_seqs
@@ -25,18 +26,19 @@ from service.history.messages import NativeBatch, messages_by_seqs
 router = APIRouter(tags=["messages"])
 
 
-def _invalid(exc: ValidationError) -> HTTPException:
-    detail = [
-        {"loc": ["body", *e["loc"]], "msg": e["msg"], "type": e["type"]}
+def _invalid(exc: ValidationError) -> ValidationFailed:
+    """The body's schema errors (the first 20), located in the body as FastAPI's are."""
+    problems = [
+        Problem(loc=("body", *e["loc"]), msg=e["msg"], type=e["type"])
         for e in exc.errors(include_url=False)[:20]
     ]
-    return HTTPException(422, detail)
+    return ValidationFailed(problems[0].msg if problems else str(exc), problems=problems)
 
 
 def _parse(payload: Any) -> tuple[list[dict[str, Any]], bool]:
     """One message or {"messages": [...]}: (the validated messages as dicts, was_batch)."""
     if not isinstance(payload, dict):
-        raise HTTPException(422, 'send one message object or {"messages": [...]}')
+        raise ValidationFailed('send one message object or {"messages": [...]}')
     batch = "messages" in payload
     if batch and isinstance(payload["messages"], list):
         history.check_batch_size(len(payload["messages"]))  # before validating them all
@@ -52,8 +54,8 @@ def _parse(payload: Any) -> tuple[list[dict[str, Any]], bool]:
 
 
 def _parse_native(payload: dict[str, Any]) -> NativeBatch:
-    """`{"format": …, "messages" | "items" | "contents": [...], "model"?}` (SPEC §2 "Native
-    turns"): the body's shape here, each turn's in the engine."""
+    """`{"format": …, "messages" | "items" | "contents": [...], "model"?}`
+    (docs/api.md#native-turns): the body's shape here, each turn's in the engine."""
     fmt = check_format(payload["format"])
     key = BODY_KEYS[fmt]
     if isinstance(payload.get(key), list):
@@ -75,7 +77,7 @@ async def append_messages(
     """One message, or `{"messages": [...]}` (up to 10 000 in one transaction), or a
     native batch: `{"format": "anthropic", "messages": [...]}`, `{"format": "responses",
     "items": [...]}`, `{"format": "gemini", "contents": [...]}`, with an optional
-    `"model"` (SPEC §2 "Native turns")."""
+    `"model"` (docs/api.md#native-turns)."""
     native = _parse_native(payload) if isinstance(payload, dict) and "format" in payload else None
     messages, batch = ([], True) if native else _parse(payload)
     appended = await write(
@@ -113,7 +115,7 @@ async def list_messages(
     `seqs`, only the messages of those seqs."""
     if seqs is not None:
         if cursor is not None:
-            raise HTTPException(422, "seqs and cursor do not go together: seqs names the messages")
+            raise ValidationFailed("seqs and cursor do not go together: seqs names the messages")
         page = await read(
             messages_by_seqs, owner_id=owner_id, conversation_id=conversation_id, seqs=seqs
         )

@@ -1,4 +1,4 @@
-"""GET /metrics: Prometheus text (SPEC §11).
+"""GET /metrics: Prometheus text (docs/operations.md#running-the-service).
 
 Served to a request from loopback without credentials, unless it carries
 `X-Forwarded-For` or `Forwarded` (it came through a proxy, so its real client is
@@ -11,10 +11,11 @@ from __future__ import annotations
 import hmac
 import ipaddress
 
-from fastapi import APIRouter, HTTPException, Request, Response
+from fastapi import APIRouter, Request, Response
 from starlette.concurrency import run_in_threadpool
 
 from api.deps import SettingsDep
+from contextq.errors import Forbidden, Unauthenticated
 from contextq.settings import Settings
 from service import ops
 from store.metrics import CONTENT_TYPE
@@ -40,18 +41,12 @@ def check_access(request: Request, settings: Settings) -> None:
         return
     token = settings.METRICS_TOKEN
     if not token:
-        raise HTTPException(
-            403, "metrics are served to loopback only: set METRICS_TOKEN to allow others"
-        )
+        raise Forbidden("metrics are served to loopback only: set METRICS_TOKEN to allow others")
     scheme, _, given = request.headers.get("authorization", "").partition(" ")
     if scheme.lower() != "bearer" or not given.strip():
-        raise HTTPException(
-            401,
-            "send `Authorization: Bearer <METRICS_TOKEN>`",
-            headers={"WWW-Authenticate": "Bearer"},
-        )
+        raise Unauthenticated("send `Authorization: Bearer <METRICS_TOKEN>`")
     if not hmac.compare_digest(given.strip().encode(), token.encode()):
-        raise HTTPException(403, "wrong metrics token")
+        raise Forbidden("wrong metrics token")
 
 
 @router.get(

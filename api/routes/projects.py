@@ -1,4 +1,4 @@
-"""Projects: create, list, read with counts, change, delete, search (SPEC §8).
+"""Projects: create, list, read with counts, change, delete, search (docs/projects.md).
 
 Each route is an adapter over one use case of `service.projects`, called in one trip to
 the threadpool (`api.deps.read` / `write`). `PATCH /v1/files/{id}` (moving a file in or

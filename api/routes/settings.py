@@ -1,5 +1,5 @@
-"""Routes: the owner's settings (SPEC §6): the system prompt conversations without their
-own get, over the packaged default."""
+"""Routes: the owner's settings (docs/history.md#the-ready-to-send-context): the system prompt
+conversations without their own get, over the packaged default."""
 
 from __future__ import annotations
 

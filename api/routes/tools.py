@@ -1,4 +1,4 @@
-"""Routes: contextq's built-in tools (SPEC §9 "Following a stub").
+"""Routes: contextq's built-in tools (docs/workspaces.md#following-a-stub).
 
 `GET /v1/tools` lists their definitions (the OpenAI, Anthropic or MCP shape; the SDK's
 integrations and the stdio MCP server read them here). `POST /v1/conversations/{id}/

@@ -1,4 +1,4 @@
-"""Routes: webhooks and their deliveries (SPEC §10). Adapters over `service.webhooks`."""
+"""Routes: webhooks and their deliveries (docs/events.md). Adapters over `service.webhooks`."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Workspaces: PUT / list / GET (raw or processed) / DELETE files of a conversation's
-workspace (SPEC §9).
+workspace (docs/workspaces.md).
 
 Each route is an adapter over the use cases of `service.workspaces`. The PUT refuses
 what it can before reading the body (`prepare_put`: the owner, the path, the declared
@@ -12,13 +12,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Annotated, Any, BinaryIO, Literal
 
-from fastapi import APIRouter, HTTPException, Query, Request, Response
+from fastapi import APIRouter, Query, Request, Response
 from fastapi.responses import StreamingResponse
 from starlette.convertors import Convertor, register_url_convertor
-from starlette.requests import ClientDisconnect
 
 from api.deps import OwnerDep, SettingsDep, read, write
-from api.raw_body import BodyTooLarge, declared_length, stream_body
+from api.raw_body import declared_length, stream_body
 from api.responses import json_response
 from api.schemas.workspaces import (
     WorkspaceEntryList,
@@ -26,6 +25,7 @@ from api.schemas.workspaces import (
     WorkspacePortion,
     WorkspaceProcessedView,
 )
+from contextq.errors import ValidationFailed
 from service import workspaces
 from store.blobs import get_blob_store
 
@@ -65,10 +65,6 @@ def _entry(view: workspaces.EntryView) -> WorkspaceEntryPublic:
     return WorkspaceEntryPublic.model_validate(view, from_attributes=True)
 
 
-def _too_large(exc: BodyTooLarge) -> HTTPException:
-    return HTTPException(413, str(exc), headers={"Connection": "close"})
-
-
 @router.put(
     BASE + "/{path:workspace_path}",
     status_code=201,
@@ -86,10 +82,7 @@ async def put_workspace_file(
     """Write the raw body to `path` (atomically: readers see the old file or the new
     one); it is also a File, processed by the worker. 201 with the entry."""
     limit = settings.MAX_UPLOAD_BYTES
-    try:
-        declared = declared_length(request.headers.get("content-length"), limit)
-    except BodyTooLarge as exc:
-        raise _too_large(exc) from None
+    declared = declared_length(request.headers.get("content-length"), limit)
     ticket = await read(
         workspaces.prepare_put,
         settings=settings,
@@ -110,10 +103,6 @@ async def put_workspace_file(
             blob=blob,
             staged=ticket.staged,
         )
-    except BodyTooLarge as exc:
-        raise _too_large(exc) from None
-    except ClientDisconnect:
-        raise HTTPException(400, "the upload was interrupted") from None
     finally:
         blob.abort()  # no-ops once committed / published
         ticket.staged.abort()
@@ -177,7 +166,7 @@ async def get_workspace_file(  # noqa: PLR0917 - FastAPI query parameters
     `offset`/`limit`, later lines, data rows or pages of the whole file)."""
     if view is None:
         if offset is not None or limit is not None or sheet is not None:
-            raise HTTPException(422, "offset, limit and sheet go with view=processed")
+            raise ValidationFailed("offset, limit and sheet go with view=processed")
         raw = await read(
             workspaces.open_raw,
             settings=settings,

@@ -1,5 +1,6 @@
-"""Public models of the context answer (SPEC §2 "Ready-to-send context", §6) and of the
-memory snapshot (SPEC §2 GET …/memory), for the OpenAPI document and typed clients.
+"""Public models of the context answer (docs/history.md#the-ready-to-send-context,
+docs/history.md#the-answer) and of the memory snapshot (docs/history.md#hierarchical-memory GET
+…/memory), for the OpenAPI document and typed clients.
 
 The routes build these answers as plain dicts (the context's hot path skips validation);
 `tests/api/test_response_models.py` checks real answers against these models, with
@@ -28,7 +29,31 @@ class TokenBreakdown(_Strict):
     project: int
     files: int
     history: int
+    reasoning: int = Field(
+        description="reasoning state sent (Anthropic thinking and redacted_thinking blocks, "
+        "Responses reasoning items, Gemini thought parts and thought signatures), taken out "
+        "of `history`"
+    )
     reminders: int
+
+
+class ReasoningDropped(_Strict):
+    """Reasoning units (blocks, items, parts) of the messages sent that were left out."""
+
+    other_vendor: int = Field(
+        description="another vendor's reasoning, which the target format cannot carry (it "
+        "stays stored: a read in its own format sends it)"
+    )
+    earlier_turns: int = Field(
+        description="reasoning of turns before the current tool loop, which the target "
+        "model would strip (it does not keep earlier turns' reasoning)"
+    )
+    prefix_changed: int = Field(
+        description="reasoning left out because the prefix it was written after changed "
+        "(models that bind reasoning to its prefix: a cut point or clearing line that "
+        "moved, a changed system prompt or tools); a warning names the cause, and a "
+        "block once left out is never sent again"
+    )
 
 
 class FileNote(_Strict):
@@ -87,6 +112,7 @@ class ContextAnswer(_Strict):
     citations: list[Citation]
     tools: list[dict[str, Any]] = Field(description="definitions in the target format")
     cleared_tool_result_ids: list[str]
+    reasoning_dropped: ReasoningDropped
     usage_before: float
     usage_after: float
     filter_duration_ms: float

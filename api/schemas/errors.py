@@ -1,5 +1,6 @@
-"""The error body every route answers with (SPEC §2): `{"detail": ...}`, a message a person
-can act on, or, for a request that does not validate, one item per field."""
+"""The error body every route answers with (docs/api.md#authentication-errors-and-health):
+`{"detail": ...}`, a message a person can act on, or, for a request that does not validate, one item
+per field."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Request and response models of the events and webhooks routes (SPEC §10)."""
+"""Request and response models of the events and webhooks routes (docs/events.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Public models of the files API (SPEC §2 "Files").
+"""Public models of the files API (docs/api.md#the-file-object).
 
 `FilePublic` is read straight off the table row with
 `FilePublic.model_validate(row, from_attributes=True)`: the `meta` attribute (column

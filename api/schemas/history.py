@@ -1,4 +1,4 @@
-"""Request and response models of the history routes (SPEC §2).
+"""Request and response models of the history routes (docs/api.md#routes).
 
 One ladder per resource: `XBase` (the fields a client writes) → `XCreate` / `XUpdate`
 (the request bodies) → the table (`store.history_tables`) → `XPublic` (the base plus
@@ -127,7 +127,8 @@ class MessageBatch(BaseModel):
     messages: list[MessageCreate] = Field(min_length=1)
 
 
-# ---------------------------------------------------------------- native turns (SPEC §2)
+# ---------------------------------------------------------------- native turns
+# (docs/api.md#native-turns)
 
 NATIVE_MODEL = Field(
     default=None,
@@ -260,7 +261,7 @@ class CompactionPublic(_Public):
     duration_ms: float
     retention: float | None  # share of the checked items present before repair
     repaired: list[str] | None  # the items appended ("goal: …", "decision: …")
-    # provenance (SPEC §5): structured items whose source message is unknown, `(#?)`
+    # provenance (docs/provenance.md): structured items whose source message is unknown, `(#?)`
     # (None: a compaction from before summaries cited their messages)
     unsourced_items: int | None = None
     details: dict[str, Any] | None
@@ -292,7 +293,7 @@ class JobAccepted(BaseModel):
 # ---------------------------------------------------------------- memory
 
 
-# the messages a memory fact came from (SPEC §5 provenance): a summary cites them
+# the messages a memory fact came from (docs/provenance.md): a summary cites them
 SourceSeqs = list[int]
 SEQS_FIELD: SourceSeqs = Field(
     default_factory=list,

@@ -1,4 +1,4 @@
-"""Public models of the projects API (SPEC §8)."""
+"""Public models of the projects API (docs/projects.md)."""
 
 from __future__ import annotations
 

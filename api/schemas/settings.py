@@ -1,4 +1,5 @@
-"""Request and response models of `GET/PUT /v1/settings` (SPEC §6)."""
+"""Request and response models of `GET/PUT /v1/settings`
+(docs/history.md#the-ready-to-send-context)."""
 
 from __future__ import annotations
 

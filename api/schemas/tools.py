@@ -1,4 +1,4 @@
-"""Models of the built-in tools' routes (SPEC §9 "Following a stub")."""
+"""Models of the built-in tools' routes (docs/workspaces.md#following-a-stub)."""
 
 from __future__ import annotations
 

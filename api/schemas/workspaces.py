@@ -1,4 +1,4 @@
-"""Public models of the workspace routes (SPEC §9)."""
+"""Public models of the workspace routes (docs/workspaces.md)."""
 
 from __future__ import annotations
 

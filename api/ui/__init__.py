@@ -1,4 +1,5 @@
-"""The inspector (SPEC §12): a small static app at `/ui` that shows what the model will see.
+"""The inspector (docs/inspector.md): a small static app at `/ui` that shows what the model will
+see.
 
 The page and its scripts are package data (`api/ui/static/`), served as they are: no
 templates, no build step, no third-party assets. The page holds no data and no key; its
@@ -14,8 +15,10 @@ from __future__ import annotations
 from functools import cache
 from importlib import resources
 
-from fastapi import APIRouter, HTTPException, Response
+from fastapi import APIRouter, Response
 from fastapi.responses import RedirectResponse
+
+from contextq.errors import NotFound
 
 router = APIRouter(include_in_schema=False)
 
@@ -61,7 +64,7 @@ def static_files() -> dict[str, bytes]:
 def _serve(name: str) -> Response:
     body = static_files().get(name)
     if body is None:
-        raise HTTPException(status_code=404, detail="no such file in the inspector")
+        raise NotFound("no such file in the inspector")
     media_type = MEDIA_TYPES[name[name.rindex(".") :]]
     return Response(body, media_type=media_type, headers=SECURITY_HEADERS)
 

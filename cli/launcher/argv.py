@@ -6,8 +6,9 @@ parent of `--workers N`, which never imports the app) through `--log-config`, th
 worker and beat through Celery's signals. In JSON mode Celery's banners (printed, not
 logged) are turned off with `--quiet`, so every line of a part's output is a JSON object.
 
-Every part runs contextq's own code whatever directory it is started from (SPEC §1): a
-user's project often holds `api/`, `tasks/` or `worker/` packages of its own.
+Every part runs contextq's own code whatever directory it is started from
+(docs/operations.md#how-contextq-up-runs-the-stack): a user's project often holds `api/`, `tasks/`
+or `worker/` packages of its own.
 
 - `-P` (Python's safe-path mode) keeps the working directory off `sys.path`, in the part
   and in what it spawns (uvicorn's `--workers` processes inherit the flag);

@@ -1,4 +1,4 @@
-"""Supervision of `contextq up`'s parts (SPEC §11).
+"""Supervision of `contextq up`'s parts (docs/operations.md#running-the-service).
 
 A part that dies (worker, beat, Flower, API, broker) is started again with the same
 command line after a backoff: 1 s, then 2, 4, 8 … up to 30 s while it keeps dying

@@ -1,4 +1,5 @@
-"""The ready-to-send context (SPEC §6): plain functions over plain data, no I/O.
+"""The ready-to-send context (docs/history.md#the-ready-to-send-context): plain functions over plain
+data, no I/O.
 
 The service layer calls `plan_context(...)` (what to read, from the conversation's
 stored facts and the request), loads the messages, files, citation ids and the state
@@ -21,7 +22,8 @@ budget, the summary cut to fit, the hard room), `turn_fit` (the newest turn: its
 as many as fit, previews), `select` (the strategy with the carried cut point and
 clearing line), `clearing` (the clearing line), `shrink` and `preview` (previews that
 fit and say where the whole is), `project` (P), `tool_results` (large tool results as
-previews, old ones as stubs, SPEC §9), `render` (the final list: the format's render),
+previews, old ones as stubs, docs/context.md#clearing-old-tool-results-with-hysteresis), `render`
+(the final list: the format's render),
 `context` (all of it), `plan`, `bare` (a history alone: `build_history_context`).
 """
 
@@ -29,6 +31,7 @@ from contextq.assembly.attachments import FileNote
 from contextq.assembly.bare import HistoryContext, build_history_context
 from contextq.assembly.citations import CitationMap, chunk_key, file_key
 from contextq.assembly.context import Assembled, assemble_context, newest_user_seq
+from contextq.assembly.formats import tools_for
 from contextq.assembly.inputs import (
     DEFAULT_SEARCH_TOOLS,
     Carry,
@@ -41,7 +44,7 @@ from contextq.assembly.inputs import (
 )
 from contextq.assembly.plan import ContextPlan, plan_context
 from contextq.assembly.prompts import check_granularity, check_timezone, default_system_prompt
-from contextq.assembly.tools import Tool, parse_tools, tools_for
+from contextq.assembly.tools import Tool, parse_tools
 
 __all__ = [
     "DEFAULT_SEARCH_TOOLS",

@@ -1,4 +1,5 @@
-"""How a user message's attached files are given to the model (SPEC §6).
+"""How a user message's attached files are given to the model
+(docs/history.md#how-files-are-given-to-the-model).
 
 - Documents (every category but image and audio) go into one user message per
   inclusion, just above their user message: `{"documents": [{"citation_id", "title",
@@ -17,15 +18,26 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal, Protocol
 
 from contextq.assembly.citations import CitationMap, file_key
 from contextq.assembly.counting import audio_tokens, image_tokens, json_tokens
 from contextq.assembly.inputs import FileView
 from contextq.catalog import ModelLimits
 
-if TYPE_CHECKING:
-    from contextq.assembly.formats.base import WireFormat
+
+class PartFormat(Protocol):
+    """What the files need of a wire format (`contextq.assembly.wire.WireFormat` is one):
+    its parts, and which images and audio it takes."""
+
+    @property
+    def image_types(self) -> frozenset[str] | None: ...
+    @property
+    def no_audio(self) -> str | None: ...
+    def text_part(self, text: str) -> dict[str, Any]: ...
+    def image_part(self, media_type: str, data_b64: str, detail: str) -> dict[str, Any]: ...
+    def audio_part(self, media_type: str, data_b64: str) -> dict[str, Any] | str: ...
+
 
 IMAGE_DETAIL = "high"
 
@@ -95,7 +107,7 @@ def attach(
     views: Sequence[FileView],
     *,
     limits: ModelLimits,
-    wire: WireFormat,
+    wire: PartFormat,
     encoding: str,
 ) -> Attached:
     """The attachments of one user message (its `file_ids` resolved to views, in order)."""
@@ -141,7 +153,7 @@ def _not_ready(view: FileView) -> FileNote:
     )
 
 
-def _text_part(text: str, wire: WireFormat, encoding: str) -> tuple[dict[str, Any], int]:
+def _text_part(text: str, wire: PartFormat, encoding: str) -> tuple[dict[str, Any], int]:
     part = wire.text_part(text)
     return part, json_tokens(part, encoding)
 
@@ -151,7 +163,7 @@ def _label(view: FileView, kind: str) -> str:
 
 
 def _add_text_line(
-    view: FileView, out: Attached, *, kind: str, why: str, wire: WireFormat, enc: str
+    view: FileView, out: Attached, *, kind: str, why: str, wire: PartFormat, enc: str
 ) -> None:
     description = " ".join((view.text or "").split())
     line = f"[{_label(view, kind)}. {description} Not included: {why}.]"
@@ -162,7 +174,7 @@ def _add_text_line(
 
 
 def _image(
-    view: FileView, out: Attached, *, limits: ModelLimits, wire: WireFormat, encoding: str
+    view: FileView, out: Attached, *, limits: ModelLimits, wire: PartFormat, encoding: str
 ) -> None:
     name = limits.model or limits.catalog_id or "this model"
     if not limits.takes("image"):
@@ -184,7 +196,7 @@ def _image(
 
 
 def _audio(
-    view: FileView, out: Attached, *, limits: ModelLimits, wire: WireFormat, encoding: str
+    view: FileView, out: Attached, *, limits: ModelLimits, wire: PartFormat, encoding: str
 ) -> None:
     name = limits.model or limits.catalog_id or "this model"
     part: dict[str, Any] | str | None = None

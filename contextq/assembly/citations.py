@@ -1,5 +1,5 @@
-"""Stable citation ids (SPEC §6): stored per conversation; a document (a file, or a
-project chunk) gets the next free number the first time a context answer cites it and
+"""Stable citation ids (docs/history.md#the-answer): stored per conversation; a document (a file, or
+a project chunk) gets the next free number the first time a context answer cites it and
 keeps it, so citations in earlier answers stay valid.
 
 The engine takes the stored map (`source_key` → id, plus the highest id in use) and

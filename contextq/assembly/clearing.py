@@ -1,4 +1,5 @@
-"""The clearing line: old tool results cleared to stubs, with hysteresis (SPEC §9).
+"""The clearing line: old tool results cleared to stubs, with hysteresis
+(docs/context.md#clearing-old-tool-results-with-hysteresis).
 
 The line is a seq: tool results below it stand as one-line stubs naming their size and
 workspace path. It is carried from answer to answer (stored per conversation and
@@ -22,8 +23,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import replace
 
-from contextq.assembly.pieces import Target, message_piece
+from contextq.assembly.pieces import message_piece
 from contextq.assembly.tool_results import keep_line, result_path, result_size, stub, to_clear
+from contextq.assembly.wire import Target
 from contextq.assembly.work import Work
 from contextq.calibration import split_counter
 from contextq.history.types import Message

@@ -1,5 +1,5 @@
-"""The ready-to-send context (SPEC §6): the history, files, prompts and reminders in one
-budget, laid out top to bottom and rendered in the target format.
+"""The ready-to-send context (docs/history.md#the-ready-to-send-context): the history, files,
+prompts and reminders in one budget, laid out top to bottom and rendered in the target format.
 
 Order: S (with the history's own system messages) → summary → memory block → history
 (oldest first, each user message with its documents just above it) → CA → P → F → U
@@ -12,23 +12,27 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from contextq.assembly import bound as bound_reasoning
 from contextq.assembly import layout
-from contextq.assembly.attachments import Document, FileNote
+from contextq.assembly.answer import answer_fields
+from contextq.assembly.binding import BindState
+from contextq.assembly.bound import Bound, deferred_warning
 from contextq.assembly.citations import CitationMap
-from contextq.assembly.fill import Parts, apply_carried_line, total_before
+from contextq.assembly.fill import Parts, apply_carried_line, total_before, window_factor
 from contextq.assembly.fill import fill as fill_history
 from contextq.assembly.inputs import Carry, FileView
-from contextq.assembly.pieces import Piece, documents_piece, text_piece
+from contextq.assembly.pieces import documents_piece, text_piece
 from contextq.assembly.plan import ContextPlan
 from contextq.assembly.project import render_project
 from contextq.assembly.prompts import custom_agent_text, reminder_text, system_text
-from contextq.assembly.render import Rendered, render
+from contextq.assembly.render import render
 from contextq.assembly.select import Ran
 from contextq.assembly.tool_results import ToolResultView
 from contextq.assembly.turn import search_ran, split_turn
+from contextq.assembly.wire import Piece, Rendered
 from contextq.assembly.work import Work, build_work
 from contextq.history.context import visible_history
 from contextq.history.types import Message
@@ -51,6 +55,8 @@ class Assembled:
     clear_seq: int | None = None  # the clearing line, when this answer moved it, else None
     carry: Carry = field(default_factory=Carry)  # the state to give the next answer
     named: list[str] = field(default_factory=list)  # tool results shown by path (ids)
+    window_factor: float | None = None  # read the window this much deeper (`fill`)
+    binding: BindState | None = None  # the binding state, when this answer changed it
 
 
 def newest_user_seq(messages: Sequence[Message]) -> int | None:
@@ -69,42 +75,87 @@ def assemble_context(
     conversation_id: str | None = None,
     tool_results: Mapping[str, ToolResultView] | None = None,
     clear_seq: int | None = None,
+    binding: BindState | None = None,
 ) -> Assembled:
     """The context answer for `messages` (what `plan.read.load` said to read, in seq
     order, `token_count` set). `tool_results`: the previews of large tool results by
     message id. `cut_seq`, `clear_seq`: the cut point and clearing line carried from
-    the previous answer for this model (`Assembled.carry` gives the next ones). Never
+    the previous answer for this model (`Assembled.carry` gives the next ones), and
+    `binding` the binding state (a target that binds its reasoning). Never
     fails on a strategy error: it sends everything it may (fail-open), logged and
     reported in `error`."""
     started = time.perf_counter()
     citations = citations or CitationMap()
     read = plan.read
     work, searched = _prepare(messages, plan, files or {}, citations, tool_results or {})
-    carry = Carry(cut_seq, clear_seq)
-    parts = _parts(plan, searched, citations)
-    # usage is the context's before any clearing (SPEC §9 clears *when* usage is over the
+    carry = Carry(cut_seq, clear_seq, binding)
+    bound = bound_reasoning.start(work, plan, binding, searched)
+    parts = _parts(plan, searched, citations, bound)
+    # usage is the context's before any clearing
+    # (docs/context.md#clearing-old-tool-results-with-hysteresis clears *when* usage is over the
     # threshold): measured with the carried stubs, it would fall below the threshold
     # after each move of the line and send the history before the cut point again
     before = total_before(work, parts, plan)
+    if bound is not None:
+        bound_reasoning.apply_watermark(work, bound)
     runs = read.filter.runs_for_total(before)
-    limit = read.filter.budget.budget_tokens if runs else read.filter.budget.hard_limit_tokens
+    # inside a bound tool loop the cut point and line move only when the hard room forces
+    # them: the budget's move waits for the next user turn (docs/context.md#bound-reasoning)
+    # (a carried cut point: token_budget's; the other strategies' start moves as they say)
+    defer = bound is not None and bound.in_loop and read.filter.strategy == "token_budget"
+    budget = read.filter.budget
+    limit = budget.budget_tokens if runs and not defer else budget.hard_limit_tokens
     over = runs or before > read.filter.budget.hard_limit_tokens
     line = apply_carried_line(work, plan, carry) if over else None
     fill, result = fill_history(
         work, parts, plan, runs=runs, limit=limit, carry=carry, line=line, memory=memory,
-        citations=citations,
+        citations=citations, defer=defer,
     )  # fmt: skip
+    work.sent_loop(fill.kept)  # the loop the list ends on, when it starts earlier
     final = _finish(
-        work, parts, fill=fill, plan=plan, citations=citations, limit=fill.limit or limit
-    )
-    answer = _answer(
+        work, parts, fill=fill, plan=plan, citations=citations, limit=fill.limit or limit,
+        bound=bound, cut_seq=_new_cut(result, carry),
+    )  # fmt: skip
+    if bound is not None:
+        _bound_warning(bound, plan, fill, result, carry)
+        if defer and runs and final.token_count > budget.budget_tokens:
+            fill.warnings.append(deferred_warning(final.token_count, budget.budget_tokens))
+    answer = answer_fields(
         work, fill, result=result, plan=plan, rendered=final, before=before, runs=runs,
         conversation_id=conversation_id, citations=citations,
     )  # fmt: skip
     answer["duration_ms"] = round((time.perf_counter() - started) * 1000, 3)
     if answer["filtered"]:
         _log_filtered(answer, conversation_id, len(work.history), len(fill.kept))
-    return _assembled(answer, result, carry, citations, parts, named=_named(work, fill))
+    assembled = _assembled(answer, result, carry, citations, parts, named=_named(work, fill))
+    if bound is not None and bound.decision is not None:
+        new_state = bound.decision.state
+        assembled.carry = replace(assembled.carry, binding=new_state)
+        assembled.binding = new_state if new_state != (binding or BindState()) else None
+    assembled.window_factor = window_factor(work, plan, fill.kept, final.token_count, cut_seq)
+    return assembled
+
+
+def _new_cut(result: Ran | None, carry: Carry) -> int | None:
+    """The cut point this answer leaves (moved, else carried)."""
+    ok = result is not None and result.error is None and result.cut_seq is not None
+    return result.cut_seq if ok and result is not None else carry.cut_seq
+
+
+def _bound_warning(
+    bound: Bound, plan: ContextPlan, fill: layout.Fill, result: Ran | None, carry: Carry
+) -> None:
+    """Say the reasoning the binding rule newly left out, and why
+    (docs/context.md#bound-reasoning)."""
+    cut = _new_cut(result, carry)
+    warning = bound_reasoning.warning(
+        bound,
+        plan,
+        cut_moved=cut is not None and cut != carry.cut_seq,
+        line_moved=result is not None and result.clear_seq is not None,
+    )
+    if warning is not None:
+        fill.warnings.append(warning)
 
 
 def _log_filtered(answer: dict[str, Any], conversation_id: str | None, n: int, kept: int) -> None:
@@ -179,12 +230,16 @@ def _prepare(
     return work, searched
 
 
-def _parts(plan: ContextPlan, searched: bool, citations: CitationMap) -> Parts:
+def _parts(plan: ContextPlan, searched: bool, citations: CitationMap, bound: Bound | None) -> Parts:
+    """S, CA, R and the summary; for a bound target, S's date line and citation section
+    as the turn first sent them and each reminder where it was first sent (pinned)."""
     target = plan.target
     prompts = plan.prompts
-    system = system_text(prompts, now=plan.now, tools=plan.tools, search_ran=searched)
+    now = bound_reasoning.pinned_now(bound) if bound is not None else plan.now
+    search_ran = bound.pins.searched if bound is not None else searched
+    system = system_text(prompts, now=now, tools=plan.tools, search_ran=search_ran)
     ca = custom_agent_text(prompts)
-    reminder = reminder_text(prompts, search_ran=searched)
+    reminder = reminder_text(prompts, search_ran=searched) if bound is None else None
     summary_piece = None
     summary_text = None
     if plan.read.summary:
@@ -196,34 +251,54 @@ def _parts(plan: ContextPlan, searched: bool, citations: CitationMap) -> Parts:
         reminder=text_piece(reminder, "user", "reminders", target) if reminder else None,
         summary=summary_piece,
         summary_text=summary_text,
+        pinned_reminders=bound_reasoning.reminder_pieces(bound, plan) if bound else [],
     )
 
 
-def _order(work: Work, parts: Parts, fill: layout.Fill) -> tuple[list[Piece], int]:
-    """The pieces top to bottom, and where the newest turn starts (CA, P, F, U, …)."""
+def _order(
+    work: Work, parts: Parts, fill: layout.Fill
+) -> tuple[list[Piece], int, list[int | None]]:
+    """The pieces top to bottom, where the newest turn starts (CA, P, F, U, …), or its
+    tool loop when that starts before it (`Work.loop_before_turn`), and the history
+    index each piece renders (None: a generated part). A pinned reminder goes after the
+    message it was first sent after."""
     history = work.history
     kept = sorted(fill.kept)
     pieces: list[Piece] = [parts.system] if parts.system is not None else []
+    indices: list[int | None] = [None] * len(pieces)
     lead = 0  # the history's own leading system messages go with the system prompt
     while lead < len(kept) and history[kept[lead]].role == "system":
         pieces.append(work.pieces[kept[lead]])
+        indices.append(kept[lead])
         lead += 1
     pieces += [p for p in (parts.summary, *parts.preamble) if p is not None]
+    indices += [None] * (len(pieces) - len(indices))
+    pinned = list(parts.pinned_reminders)
     turn_start: int | None = None
+    stable: int | None = None  # where the stable prefix must end, when before the turn
+    mark = work.loop_before_turn()
     moving = [p for p in (parts.custom_agent, parts.project) if p is not None]
     for i in kept[lead:]:
+        while pinned and pinned[0][0] < history[i].seq:
+            pieces.append(pinned.pop(0)[1])
+            indices.append(None)
+        if stable is None and mark is not None and i >= mark:
+            stable = len(pieces)
         if i == work.u:
             turn_start = len(pieces)
             pieces += moving
         if i in work.docs:
             pieces.append(work.docs[i])
         pieces.append(work.pieces[i])
+        indices += [None] * (len(pieces) - len(indices) - 1) + [i]
     if turn_start is None:  # no user message: CA and P go last, before R
         turn_start = len(pieces)
         pieces += moving
+    pieces += [p for _, p in pinned]
     if parts.reminder is not None:
         pieces.append(parts.reminder)
-    return pieces, turn_start
+    indices += [None] * (len(pieces) - len(indices))
+    return pieces, turn_start if stable is None else min(stable, turn_start), indices
 
 
 def _cite(pieces: list[Piece], citations: CitationMap, plan: ContextPlan) -> list[Piece]:
@@ -254,13 +329,22 @@ def _finish(
     plan: ContextPlan,
     citations: CitationMap,
     limit: int,
+    bound: Bound | None = None,
+    cut_seq: int | None = None,
 ) -> Rendered:
-    """Order, cite and render; should the honest count still pass `limit`, leave out the
-    oldest unprotected history unit (none left: shrink what may still shrink by what is
-    over, `layout.shrink_loose`) and render again."""
+    """Order, cite, ask the binding rule (a bound target) and render; should the honest
+    count still pass `limit`, leave out the oldest unprotected history unit (none left:
+    shrink what may still shrink by what is over, `layout.shrink_loose`) and render
+    again."""
     while True:
-        pieces, turn_start = _order(work, parts, fill)
-        rendered = render(_cite(pieces, citations, plan), turn_start=turn_start, target=plan.target)
+        pieces, turn_start, indices = _order(work, parts, fill)
+        cited = _cite(pieces, citations, plan)
+        if bound is not None and bound_reasoning.decide(
+            bound, work, cited, indices, plan=plan, cut_seq=cut_seq
+        ):
+            pieces, turn_start, indices = _order(work, parts, fill)  # reasoning withheld
+            cited = _cite(pieces, citations, plan)
+        rendered = render(cited, turn_start=turn_start, target=plan.target)
         if rendered.token_count <= limit:
             return rendered
         if any(i not in fill.protected for i in fill.kept):
@@ -277,117 +361,7 @@ def _history_cost(work: Work, fill: layout.Fill) -> int:
     return sum(work.cost(i) for i in fill.kept)
 
 
-def _notes(work: Work, fill: layout.Fill) -> list[FileNote]:
-    """Every attached file of a message sent that is not included, once, with its reason."""
-    seen: dict[str, FileNote] = {}
-    for i in sorted(fill.kept):
-        found = work.attached.get(i)
-        for note in found.notes if found is not None else ():
-            seen.setdefault(note.file_id, note)
-    kept_files = {f for i in fill.kept for f in work.history[i].file_ids}
-    for note in work.notes:
-        if note.file_id in kept_files:
-            seen.setdefault(note.file_id, note)
-    return list(seen.values())
-
-
-def _citations(rendered: Rendered, citations: CitationMap) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = []
-    seen: set[str] = set()
-    final = {**citations.stored, **citations.assigned}
-    for piece in rendered.kept:
-        for document in piece.documents or ():
-            if document.source_key in seen:
-                continue
-            seen.add(document.source_key)
-            out.append(_citation(document, final[document.source_key]))
-    return out
-
-
-def _citation(document: Document, citation_id: int) -> dict[str, Any]:
-    return {
-        "citation_id": citation_id,
-        "file_id": document.file_id,
-        "title": document.title,
-        "source": document.source,
-        "chunk": dict(document.chunk) if document.chunk is not None else None,
-    }
-
-
 def _named(work: Work, fill: layout.Fill) -> list[str]:
     """The ids of the tool results sent that name their workspace path (stand-ins of
     large results, previews, stubs): each path must answer 200 once the answer is out."""
     return [str(work.history[i].id) for i in sorted(work.named & fill.kept)]
-
-
-def _cleared(work: Work, fill: layout.Fill) -> list[str]:
-    """The ids of the tool results sent as stubs."""
-    kept = {str(work.history[i].id) for i in fill.kept}
-    return [c for c in work.cleared if c in kept]
-
-
-def _before(before: int, rendered: Rendered, fill: layout.Fill, work: Work) -> int:
-    """The context before filtering: the answer itself when nothing was left out, cut
-    or cleared (exact), else the sum of every part's cost alone (merged Anthropic turns
-    cost a little less)."""
-    whole = len(fill.kept) == len(work.history) and not fill.warnings and not work.notes
-    whole = whole and not work.cleared
-    return rendered.token_count if whole else before
-
-
-def _answer(
-    work: Work,
-    fill: layout.Fill,
-    *,
-    result: Ran | None,
-    plan: ContextPlan,
-    rendered: Rendered,
-    before: int,
-    runs: bool,
-    conversation_id: str | None,
-    citations: CitationMap,
-) -> dict[str, Any]:
-    f = plan.read.filter
-    limits = f.limits
-    notes = _notes(work, fill)
-    noted = {n.file_id for n in notes}
-    notes += [
-        FileNote(n.file_id, n.reason, n.pending)
-        for n in plan.project.notes
-        if n.file_id not in noted
-    ]
-    history = work.history
-    filtered = runs and (result is None or result.error is None)
-    window = max(1, limits.context_window)
-    answer: dict[str, Any] = {
-        "conversation_id": conversation_id,
-        "model": limits.model or limits.catalog_id or "",
-        "provider": limits.provider,
-        "format": plan.target.format,
-        "context_limit": limits.context_window,
-        "budget_tokens": f.budget.budget_tokens,
-        "max_output_tokens": f.budget.max_output_tokens,
-        "token_count": rendered.token_count,
-        **limits.counting.report(),  # how it counted: exact, or calibrated (SPEC §3)
-        "token_breakdown": rendered.breakdown,
-        "strategy": f.strategy,
-        "filtered": filtered,
-        "compaction_id": plan.read.compaction.id if plan.read.compaction else None,
-        "kept_message_count": len(fill.kept),
-        "removed_message_ids": [
-            str(m.id) for i, m in enumerate(history) if i not in fill.kept and m.id is not None
-        ],
-        "pending_file_ids": [n.file_id for n in notes if n.pending],
-        "failed_file_ids": [n.file_id for n in notes if not n.pending],
-        "file_notes": [{"file_id": n.file_id, "reason": n.reason} for n in notes],
-        "citations": _citations(rendered, citations),
-        "tools": list(plan.tools_out),
-        "cleared_tool_result_ids": _cleared(work, fill),
-        "usage_before": round(_before(before, rendered, fill, work) / window, 4),
-        "usage_after": round(rendered.token_count / window, 4),
-        "filter_duration_ms": result.duration_ms if result is not None else 0.0,
-        "error": result.error if result is not None else None,
-        "warnings": list(dict.fromkeys([*f.warnings, *fill.warnings])),
-        **rendered.fields,  # the list and the format's own fields (system, …)
-    }
-    return answer

@@ -1,8 +1,9 @@
-"""The token count of a context as sent (SPEC §6 "Budget"), one definition for every format.
+"""The token count of a context as sent (docs/context.md#the-rooms), one definition for every
+format.
 
 A list costs the sum of its messages, and a message its *node* count: the JSON
 serialisation as the API sends it, nothing added (no per-message framing, no reply
-priming: SPEC §3). A node (a message dict or a content part/block) counts:
+priming: docs/token-counting.md). A node (a message dict or a content part/block) counts:
 
 - an image part: the model provider's published formula for its pixel size (OpenAI
   high detail — 85 for `detail: low` —, Anthropic's wxh/750: `contextq.files.images`;
@@ -127,7 +128,7 @@ def image_size_of_data(data_b64: str) -> tuple[int, int] | None:
     except (binascii.Error, ValueError):
         return None
     try:
-        from PIL import Image
+        from PIL import Image  # noqa: PLC0415 - Pillow loads on the first image counted
 
         with Image.open(io.BytesIO(raw)) as image:
             return int(image.width), int(image.height)

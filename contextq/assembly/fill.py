@@ -1,4 +1,5 @@
-"""The fill: which history messages go in, and the parts cut to fit (SPEC §6 "Budget").
+"""The fill: which history messages go in, and the parts cut to fit
+(docs/context.md#what-is-taken-first).
 
 `fill` takes, in order, S, R, CA, the newest turn with its files, the pinned messages
 with their chains, the summary, P up to its share of what is left, then runs the
@@ -18,11 +19,11 @@ from contextq.assembly import layout
 from contextq.assembly.citations import CitationMap
 from contextq.assembly.clearing import applied_line, clear_below
 from contextq.assembly.inputs import Carry
-from contextq.assembly.pieces import Piece
 from contextq.assembly.plan import ContextPlan
 from contextq.assembly.project import project_piece
 from contextq.assembly.select import Ran, Selecting, select
 from contextq.assembly.turn_fit import fit_pinned_user_files, fit_turn
+from contextq.assembly.wire import Piece
 from contextq.assembly.work import Work, attach_files, includable
 from contextq.history.strategies import short_of_minimum
 
@@ -42,6 +43,8 @@ class Parts:
     project: Piece | None = None
     project_room: int | None = None  # P's room, when a whole project did not fit it
     preamble: list[Piece] = field(default_factory=list)  # the hierarchical memory block
+    # a bound target's reminders, each with the seq it was first sent after (R pinned)
+    pinned_reminders: list[tuple[int, Piece]] = field(default_factory=list)
 
 
 def head_cost(parts: Parts, plan: ContextPlan) -> int:
@@ -53,6 +56,7 @@ def head_cost(parts: Parts, plan: ContextPlan) -> int:
 
 def fixed_cost(parts: Parts, plan: ContextPlan) -> int:
     extra = [p for p in (parts.custom_agent, parts.reminder) if p is not None]
+    extra += [p for _, p in parts.pinned_reminders]
     return head_cost(parts, plan) + sum(p.cost for p in extra)
 
 
@@ -74,6 +78,36 @@ def total_before(work: Work, parts: Parts, plan: ContextPlan) -> int:
     return fixed_cost(parts, plan) + summary + project + history
 
 
+MAX_WIDENING = 8.0  # a window read again at most this many times as deep
+
+
+def window_factor(
+    work: Work, plan: ContextPlan, kept: set[int], token_count: int, cut_seq: int | None
+) -> float | None:
+    """How much deeper a token_budget window read should have gone: the service reads as
+    many of the newest messages as the budget could hold *as stored*, but a message
+    whose reasoning is left out (another vendor's, an earlier turn's the model strips)
+    costs less as sent, so the whole window can fit with room to spare. On a first read
+    (no cut point carried) that kept all of it under the budget, the window's stored
+    tokens over what they would be without the reasoning left out; None otherwise (and
+    when nothing of the kind was left out: stubs making a window fit are the clearing
+    line's, whose window stays put)."""
+    window = plan.read.window
+    if window is None or window.past_tokens is None or cut_seq is not None:
+        return None
+    if len(kept) < len(work.history) or token_count >= plan.read.filter.budget.budget_tokens:
+        return None
+    stored = shrunk = 0
+    for i in kept:
+        original = work.original(i).token_count or 0
+        stored += original
+        if work.pieces.rendered(i) and work.pieces[i].reasoning_left is not None:
+            shrunk += max(0, original - work.cost(i))
+    if not shrunk or stored <= shrunk:
+        return None
+    return min(MAX_WIDENING, stored / (stored - shrunk))
+
+
 def apply_carried_line(work: Work, plan: ContextPlan, carry: Carry) -> int | None:
     """Clear the old tool results below the carried clearing line (never the newest
     `keep_tool_results`, the turn or pinned messages); returns the line applied."""
@@ -83,7 +117,7 @@ def apply_carried_line(work: Work, plan: ContextPlan, carry: Carry) -> int | Non
     line = applied_line(work, carry.clear_seq, f.keep_tool_results)
     if line is None:
         return None
-    pinned = layout.pinned_indices(work, int(f.arguments.get("max_pinned", 10)))
+    pinned = layout.pinned_indices(work, f.max_pinned)
     clear_below(work, line, work.required | pinned)
     return line
 
@@ -99,27 +133,32 @@ def fill(
     line: int | None,
     memory: HierarchicalMemory | None,
     citations: CitationMap,
+    defer: bool = False,
 ) -> tuple[layout.Fill, Ran | None]:
     """Which history messages go in, the parts cut to fit (see `layout`, `turn_fit`,
-    `select`); what the strategy did, when it ran. `line`: the clearing line applied."""
+    `select`); what the strategy did, when it ran. `line`: the clearing line applied.
+    `defer`: the carried cut point and line move only when `limit` forces them (a bound
+    tool loop's later step), not when only over the threshold."""
     f = plan.read.filter
     everything = set(range(len(work.history)))
     whole, _ = project_piece(plan.project, room=None, citations=citations, target=plan.target)
     if not runs and total_before(work, parts, plan) <= limit:
         parts.project = whole
         return layout.Fill(everything, protected=everything), None
-    pinned = layout.pinned_indices(work, int(f.arguments.get("max_pinned", 10)))
+    pinned = layout.pinned_indices(work, f.max_pinned)
     _without_turn_files(work, pinned)
     head = head_cost(parts, plan)
-    left_out, warning = layout.cut_pinned(
+    pinned_cut = layout.cut_pinned(
         work, pinned, f.budget.hard_limit_tokens - head, _room_name(plan, False)
     )
-    warnings = [warning] if warning else []
+    pinned, left_out = set(pinned_cut.kept), set(pinned_cut.cut)
+    warnings = [pinned_cut.warning] if pinned_cut.warning else []
     # pinned alone over the limit, or over what S with the history's system messages
     # (never dropped: they go with S), R and CA (taken before them) leave it: only S and
-    # the pinned messages are sent (SPEC §4: pinned are never dropped)
+    # the pinned messages are sent (docs/context.md#pinned-messages: pinned are never dropped)
     if work.costs(pinned) > limit - fixed_cost(parts, plan):
         parts.custom_agent = parts.reminder = parts.summary = None
+        parts.pinned_reminders = []
         hard = f.budget.hard_limit_tokens
         room = hard - head - work.costs(i for i in pinned if i != work.u)
         if work.u in pinned:
@@ -149,8 +188,10 @@ def fill(
         room=limit - taken + anchored,
         limit=limit,
         runs=runs,
+        defer=defer,
     )
-    result = select(work, plan, parts, how, cut_seq=carry.cut_seq, line=line, memory=memory)
+    result = select(work, plan, how, cut_seq=carry.cut_seq, line=line, memory=memory)
+    parts.preamble = result.preamble
     return _fitted(work, parts, plan, result, how=how, outside=taken - anchored - work.costs(turn),
                    loose=sorted(turn - pinned), warnings=warnings)  # fmt: skip
 
@@ -197,7 +238,7 @@ def _fitted(
     if not runs and len(kept) < len(work.history):
         warnings.append(_OVER_HARD_ROOM)
     warnings += result.warnings
-    minimum = int(f.arguments.get("min_messages_to_keep", 0))
+    minimum = f.min_messages_to_keep
     if len(kept) < min(minimum, len(work.history)):
         warnings.append(short_of_minimum(len(kept), minimum))
     ran = result if (f.strategy != "noop" and runs) or result.error else None

@@ -10,9 +10,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-Category = Literal["system", "custom_agent", "summary", "project", "files", "history", "reminders"]
+if TYPE_CHECKING:
+    from contextq.assembly.binding_state import BindState
+
+Category = Literal[
+    "system", "custom_agent", "summary", "project", "files", "history", "reasoning", "reminders"
+]
+# `reasoning`: the reasoning state sent (docs/context.md#reasoning-state), taken out of the history
+# it rides in
 CATEGORIES: tuple[Category, ...] = (
     "system",
     "custom_agent",
@@ -20,6 +27,7 @@ CATEGORIES: tuple[Category, ...] = (
     "project",
     "files",
     "history",
+    "reasoning",
     "reminders",
 )
 Granularity = Literal["day", "minute"]
@@ -93,7 +101,7 @@ class ProjectContext:
     `mode` "whole": `documents` are every ready file whole, shown only all together
     (when they do not all fit the room P is given, the answer asks for chunks instead:
     `Assembled.project_room`); "chunks": the best-matching chunks, best first, as many
-    as fit (SPEC §8). `notes`: files still processing, failed or not yet searchable."""
+    as fit (docs/retrieval.md). `notes`: files still processing, failed or not yet searchable."""
 
     instructions: str | None = None
     documents: tuple[ProjectDocument, ...] = ()
@@ -103,18 +111,23 @@ class ProjectContext:
 
 @dataclass(frozen=True, slots=True)
 class Carry:
-    """What a conversation carries from one answer to the next, per model (SPEC §4, §9):
+    """What a conversation carries from one answer to the next, per model
+    (docs/context.md#the-cut-point-and-a-prefix-that-stays-put,
+    docs/context.md#clearing-old-tool-results-with-hysteresis):
     where the kept history starts (the cut point, a seq) and the clearing line (tool
-    results with a lower seq stand as stubs). Both None at first; an answer returns the
-    values to carry to the next (`Assembled.carry`)."""
+    results with a lower seq stand as stubs), and, for a target that binds its
+    reasoning, the binding state (`contextq.assembly.binding`). All None at first; an
+    answer returns the values to carry to the next (`Assembled.carry`)."""
 
     cut_seq: int | None = None
     clear_seq: int | None = None
+    binding: BindState | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class Prompts:
-    """The prompt material of a conversation and request (SPEC §6 S, CA, R).
+    """The prompt material of a conversation and request (docs/history.md#the-ready-to-send-context
+    S, CA, R).
 
     `system_prompt` is the conversation's, `owner_system_prompt` the owner's saved one;
     the packaged default applies when neither is set (unless `use_default` is false:

@@ -1,5 +1,7 @@
-"""What goes in: one budget for everything, filled in SPEC §6's order (`fill`), and the
-rules of its edge cases (SPEC §4, §5):
+"""What goes in: one budget for everything, filled in the order of
+docs/context.md#what-is-taken-first (`fill`), and the
+rules of its edge cases (docs/context.md#pinned-messages,
+docs/history.md#a-summary-for-a-smaller-model):
 
 - pinned messages that do not fit the model's hard room are cut from the oldest, one
   unit at a time with their files and tool chains, until the rest fit, each named in a
@@ -17,16 +19,18 @@ rules of its edge cases (SPEC §4, §5):
 from __future__ import annotations
 
 import logging
+from collections.abc import Set
 from dataclasses import dataclass, field
 
-from contextq.assembly.pieces import Piece, message_piece, text_piece
+from contextq.assembly.pieces import text_piece
 from contextq.assembly.shrink import results_first, shrink_in_order
 from contextq.assembly.turn_fit import fit_files, preview_warning
+from contextq.assembly.wire import Piece
 from contextq.assembly.work import Work, includable
 from contextq.history.chains import unit_at
+from contextq.history.pinned import protected_anchors
 from contextq.history.plan import summary_wrapper
 from contextq.history.retention import fit_summary
-from contextq.history.strategies import find_anchors
 
 log = logging.getLogger("contextq.history")
 
@@ -54,16 +58,10 @@ class Fill:
 
 def pinned_indices(work: Work, max_pinned: int) -> set[int]:
     """The pinned messages kept (the newest `max_pinned`) with their chains, and the
-    history's own system messages."""
+    history's own system messages (`contextq.history.pinned`)."""
     keep: set[int] = set()
-    left = max_pinned
-    for i in reversed(find_anchors(work.history)):
-        message = work.history[i]
-        if message.role != "system":
-            if not message.pinned or left <= 0:
-                continue
-            left -= 1
-        keep.update(unit_at(work.history, i).members or (i,))
+    for i, unit in protected_anchors(work.history, max_pinned):
+        keep.update(unit.members or (i,))
     return keep
 
 
@@ -73,42 +71,54 @@ def _pinned_units(work: Work, pinned: set[int]) -> list[list[int]]:
     seen: set[int] = set()
     for i in sorted(pinned):
         if i in seen or not work.history[i].pinned or work.history[i].role == "system":
-            continue  # the history's system messages go with S: never cut (SPEC §4)
+            # the history's system messages go with S: never cut (docs/context.md#pinned-messages)
+            continue
         members = [j for j in (unit_at(work.history, i).members or (i,)) if j in pinned]
         seen.update(members)
         units.append(members)
     return units
 
 
+@dataclass(frozen=True, slots=True)
+class PinnedCut:
+    """What `cut_pinned` decided: the pinned messages (with their chains) that stay, the
+    ones cut from the oldest, and the warning naming the cut (None: nothing was cut)."""
+
+    kept: frozenset[int]
+    cut: frozenset[int]
+    warning: str | None = None
+
+
 def cut_pinned(
-    work: Work, pinned: set[int], room: int, room_name: str = "the model's room"
-) -> tuple[set[int], str | None]:
+    work: Work, pinned: Set[int], room: int, room_name: str = "the model's room"
+) -> PinnedCut:
     """Cut the pinned messages that do not fit `room` (the hard room less S) from the
     oldest, one unit at a time with its files and tool chain, until the rest fit. Never
     cut: the newest pinned unit, and a pinned message of the newest turn (its user
-    message, its newest unit: taken first, SPEC §6). Should those alone not fit, the
-    newest pinned unit's files go in as many as fit (the others noted as left out,
+    message, its newest unit: taken first, docs/context.md#what-is-taken-first). Should those alone
+    not fit, the newest pinned unit's files go in as many as fit (the others noted as left out,
     `room_name` naming the room), then their messages shrink to previews, non-pinned
-    ones first (the newest tool result first). Removes the cut ones from `pinned`;
-    returns their indices and the warning naming them (logged)."""
-    total = work.costs(pinned)
+    ones first (the newest tool result first). `pinned` is left as given: the decision
+    is the value returned (the warning also logged)."""
+    kept = set(pinned)
+    total = work.costs(kept)
     cut: set[int] = set()
-    units = _pinned_units(work, pinned)
+    units = _pinned_units(work, kept)
     for members in units[:-1]:
         if total <= room:
             break
         if work.required.intersection(members):
             continue
         for j in members:
-            pinned.discard(j)
+            kept.discard(j)
             cut.add(j)
             total -= work.cost(j)
     if total > room and units:  # what stays: its files as many as fit, then previews
-        total = _newest_pinned_files(work, pinned, units[-1], room, room_name)
+        total = _newest_pinned_files(work, kept, units[-1], room, room_name)
     if total > room:
-        _previews(work, pinned, total - room)
+        _previews(work, kept, total - room)
     if not cut:
-        return cut, None
+        return PinnedCut(frozenset(kept), frozenset())
     names = [str(work.history[j].id) for j in sorted(cut) if work.history[j].pinned]
     warning = (
         "the pinned messages do not fit the model's room (context_limit - max_output_tokens"
@@ -116,7 +126,7 @@ def cut_pinned(
         f"{names}"
     )
     log.warning("%s", warning)
-    return cut, warning
+    return PinnedCut(frozenset(kept), frozenset(cut), warning)
 
 
 def _newest_pinned_files(
@@ -158,7 +168,7 @@ def shrink_loose(work: Work, fill: Fill, excess: int) -> bool:
 def _whole_cost(work: Work, i: int) -> int:
     """What message i costs whole (not as a preview), its documents included."""
     docs = work.docs.get(i)
-    whole = message_piece(work.history[i], work.target, work.attached.get(i)).cost
+    whole = work.piece_of(i, work.history[i]).cost
     return whole + (docs.cost if docs is not None else 0)
 
 
@@ -195,7 +205,8 @@ SUMMARY_STEP = 0.75  # a cut summary's size is the limit times a power of this
 def summary_room(room: int, limit: int) -> int:
     """The size a summary is cut to within `room`: the largest `limit` x 0.75^k that
     fits it, so that the cut summary (its bytes and its note) stays the same while the
-    room moves with each turn's size (SPEC §4: the summary is part of the prefix that
+    room moves with each turn's size (docs/context.md#the-cut-point-and-a-prefix-that-stays-put: the
+    summary is part of the prefix that
     stays put between cuts), at the price of up to a quarter of the room."""
     if room < MIN_SUMMARY_TOKENS + SUMMARY_WRAPPER_TOKENS:
         return room

@@ -10,13 +10,15 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from contextq.assembly.formats import wire_format
+from contextq.assembly.formats import tools_for, wire_format
 from contextq.assembly.inputs import ProjectContext, Prompts
-from contextq.assembly.pieces import Target, text_piece
+from contextq.assembly.pieces import text_piece
 from contextq.assembly.prompts import custom_agent_text, reminder_text, system_text
-from contextq.assembly.tools import Tool, parse_tools, tools_for
+from contextq.assembly.tools import Tool, parse_tools
+from contextq.assembly.wire import Target
 from contextq.catalog import resolve_model
 from contextq.history.plan import CompactionView, ReadPlan, plan_read
+from contextq.reasoning_rules import rule_for
 from contextq.settings import Settings
 from contextq.tokens import encoding_name_for_model
 
@@ -73,6 +75,9 @@ def plan_context(
         limits.counting.counter,
         limits.provider,
         encoding_name_for_model(stored_model or None),
+        # the name asked for first: a newer model than the catalogue's matches an older
+        # id by prefix (gpt-5.6-mini → gpt-5), whose rule is not its own
+        rule_for(limits.model or limits.catalog_id),
     )
     read = plan_read(
         settings=settings,

@@ -1,4 +1,5 @@
-"""Previews of messages too large for the room they have (SPEC §5 "Any model", §9).
+"""Previews of messages too large for the room they have
+(docs/history.md#a-summary-for-a-smaller-model, docs/workspaces.md#large-tool-results).
 
 A preview keeps the head and tail of a text with a note saying how many tokens were cut
 from the middle, and always says where the whole is:

@@ -1,4 +1,4 @@
-"""The project slot (P, SPEC §6 and §8): the project's instructions open one user message,
+"""The project slot (P, docs/projects.md): the project's instructions open one user message,
 then its documents as documents JSON, each with its citation id, up to the room given.
 
 The service fills `ProjectContext` (`service.history.context_project`: whole files when
@@ -13,7 +13,8 @@ from collections.abc import Mapping
 from contextq.assembly.attachments import Document, documents_text
 from contextq.assembly.citations import CitationMap
 from contextq.assembly.inputs import ProjectContext
-from contextq.assembly.pieces import Piece, Target, text_piece
+from contextq.assembly.pieces import text_piece
+from contextq.assembly.wire import Piece, Target
 
 
 def project_documents(project: ProjectContext) -> list[Document]:

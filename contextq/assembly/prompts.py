@@ -1,5 +1,5 @@
 """The system prompt (S) in three layers with its dynamic sections, the custom agent
-prompt (CA) and the reminders (R) — SPEC §6.
+prompt (CA) and the reminders (R) — docs/history.md#the-ready-to-send-context.
 
 S is the conversation's `system_prompt`, else the owner's saved one, else the packaged
 default (`default_system_prompt.md`, shipped as package data). With

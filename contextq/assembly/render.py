@@ -9,22 +9,9 @@ fields with the count, and the breakdown by category.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Any
 
 from contextq.assembly.inputs import CATEGORIES, Category
-from contextq.assembly.pieces import Piece, Target
-
-
-@dataclass(slots=True)
-class Rendered:
-    """`fields`: the answer's wire fields in order, the list first under the format's
-    `list_key` (`messages`, and Anthropic's `system` and `stable_prefix_tokens`, …)."""
-
-    fields: dict[str, Any]
-    token_count: int
-    breakdown: dict[str, int]
-    kept: list[Piece] = field(default_factory=list)
+from contextq.assembly.wire import Piece, Rendered, Target
 
 
 def render(pieces: Sequence[Piece], *, turn_start: int, target: Target) -> Rendered:
@@ -42,7 +29,21 @@ def charge(breakdown: dict[str, int], piece: Piece) -> None:
     charge_tokens(breakdown, piece.category, piece.tokens, piece.file_tokens)
     if piece.reasoning_tokens:
         breakdown[piece.category] -= piece.reasoning_tokens
-        breakdown["reasoning"] = breakdown.get("reasoning", 0) + piece.reasoning_tokens
+        breakdown["reasoning"] += piece.reasoning_tokens
+
+
+REASONS = ("other_vendor", "earlier_turns", "prefix_changed")
+
+
+def reasoning_dropped(pieces: Sequence[Piece]) -> dict[str, int]:
+    """The reasoning units (blocks, items, parts) of the messages sent that were left
+    out, by reason (docs/context.md#bound-reasoning; `prefix_changed` is the binding rule's)."""
+    dropped = dict.fromkeys(REASONS, 0)
+    for piece in pieces:
+        if piece.reasoning_left is not None:
+            reason, units = piece.reasoning_left
+            dropped[reason] += units
+    return dropped
 
 
 def charge_tokens(

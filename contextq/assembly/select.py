@@ -1,5 +1,6 @@
 """The history after what is taken first: the strategy over the rest, with the carried
-cut point and clearing line (SPEC §4 "A prefix that stays put", §9).
+cut point and clearing line (docs/context.md#the-cut-point-and-a-prefix-that-stays-put,
+docs/context.md#clearing-old-tool-results-with-hysteresis).
 
 Between moves, an answer keeps what the previous one held before its newest turn: the
 history from the carried cut point, old tool results cleared below the carried line.
@@ -26,6 +27,7 @@ from contextq.assembly.clearing import clear_below, clearable, moved_line
 from contextq.assembly.pieces import text_piece
 from contextq.assembly.plan import ContextPlan
 from contextq.assembly.tool_results import tool_result_indices
+from contextq.assembly.wire import Piece
 from contextq.assembly.work import Work
 from contextq.history.chains import unit_at
 from contextq.history.filtering import run_strategy
@@ -33,7 +35,6 @@ from contextq.history.strategies import starts_turn, token_budget
 from contextq.history.types import Message
 
 if TYPE_CHECKING:
-    from contextq.assembly.fill import Parts
     from contextq.history.memory import HierarchicalMemory
 
 
@@ -47,6 +48,7 @@ class Ran:
     warnings: list[str] = field(default_factory=list)
     duration_ms: float = 0.0
     clear_seq: int | None = None  # the clearing line, when this answer moved it
+    preamble: list[Piece] = field(default_factory=list)  # the hierarchical memory block
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,12 +61,12 @@ class Selecting:
     room: int  # the strategy's room (the pinned messages' included: it counts them first)
     limit: int  # what the whole context must fit
     runs: bool  # the strategy runs (else only the hard room is kept)
+    defer: bool = False  # move only when the carried state does not fit (a bound loop)
 
 
 def select(
     work: Work,
     plan: ContextPlan,
-    parts: Parts,
     how: Selecting,
     *,
     cut_seq: int | None,
@@ -73,18 +75,18 @@ def select(
 ) -> Ran:
     """The strategy with the carried cut point and line (`line`: the one applied); when
     the carried state does not fit, or is over the threshold with a batch of results to
-    clear, the line moves and the strategy cuts anew (`move_cut`)."""
-    ran = _select(work, plan, parts, how, cut_seq=cut_seq, memory=memory)
+    clear, the line moves and the strategy cuts anew (`move_cut`). The strategy's
+    preamble (the hierarchical memory block) comes back in `Ran.preamble`."""
+    ran = _select(work, plan, how, cut_seq=cut_seq, memory=memory)
     if ran.error is not None:
         return ran
-    moved = _moved(work, plan, parts, how, ran, cut_seq=cut_seq, line=line, memory=memory)
+    moved = _moved(work, plan, how, ran, cut_seq=cut_seq, line=line, memory=memory)
     return moved if moved is not None else _window_cut(work, plan, how, ran, cut_seq)
 
 
 def _moved(
     work: Work,
     plan: ContextPlan,
-    parts: Parts,
     how: Selecting,
     ran: Ran,
     *,
@@ -96,7 +98,7 @@ def _moved(
     result, or None when it does not move: the carried state fits and is under the
     threshold, or there is nothing (over the threshold alone: too little) to clear."""
     exceeded = _exceeded(work, ran, how, cut_seq, plan)
-    if not exceeded and not _over_threshold(work, parts, plan, how, ran):
+    if not exceeded and (how.defer or not _over_threshold(work, plan, how, ran)):
         return None
     keep = plan.read.filter.keep_tool_results
     target = moved_line(work, keep)
@@ -106,7 +108,7 @@ def _moved(
         return None
     clear_below(work, target, how.protected)
     move = move_cut(work, plan, how, keep) if how.runs else None
-    moved = _select(work, plan, parts, how, cut_seq=None, memory=memory, move=move)
+    moved = _select(work, plan, how, cut_seq=None, memory=memory, move=move)
     moved.clear_seq = target
     return moved
 
@@ -134,9 +136,10 @@ def _window_cut(
     return ran
 
 
-def _over_threshold(work: Work, parts: Parts, plan: ContextPlan, how: Selecting, ran: Ran) -> bool:
+def _over_threshold(work: Work, plan: ContextPlan, how: Selecting, ran: Ran) -> bool:
     """Whether the context with the carried line and cut point is over the threshold
-    (SPEC §9: the line "stays put … until usage is over the threshold again"), the
+    (docs/context.md#clearing-old-tool-results-with-hysteresis: the line "stays put … until usage is
+    over the threshold again"), the
     budget aside: on a window whose threshold is below the budget (`context_threshold`
     0.1 on gpt-4o) results are cleared before the budget is reached. Such a move waits
     for `MOVE_BATCH` results to clear, so that it changes the prefix at most once every
@@ -144,7 +147,7 @@ def _over_threshold(work: Work, parts: Parts, plan: ContextPlan, how: Selecting,
     f = plan.read.filter
     if not how.runs or not f.automatic:
         return False
-    preamble = sum(p.cost for p in parts.preamble)
+    preamble = sum(p.cost for p in ran.preamble)
     tokens = how.limit - how.room + work.costs(ran.kept - how.turn) + preamble
     return tokens >= f.threshold * max(1, f.limits.context_window)
 
@@ -195,7 +198,6 @@ class Costed(Sequence[Message]):
 def _select(
     work: Work,
     plan: ContextPlan,
-    parts: Parts,
     how: Selecting,
     *,
     cut_seq: int | None,
@@ -209,13 +211,13 @@ def _select(
     rest = how.rest
     messages = Costed(work, rest)
     anchors = [j for j, i in enumerate(rest) if _anchor(work.history[i])]
-    min_keep = max(0, int(f.arguments.get("min_messages_to_keep", 0)) - len(how.turn))
+    min_keep = max(0, f.min_messages_to_keep - len(how.turn))
     if not how.runs:  # only the hard room: the newest that fit, no trim, no cut
         selection = token_budget(
             messages,
             budget_tokens=how.room,
             min_messages_to_keep=min_keep,
-            max_pinned=int(f.arguments.get("max_pinned", 10)),
+            max_pinned=f.max_pinned,
             anchors=anchors,
         )
         return Ran({rest[j] for j in selection.kept} | how.turn)
@@ -225,15 +227,14 @@ def _select(
     selection, error = run_strategy(
         messages, f, anchors=anchors, memory=memory, overrides=overrides
     )
-    parts.preamble = [
-        text_piece(m.text(), "user", "summary", plan.target) for m in selection.preamble
-    ]
+    preamble = [text_piece(m.text(), "user", "summary", plan.target) for m in selection.preamble]
     return Ran(
         {rest[j] for j in selection.kept} | how.turn,
         error=error,
         cut_seq=selection.cut_seq if error is None else None,
         warnings=[w for w in selection.warnings if not w.startswith("MIN_MESSAGES_TO_KEEP")],
         duration_ms=round((time.perf_counter() - started) * 1000, 3),
+        preamble=preamble,
     )
 
 
@@ -257,8 +258,8 @@ def _overrides(
         "trim_tokens": max(0, trim),
         "min_messages_to_keep": min_keep,
     }
-    if "window_size" in f.arguments:
-        window = int(f.arguments["window_size"])
+    if f.window_size is not None:
+        window = f.window_size
         inside = sum(1 for i in how.turn if i >= len(work.history) - window)
         overrides["window_size"] = max(1, window - inside)
     return overrides
@@ -276,7 +277,8 @@ MIN_TURNS_OF_ROOM = 3  # a move's cut gives way to the stubs down to room for th
 
 
 def move_cut(work: Work, plan: ContextPlan, how: Selecting, keep: int) -> MoveCut:
-    """Where the cut of an answer that moves the line goes (SPEC §9): the newest `keep`
+    """Where the cut of an answer that moves the line goes
+    (docs/context.md#clearing-old-tool-results-with-hysteresis): the newest `keep`
     tool pairs (from the turn that opens the oldest of them, `whole_from`) stay whole
     whenever they fit the budget, and the stubs of the older ones fill the room they
     leave, less the cut's headroom (`move_trim`)."""
@@ -324,7 +326,8 @@ TURN_UNITS = 4  # a newest turn of more units than this is an agent loop's: one 
 
 
 def trim_target(work: Work, plan: ContextPlan) -> int:
-    """Where a cut goes, in tokens of the whole context (SPEC §4): `trim_to` of the
+    """Where a cut goes, in tokens of the whole context
+    (docs/context.md#the-cut-point-and-a-prefix-that-stays-put): `trim_to` of the
     budget, and lower when that leaves room for fewer than `TURNS_OF_ROOM` more turns
     like the newest (so that at least four turns in five keep the previous prefix, the
     SPEC's target, however large a turn is against the budget, with one turn to spare:

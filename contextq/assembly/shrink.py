@@ -1,4 +1,5 @@
-"""A history message shrunk to a preview that fits a given room (SPEC §5, §9).
+"""A history message shrunk to a preview that fits a given room
+(docs/history.md#a-summary-for-a-smaller-model, docs/workspaces.md#large-tool-results).
 
 A tool result keeps the line naming its workspace path and size (its body shrinks,
 down to nothing: then the line alone) and is listed in `Work.named`, so the service
@@ -12,9 +13,15 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 
-from contextq.assembly.pieces import Piece, message_piece
 from contextq.assembly.preview import cut_middle, fit_preview
-from contextq.assembly.tool_results import preview_line, result_path, result_size, with_line
+from contextq.assembly.tool_results import (
+    preview_line,
+    result_path,
+    result_size,
+    shown,
+    with_line,
+)
+from contextq.assembly.wire import Piece
 from contextq.assembly.work import Work
 from contextq.history.types import content_text
 from contextq.tokens import count_tokens
@@ -63,9 +70,9 @@ def _builder(work: Work, i: int, source: _Source) -> Callable[[int], Piece]:
 
     def build(body_tokens: int) -> Piece:
         cut = cut_middle(source.body, body_tokens, encoding, whole=source.whole)
-        shown = replace(original, content=source.content(cut), token_count=None, id=None)
-        piece = message_piece(shown, work.target, work.attached.get(i))
-        piece.message = original
+        shown_message = replace(shown(original, source.content(cut)), id=None)
+        piece = work.piece_of(i, shown_message)
+        piece.message, piece.shown = original, True
         return piece
 
     return build

@@ -1,4 +1,4 @@
-"""Large and old tool results in the context (SPEC §9).
+"""Large and old tool results in the context (docs/workspaces.md#large-tool-results).
 
 - **Preview.** A stored tool message over TOOL_RESULT_OFFLOAD_TOKENS stands in the
   context as the file processors' preview for its format (`ToolResultView.preview`, made
@@ -22,6 +22,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
+from contextq.history.native import shown_as
 from contextq.history.types import Message, content_text
 from contextq.workspace.tool_results import tool_result_extension, tool_result_path
 
@@ -82,16 +83,24 @@ def with_line(body: str, line: str) -> str:
 
 def stand_in(message: Message, view: ToolResultView) -> Message:
     """The message with its content replaced by the preview and the line naming the
-    whole result (its id and seq kept; counted afresh)."""
+    whole result (its id and seq kept; counted afresh; a native result keeps its block,
+    item or part with only its content replaced)."""
     line = preview_line(message.token_count, view.size_bytes, view.path)
-    return replace(message, content=with_line(view.preview, line), token_count=None)
+    return shown(message, with_line(view.preview, line))
 
 
 def stub(message: Message, *, tokens: int | None, size_bytes: int, path: str) -> Message:
     """The one-line stub of a cleared tool result."""
     size = f"{tokens:,} tokens" if tokens is not None else f"{size_bytes:,} bytes"
     text = f"[Old tool result cleared ({size}); full result at {container_path(path)}]"
-    return replace(message, content=text, token_count=None)
+    return shown(message, text)
+
+
+def shown(message: Message, text: str) -> Message:
+    """`message` shown as `text` (uncounted): its native slice, if any, keeps every field
+    but its content (`contextq.history.native.shown_as`)."""
+    native = shown_as(message.native, message.role, text)
+    return replace(message, content=text, token_count=None, native=native)
 
 
 def tool_result_indices(history: Sequence[Message]) -> list[int]:

@@ -1,6 +1,6 @@
 """Tool definitions: read in OpenAI's function-tool form or Anthropic's, given back in
-the target format (SPEC §2 `tools`, §6: each format's `tool`), and the "when to use
-which tool" section.
+the target format (the answer's `tools`, docs/history.md#the-answer: each format's `tool`,
+`contextq.assembly.formats.tools_for`), and the "when to use which tool" section.
 
 Read: OpenAI's `{"type": "function", "function": {"name", "description",
 "parameters"}}` (a bare `{"name", "description", "parameters"}` is taken too), or
@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
-from contextq.assembly.formats import wire_format
 from contextq.errors import ValidationFailed
 
 _NAME = re.compile(r"^[a-zA-Z0-9_-]{1,128}$")
@@ -101,25 +100,6 @@ def _neutral(definition: Mapping[str, Any], schema_key: str, where: str) -> Tool
             f"{where}.{schema_key} must be a JSON schema object", field=f"{where}.{schema_key}"
         )
     return Tool(name=name, description=description, schema=MappingProxyType(dict(schema)))
-
-
-def tools_for(tools: Sequence[Tool], fmt: str) -> list[dict[str, Any]]:
-    """The definitions in the target format (ValidationFailed for a vendor's own tool
-    asked for in a format that does not take it)."""
-    wire = wire_format(fmt)
-    out: list[dict[str, Any]] = []
-    for tool in tools:
-        if tool.native is None:
-            out.append(wire.tool(tool))
-            continue
-        if tool.native_format not in wire.native_tools:
-            raise ValidationFailed(
-                f"tool {tool.name!r} is a {tool.native_format} built-in tool; it has no "
-                f"{fmt} form (drop it from `tools` or ask for format={tool.native_format})",
-                field="tools",
-            )
-        out.append(dict(tool.native))
-    return wire.tools(out)
 
 
 def guidance(tools: Sequence[Tool]) -> str:

@@ -1,4 +1,5 @@
-"""The newest turn (SPEC §6): from the newest user message that is not a tool result to
+"""The newest turn (docs/context.md#the-newest-turn): from the newest user message that is not a
+tool result to
 the end. An assistant message without tool calls ends a turn: a context asked for after
 that final answer has no turn-scoped parts (no citation reminder, no citations section);
 CA, P and F still stand before that newest user message.

@@ -1,5 +1,5 @@
-"""The newest turn within its room (SPEC §6 "Budget"): its user message with its files,
-and its newest unit (a message, or a tool call with its results).
+"""The newest turn within its room (docs/context.md#the-newest-turn): its user message with its
+files, and its newest unit (a message, or a tool call with its results).
 
 When the turn does not fit the room it has next to S, R, CA and the pinned messages:
 
@@ -85,7 +85,8 @@ SHARED_TOKENS = 32
 
 def fit_pinned_user_files(work: Work, room: int, *, room_name: str) -> list[str]:
     """The pinned newest user message's files when only the pinned messages are sent
-    (SPEC §4's pinned-alone case): as many as fit `room` (what the hard room leaves next
+    (the pinned-alone case of docs/context.md#pinned-messages): as many as fit `room` (what the hard
+    room leaves next
     to S and the pinned messages), in the order attached, each left out noted (nothing
     attached is dropped silently). Returns the warning when some are left out."""
     u = work.u

@@ -15,8 +15,10 @@ from typing import Any
 from contextq.assembly.attachments import Attached, FileNote, attach, provisional_ids
 from contextq.assembly.citations import CitationMap
 from contextq.assembly.inputs import FileView
-from contextq.assembly.pieces import Piece, Target, documents_piece, known_cost, message_piece
+from contextq.assembly.pieces import documents_piece, known_cost, message_piece
 from contextq.assembly.tool_results import ToolResultView, stand_in
+from contextq.assembly.turn import split_turn
+from contextq.assembly.wire import Piece, Target
 from contextq.catalog import ModelLimits
 from contextq.history.chains import unit_at
 from contextq.history.types import Message
@@ -24,20 +26,53 @@ from contextq.history.types import Message
 
 class Pieces:
     """History message i as a piece, rendered on first use (only what is sent or
-    measured is rendered: a long history's older messages never are)."""
+    measured is rendered: a long history's older messages never are). Messages from
+    `loop` on are the current tool loop's (their reasoning always goes in, but for the
+    binding rule: a message in `withheld` sends none, `contextq.assembly.binding`)."""
 
-    def __init__(self, history: Sequence[Message], target: Target, attached: dict[int, Attached]):
+    def __init__(
+        self,
+        history: Sequence[Message],
+        target: Target,
+        attached: dict[int, Attached],
+        loop: int = 0,
+    ):
         self._history = history
         self._target = target
         self._attached = attached
         self._pieces: dict[int, Piece] = {}
+        self.loop = loop
+        self.withheld: set[int] = set()
+
+    def is_withheld(self, i: int, message: Message) -> bool:
+        """Whether message i's reasoning is left out by the binding rule."""
+        return i in self.withheld
+
+    def withhold(self, indices: Iterable[int]) -> bool:
+        """Leave the reasoning of messages `indices` out (rendered afresh); whether any
+        was not left out already."""
+        new = [i for i in indices if i not in self.withheld]
+        for i in new:
+            self.withheld.add(i)
+            self._pieces.pop(i, None)
+        return bool(new)
 
     def __getitem__(self, i: int) -> Piece:
         piece = self._pieces.get(i)
         if piece is None:
-            piece = message_piece(self._history[i], self._target, self._attached.get(i))
+            piece = self.make(i, self._history[i])
             self._pieces[i] = piece
         return piece
+
+    def make(self, i: int, message: Message) -> Piece:
+        """`message` (message i, or what stands for it) as a piece, not remembered."""
+        return message_piece(
+            message,
+            self._target,
+            self._attached.get(i),
+            current=i >= self.loop,
+            withheld=self.is_withheld(i, message),
+        )
 
     def __setitem__(self, i: int, piece: Piece) -> None:
         self._pieces[i] = piece
@@ -88,7 +123,12 @@ class Work:
             cached = self.known.get(i)
             if cached is not None and cached[0] is message:
                 return cached[1]
-            known = known_cost(message, self.target)
+            known = known_cost(
+                message,
+                self.target,
+                current=i >= self.pieces.loop,
+                withheld=self.pieces.is_withheld(i, message),
+            )
             if known is not None:
                 self.known[i] = (message, known)
                 return known
@@ -112,6 +152,56 @@ class Work:
     def original(self, i: int) -> Message:
         """Message i as stored (not its stand-in)."""
         return self.originals.get(i, self.history[i])
+
+    def loop_before_turn(self) -> int | None:
+        """The current tool loop's first message when it starts before the newest user
+        message (Anthropic's open loop: `WireFormat.loop_start`) and the target strips
+        earlier turns' reasoning: once the turn is over, what those messages send changes,
+        so the stable prefix (the cache breakpoint) ends before them."""
+        loop = self.pieces.loop
+        if self.u is None or loop >= self.u or self.target.reasoning.keeps_earlier:
+            return None
+        return loop
+
+    def sent_loop(self, kept: set[int]) -> bool:
+        """Where the current tool loop starts in what is sent: when the newest turn is
+        not (the budget left only pinned messages), the list ends on an older loop, which
+        the vendor validates as the current one; so does Anthropic's open loop when the
+        model's turns between it and the newest user message are not sent (that message
+        then rides with the loop's results). Its messages then send their reasoning too
+        (rendered afresh). Whether the loop moved back."""
+        order = sorted(kept)
+        if not order:
+            return False
+        sent = [self.history[i] for i in order]
+        split = split_turn(sent)
+        opening = split.start if split.start < len(sent) else None
+        start = order[self.target.wire.loop_start(sent, opening)] if sent else 0
+        if start >= self.pieces.loop:
+            return False
+        for i in range(start, self.pieces.loop):
+            self.known.pop(i, None)
+            if self.pieces.rendered(i) and not self.pieces[i].shown:
+                self.pieces.forget(i)  # (a preview stays as it was cut)
+        self.pieces.loop = start
+        return True
+
+    def withhold(self, indices: Iterable[int]) -> bool:
+        """Leave out the reasoning of messages `indices` (the binding rule's decision);
+        whether that changed anything."""
+        indices = list(indices)
+        for i in indices:
+            self.known.pop(i, None)
+        return self.pieces.withhold(indices)
+
+    def piece_of(self, i: int, message: Message) -> Piece:
+        """`message` in the place of message i (a preview of it), as a piece."""
+        return self.pieces.make(i, message)
+
+    @property
+    def loop(self) -> int:
+        """Where the current tool loop starts (`WireFormat.loop_start`)."""
+        return self.pieces.loop
 
 
 def build_work(
@@ -139,7 +229,7 @@ def build_work(
         newest = unit.members or (len(history) - 1,)
     listed = list(history)
     attached: dict[int, Attached] = {}
-    pieces = Pieces(listed, target, attached)
+    pieces = Pieces(listed, target, attached, target.wire.loop_start(listed, u))
     work = Work(listed, target, pieces, {}, attached, u, newest, files, limits)
     work.citations = citations
     for i, message in enumerate(listed):

@@ -1,4 +1,4 @@
-"""The whole extracted text of a file, as located sections, for indexing (SPEC §8).
+"""The whole extracted text of a file, as located sections, for indexing (docs/retrieval.md).
 
 `iter_sections(path, filename, settings=..., cache=..., max_tokens=...)` gives a
 `FullText`: iterate it once for `Section`s in file order; afterwards it says how many
@@ -38,7 +38,7 @@ from contextq.files.registry import ConversionCache
 from contextq.files.sections import Section
 from contextq.settings import Settings
 
-DEFAULT_MAX_TOKENS = 2_000_000  # SPEC §8 MAX_INDEX_TOKENS_PER_FILE
+DEFAULT_MAX_TOKENS = 2_000_000  # docs/retrieval.md MAX_INDEX_TOKENS_PER_FILE
 
 
 @dataclass(frozen=True)

@@ -104,7 +104,7 @@ class FileExtractionResult:
     `binary` is a processed artefact (resized image, subsampled audio) with its
     `binary_media_type`; images and audio still carry a short text `content`
     describing them. `full_text_tokens` is the token count of the whole
-    extracted text before any cut (SPEC `token_count`).
+    extracted text before any cut (the File object's `token_count`, docs/api.md#the-file-object).
     """
 
     success: bool

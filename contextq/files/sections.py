@@ -1,4 +1,5 @@
-"""The whole extracted text of a file, as located sections (for project indexing, SPEC §8).
+"""The whole extracted text of a file, as located sections (for project indexing,
+docs/retrieval.md).
 
 The processors' artefact is cut to MAX_TOKENS_PER_FILE for the context; retrieval needs the
 whole text. A `Section` is one stretch of it with where it came from, so a chunk made from

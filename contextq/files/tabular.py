@@ -139,7 +139,8 @@ TOKEN_SAMPLE_BYTES = 128 * 1024
 def _full_text_tokens(
     path: Path, kind: str, sheets: list[Sheet], content: str, meta: dict[str, Any]
 ) -> int:
-    """`token_count` of a table is the tokens of its whole text, as SPEC §2 says.
+    """`token_count` of a table is the tokens of its whole text, as docs/api.md#the-file-object
+    says.
 
     CSV/TSV up to 8 MiB: counted exactly. Larger ones: the first 128 KiB (whole
     lines) are counted exactly with the already loaded tokenizer and the rate is

@@ -36,10 +36,10 @@ from contextq.history.filtering import (
 )
 from contextq.history.memory import HierarchicalMemory, normalise_error, score_action
 from contextq.history.message_tokens import count_message_tokens
+from contextq.history.pinned import find_anchors
 from contextq.history.plan import CompactionView, HistoryWindow, ReadPlan, plan_read
 from contextq.history.strategies import (
     Selection,
-    find_anchors,
     hierarchical,
     noop,
     sliding_window,

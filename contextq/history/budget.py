@@ -1,4 +1,4 @@
-"""The token budget of a context (SPEC §4)."""
+"""The token budget of a context (docs/context.md#the-rooms)."""
 
 from __future__ import annotations
 
@@ -26,7 +26,8 @@ def compute_budget(
     reserve_tokens: int = DEFAULT_RESERVE_TOKENS,
     max_input_tokens: int | None = None,
 ) -> Budget:
-    """SPEC §4: (context_limit - max_output_tokens - tool_definition_tokens)
+    """docs/history.md#history-strategies: (context_limit - max_output_tokens -
+    tool_definition_tokens)
     * budget_percentage - reserve_tokens, where max_output_tokens is the model's max
     output capped at a quarter of the window unless given. A model with a separate
     input limit (gpt-5: 272K of 400K) never gets more than that."""

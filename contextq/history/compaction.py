@@ -1,4 +1,5 @@
-"""Compaction (SPEC §5): summarise the history up to a point, keep the rest verbatim.
+"""Compaction (docs/history.md#compaction): summarise the history up to a point, keep the rest
+verbatim.
 
 `plan_compaction` picks `through_seq`: the newest messages that fit
 `keep_recent_tokens` stay verbatim after it, and the cut falls between units, so a
@@ -20,7 +21,7 @@ is appended, and the outcome records `retention` (share present before repair) a
 `repaired` (what was appended). Without a memory, the checked items are those the
 previous summary held.
 
-Provenance (SPEC §5): whichever summariser wrote it, every structured item of the summary
+Provenance (docs/provenance.md): whichever summariser wrote it, every structured item of the summary
 is checked against the messages this run read (`provenance.SourceIndex`): seqs that name
 no message read (or one that holds none of the item's words) are dropped, an item left
 without any is matched back to its source by its key terms, or marked `(#?)` and counted
@@ -39,12 +40,14 @@ from contextq.errors import SummarizerError
 from contextq.history.chains import unit_at
 from contextq.history.harvest import SUMMARY_MARKER
 from contextq.history.message_tokens import MESSAGE_OVERHEAD_TOKENS, token_count
+from contextq.history.pinned import protected_anchors
 from contextq.history.provenance import SourceIndex, summary_items
 from contextq.history.retention import Retention, check_retention, fit_summary, repair
 from contextq.history.summarizers import Summarizer, truncate_history
 from contextq.history.summary_format import MemoryFacts, facts_from_memory, facts_from_summary
 from contextq.history.types import Message
 from contextq.settings import Settings
+from contextq.strategy_options import DEFAULT_MAX_PINNED
 from contextq.tokens import DEFAULT_ENCODING, count_tokens, truncate_to_tokens
 
 if TYPE_CHECKING:
@@ -97,7 +100,7 @@ def plan_compaction(
     target_tokens: int,
     keep_recent_tokens: int | None = None,
     min_recent_messages: int = 1,
-    max_pinned: int = 10,
+    max_pinned: int = DEFAULT_MAX_PINNED,
 ) -> CompactionPlan | None:
     """Choose what to summarise so that summary + verbatim messages ≈ `target_tokens`.
 
@@ -143,15 +146,10 @@ def plan_compaction(
 
 
 def _verbatim_indices(covered: Sequence[Message], max_pinned: int) -> set[int]:
+    """The protected anchors' whole spans (their chains, orphan results included)."""
     keep: set[int] = set()
-    pinned_left = max_pinned
-    for j in range(len(covered) - 1, -1, -1):
-        message = covered[j]
-        if message.role == "system" or (message.pinned and pinned_left > 0):
-            if message.role != "system":
-                pinned_left -= 1
-            unit = unit_at(covered, j)
-            keep.update(range(unit.start, unit.end + 1))
+    for _, unit in protected_anchors(covered, max_pinned):
+        keep.update(range(unit.start, unit.end + 1))
     return keep
 
 
@@ -204,7 +202,8 @@ def compact(
     summary, _ = sources.resolve(summary)
     if count_tokens(summary, encoding) > room:
         summary = _make_room(summary, inputs, retention, room, encoding, truncated=truncated)
-    folded = inputs[0] if previous_summary else None  # what this run read, SPEC §5
+    # what this run read, docs/history.md#compaction
+    folded = inputs[0] if previous_summary else None
     return _outcome(
         plan,
         summary,

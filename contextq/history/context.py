@@ -1,5 +1,6 @@
-"""The history part of the ready-to-send context (SPEC §2, §6): `visible_history`, the
-messages a compaction does not cover.
+"""The history part of the ready-to-send context (docs/history.md#the-answer,
+docs/history.md#the-ready-to-send-context): `visible_history`, the messages a compaction does not
+cover.
 
 The context itself is assembled by `contextq.assembly` (files, prompts, reminders and
 history in one budget), which builds on this package; the history package never imports

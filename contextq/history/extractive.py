@@ -1,4 +1,5 @@
-"""The offline extractive summariser: deterministic, no model, no network (SPEC §5).
+"""The offline extractive summariser: deterministic, no model, no network
+(docs/history.md#compaction).
 
 It writes the structured summary of `summary_format`: the memory-backed sections from
 `MemoryFacts` verbatim (or, without a memory, from what the messages and the previous
@@ -11,7 +12,7 @@ path it lists does not score a narrative sentence twice. It spends its budget: t
 narrative fills what the other sections leave, so a summary ends near `max_tokens` when
 the history has that much to say.
 
-Provenance (SPEC §5): it knows where everything came from, so every item ends with the
+Provenance (docs/provenance.md): it knows where everything came from, so every item ends with the
 seqs of its messages (`(#12, #40)`; one path a line in the files section), and each
 narrative line starts with the seq it quotes. A memory fact whose source the memory does
 not know is written `(#?)`; compaction matches it back (`provenance.SourceIndex`).

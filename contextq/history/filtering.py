@@ -1,4 +1,5 @@
-"""Whether and how a strategy runs over a history (SPEC §4), decided once.
+"""Whether and how a strategy runs over a history (docs/history.md#history-strategies), decided
+once.
 
 `plan_filter(...)` resolves everything a filtering needs before any message is read:
 the strategy (unknown → noop with a warning), its validated options, the budget, the
@@ -63,10 +64,14 @@ class FilterPlan:
     forced: bool
     skipped: bool
     automatic: bool  # ENABLE_AUTO_COMPRESSION
+    max_pinned: int  # MAX_PINNED_MESSAGES: the newest this many pinned are protected
     warnings: tuple[str, ...] = ()
+    min_messages_to_keep: int = 0  # the strategy's minimum (noop and fail-open: none)
+    window_size: int | None = None  # sliding_window's window; None for the others
     trim_to: float = DEFAULT_TRIM_TO  # token_budget: cut down to this share of the budget
-    project_share: float = DEFAULT_PROJECT_SHARE  # P's share of what is left (SPEC §6)
-    keep_tool_results: int = DEFAULT_KEEP_TOOL_RESULTS  # tool pairs never cleared (SPEC §9)
+    project_share: float = DEFAULT_PROJECT_SHARE  # P's share of what is left (docs/projects.md)
+    # tool pairs never cleared (docs/context.md#clearing-old-tool-results-with-hysteresis)
+    keep_tool_results: int = DEFAULT_KEEP_TOOL_RESULTS
 
     def usage(self, history_tokens: int) -> float:
         """(fixed + history tokens) ÷ context_limit; `history_tokens` is a stored (open
@@ -76,7 +81,7 @@ class FilterPlan:
 
     def runs_at(self, history_tokens: int) -> bool:
         """Whether the strategy runs over a history of `history_tokens` stored tokens (the
-        open encoding's: at the largest factor for a closed tokenizer, SPEC §3)."""
+        open encoding's: at the largest factor for a closed tokenizer, docs/token-counting.md)."""
         return self.runs_for_total(self.fixed_tokens + self.limits.counting.upper(history_tokens))
 
     def runs_for_total(self, context_tokens: int) -> bool:
@@ -101,7 +106,14 @@ class FilterPlan:
 
     def whole_history(self) -> FilterPlan:
         """The fail-open plan: the same budget and figures, nothing filtered."""
-        return replace(self, strategy="noop", arguments=MappingProxyType({}), skipped=True)
+        return replace(
+            self,
+            strategy="noop",
+            arguments=MappingProxyType({}),
+            skipped=True,
+            min_messages_to_keep=0,
+            window_size=None,
+        )
 
 
 def plan_filter(
@@ -161,7 +173,10 @@ def plan_filter(
         forced=force_filter,
         skipped=skip_filter,
         automatic=settings.ENABLE_AUTO_COMPRESSION,
+        max_pinned=settings.MAX_PINNED_MESSAGES,
         warnings=warnings,
+        min_messages_to_keep=arguments.get("min_messages_to_keep", 0),
+        window_size=arguments.get("window_size"),
         trim_to=opts.get("trim_to", DEFAULT_TRIM_TO),
         project_share=opts.get("project_share", DEFAULT_PROJECT_SHARE),
         keep_tool_results=opts.get("keep_tool_results", DEFAULT_KEEP_TOOL_RESULTS),
@@ -251,7 +266,7 @@ def hierarchical_memory_options(
 
 @dataclass(slots=True)
 class FilterResult:
-    """The history to send, with the facts of SPEC §2's context answer."""
+    """The history to send, with the facts of the context answer (docs/history.md#the-answer)."""
 
     messages: list[Message]  # kept history: a subsequence of the input
     preamble: list[Message]  # generated messages to put before it (hierarchical memory)

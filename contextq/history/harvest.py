@@ -15,7 +15,7 @@ tool output lines.
   `MAX_JSON_FIELDS`), its `error` field an error, paths in its values paths seen.
 - A previous summary (or a chunk summary) given as input is parsed by section: its
   errors, files and narrative carry over, its goal and decisions become facts.
-- Everything taken keeps the seqs of the messages it came from (SPEC §5 provenance):
+- Everything taken keeps the seqs of the messages it came from (docs/provenance.md):
   the same error, path or decision seen again unites them; from a previous summary, the
   seqs its lines cite.
 """

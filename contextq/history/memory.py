@@ -12,7 +12,7 @@
 - Error patterns are normalised (lowercase, numbers → N) and counted; the third
   occurrence of a pattern raises an alert (flag + warning log).
 - A goal with subtasks (name, done) and progress; a phase, which weighs importance.
-- Provenance (SPEC §5): the goal, each subtask, decision and error pattern keeps the seqs
+- Provenance (docs/provenance.md): the goal, each subtask, decision and error pattern keeps the seqs
   of the messages it came from (`goal_seqs`, and `seqs` in each entry): a decision or an
   error observed in a message gets that message's seq; a write through the API may name
   them; a compaction matches the others back to the messages it reads.
@@ -21,7 +21,8 @@ Reads: `get_context_for_agent()` (the GOAL / KEY DECISIONS / PREVIOUS ACTIONS / 
 ACTIONS text within `max_context_tokens`), `stats()`, `snapshot()` (GET /memory).
 State: `to_dict()` / `from_dict()` (the stored row), `export()` / `import_state()`
 (seed 001's save_state / load_state; `import_state(m.export()) == m`), and
-`memory_checkpoint()` (SPEC §9's private-data document).
+`memory_checkpoint()` (the private-data document of
+docs/workspaces.md#private-data-conversation-and-memory-checkpoints).
 """
 
 from __future__ import annotations
@@ -358,7 +359,8 @@ class HierarchicalMemory(MemoryState):
         return memory_view.stats(self)
 
     def snapshot(self) -> dict[str, Any]:
-        """SPEC §2 GET /memory: goal, phase, decisions, error_patterns, stats."""
+        """GET /memory (docs/history.md#hierarchical-memory): goal, phase, decisions,
+        error_patterns, stats."""
         return memory_view.snapshot(self)
 
     # -------------------------------------------------------------- state

@@ -1,5 +1,6 @@
 """A hierarchical memory as JSON: the stored state, seed 001's save_state / load_state
-(`export` / `import_state`), and the private-data checkpoint of SPEC §9.
+(`export` / `import_state`), and the private-data checkpoint of
+docs/workspaces.md#private-data-conversation-and-memory-checkpoints.
 
 - `MemoryState`: the fields themselves (`HierarchicalMemory` adds the behaviour over
   them, so this module and `memory_view` need nothing of `memory`);
@@ -219,8 +220,10 @@ def validated(kind: type[S], data: Any) -> S:
 
 
 def memory_checkpoint(conversation: Mapping[str, Any], memory: MemoryState) -> dict[str, Any]:
-    """SPEC §9's private-data document: `{"conversation": {id, title, model, created_at,
-    …}, "memory": <export>}`. Datetimes become ISO strings; no I/O here."""
+    """The private-data document
+    (docs/workspaces.md#private-data-conversation-and-memory-checkpoints): `{"conversation": {id,
+    title, model, created_at, …}, "memory": <export>}`. Datetimes become ISO strings; no I/O
+    here."""
     if not conversation.get("id"):
         raise ValidationFailed("a checkpoint needs the conversation's id", field="conversation.id")
     return {"conversation": _jsonable(dict(conversation)), "memory": dump(memory)}

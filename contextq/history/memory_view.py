@@ -113,7 +113,8 @@ _DECISION_KEYS = ("decision", "rationale", "impact", "created_at")
 
 
 def snapshot(memory: MemoryState) -> dict[str, Any]:
-    """SPEC §2 GET /memory: goal, phase, decisions, error_patterns, stats."""
+    """GET /memory (docs/history.md#hierarchical-memory): goal, phase, decisions, error_patterns,
+    stats."""
     return {
         "goal": {
             "text": memory.goal,

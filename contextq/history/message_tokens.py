@@ -1,4 +1,5 @@
-"""Token cost of a chat message: its JSON serialisation as the API sends it (SPEC §3).
+"""Token cost of a chat message: its JSON serialisation as the API sends it
+(docs/token-counting.md).
 
 The JSON's own keys (`"role"`, `"content"`, …) stand for the message frame: no
 per-message framing and no reply priming is added on top, so a list of messages costs
@@ -6,8 +7,8 @@ the sum of its messages, each exactly what `count_message_tokens` says.
 (`contextq.tokens` counts plain text; this module counts whole messages with it.)
 
 Stored counts: the service computes this once at insert and stores it as the message's
-`token_count` (with the conversation's running totals). Rows counted before SPEC §3 said
-"nothing added" held 3 more tokens per message; migration `0012_honest_counts` takes
+`token_count` (with the conversation's running totals). Rows counted before docs/token-counting.md
+said "nothing added" held 3 more tokens per message; migration `0012_honest_counts` takes
 them off (`token_count`, `cum_tokens` and the conversation's totals), so a stored count
 always equals what the context counts for the same message.
 """

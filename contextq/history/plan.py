@@ -106,6 +106,17 @@ class ReadPlan:
         means everything, not the window)."""
         return replace(self, filter=self.filter.whole_history(), window=None)
 
+    def widened(self, factor: float) -> ReadPlan:
+        """The plan with a token_budget window `factor` times as deep in stored tokens:
+        for a history whose messages cost less as sent than stored (reasoning left out:
+        `contextq.assembly.Assembled.window_factor`), so that the window holds what the
+        budget can hold as sent. No window at all once it would reach the start."""
+        window, total = self.window, self.filter.history_tokens
+        if window is None or window.past_tokens is None or total is None:
+            return self
+        past = total - int(self.filter.budget.budget_tokens * factor)
+        return replace(self, window=replace(window, past_tokens=past) if past > 0 else None)
+
 
 def plan_read(
     *,
@@ -142,7 +153,7 @@ def plan_read(
     if options is None and strategy is None:
         options = default_options
     limits = resolve_model(model, settings)
-    counter = limits.counting.counter  # calibrated for a closed tokenizer (SPEC §3)
+    counter = limits.counting.counter  # calibrated for a closed tokenizer (docs/token-counting.md)
     head = (Message(role="system", content=system_prompt),) if system_prompt else ()
     summary = (summary_message(compaction),) if compaction is not None else ()
     plan = plan_filter(
@@ -187,14 +198,12 @@ def _window(plan: FilterPlan) -> HistoryWindow | None:
     """The window a filtering strategy needs, or None when everything must be read."""
     if plan.runs is not True or plan.history_tokens is None:
         return None
-    arguments = plan.arguments
-    if plan.strategy == "sliding_window":
-        keep = max(int(arguments["window_size"]), int(arguments["min_messages_to_keep"]))
-        return HistoryWindow(keep_newest=keep)
+    if plan.strategy == "sliding_window" and plan.window_size is not None:
+        return HistoryWindow(keep_newest=max(plan.window_size, plan.min_messages_to_keep))
     if plan.strategy != "token_budget":
         return None  # hierarchical reaches back for older critical messages
     # the strategy keeps the newest units within the budget (the minimum gives way to it)
     past = plan.history_tokens - plan.budget.budget_tokens
     if past <= 0:
         return None
-    return HistoryWindow(keep_newest=int(arguments["min_messages_to_keep"]), past_tokens=past)
+    return HistoryWindow(keep_newest=plan.min_messages_to_keep, past_tokens=past)

@@ -1,4 +1,4 @@
-"""Provenance of a summary's structured items (SPEC §5): every item of the goal,
+"""Provenance of a summary's structured items (docs/provenance.md): every item of the goal,
 decisions, errors, files and state sections ends with the seqs of the messages it came
 from, `(#12)` or `(#12, #40)`; an item whose source is unknown ends with `(#?)`.
 

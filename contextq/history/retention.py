@@ -1,5 +1,5 @@
-"""Before a summary is accepted (SPEC §5): the goal, each open subtask, each decision and
-each error pattern seen at least 3 times must be in it; what is missing is appended
+"""Before a summary is accepted (docs/history.md#compaction): the goal, each open subtask, each
+decision and each error pattern seen at least 3 times must be in it; what is missing is appended
 verbatim from memory. And `fit_summary`, which cuts a structured summary to a smaller
 model's room, keeping the memory-backed sections first.
 """
@@ -139,7 +139,8 @@ def fit_summary(summary: str, max_tokens: int, encoding: str = DEFAULT_ENCODING)
         if len(chosen) < len(lines):
             notes.append(f"{SECTIONS[key].lower()} {len(chosen)} of {len(lines)} lines")
     # the note says what was cut, not the room: the same cut reads the same whatever
-    # room it was made for (a summary is part of the context's stable prefix, SPEC §4)
+    # room it was made for (a summary is part of the context's stable prefix,
+    # docs/context.md#the-cut-point-and-a-prefix-that-stays-put)
     note = f"[cut to fit: {'; '.join(notes)}]"
     text = render_summary("\n".join([*parsed.header, note]), kept)
     return truncate_to_tokens(text, max_tokens, encoding)[0]

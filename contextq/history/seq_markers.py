@@ -1,4 +1,4 @@
-"""The marker ending a summary item (SPEC §5): the seqs of the messages it came from,
+"""The marker ending a summary item (docs/provenance.md): the seqs of the messages it came from,
 `(#12)` or `(#12, #40)`, or `(#?)` while its source is unknown.
 
 - `cite(seqs)` renders it: sorted, and past `MAX_CITED` the oldest one, `…` and the

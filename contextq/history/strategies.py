@@ -1,4 +1,5 @@
-"""History strategies (SPEC §4): plain functions over message lists, no I/O.
+"""History strategies (docs/history.md#history-strategies): plain functions over message lists, no
+I/O.
 
 Each strategy takes the history (oldest first, with `token_count` precomputed) and
 keyword-only options, and returns a `Selection`: the indices it keeps, ascending, so
@@ -28,8 +29,9 @@ from typing import TYPE_CHECKING
 from contextq.history.chains import Unit, unit_at
 from contextq.history.memory import CRITICAL_IMPORTANCE, HierarchicalMemory, score_message
 from contextq.history.message_tokens import token_count
+from contextq.history.pinned import protected_anchors
 from contextq.history.types import Message
-from contextq.strategy_options import DEFAULT_WINDOW_SIZE
+from contextq.strategy_options import DEFAULT_MAX_PINNED, DEFAULT_WINDOW_SIZE
 
 if TYPE_CHECKING:
     from contextq.history.memory import HierarchicalMemory
@@ -52,28 +54,14 @@ class Selection:
 # ---------------------------------------------------------------- anchors
 
 
-def find_anchors(messages: Sequence[Message]) -> list[int]:
-    """Indices of system and pinned messages (one pass; the service may pass its own)."""
-    return [i for i, m in enumerate(messages) if m.pinned or m.role == "system"]
-
-
 def _anchor_units(
     messages: Sequence[Message], anchors: Sequence[int] | None, max_pinned: int
 ) -> dict[int, Unit]:
-    if anchors is None:
-        anchors = find_anchors(messages)
-    units: dict[int, Unit] = {}
-    pinned_left = max_pinned
-    for i in reversed(anchors):  # the newest pinned messages win
-        message = messages[i]
-        if message.role != "system":
-            if not message.pinned or pinned_left <= 0:
-                continue
-            pinned_left -= 1
-        unit = unit_at(messages, i)
-        if unit.members:
-            units[unit.start] = unit
-    return units
+    return {
+        unit.start: unit
+        for _, unit in protected_anchors(messages, max_pinned, anchors)
+        if unit.members
+    }
 
 
 def _cost(messages: Sequence[Message], unit: Unit) -> int:
@@ -193,7 +181,7 @@ def token_budget(
     *,
     budget_tokens: int,
     min_messages_to_keep: int = 10,
-    max_pinned: int = 10,
+    max_pinned: int = DEFAULT_MAX_PINNED,
     anchors: Sequence[int] | None = None,
     trim_tokens: int | None = None,
     cut_seq: int | None = None,
@@ -202,12 +190,12 @@ def token_budget(
     """Keep system, pinned, then the newest units that fit `budget_tokens`, stopping at
     the first that does not fit (no gaps in the tail).
 
-    Hysteresis (SPEC §4): with `cut_seq` (a cut point kept from an earlier request), every
-    unit from that seq on is kept as long as they all fit the budget; otherwise (or with
-    no cut point) the tail is cut down to `trim_tokens` and `Selection.cut_seq` says where
-    it now starts. A new cut starts at a turn (a user message) when one is near enough
-    (`_at_turn_start`): the kept history opens with the message that prompted it, and
-    the next cut comes no sooner than a cut mid-turn would. `trim_always`: cut down to
+    Hysteresis (docs/context.md#the-cut-point-and-a-prefix-that-stays-put): with `cut_seq` (a cut
+    point kept from an earlier request), every unit from that seq on is kept as long as they all fit
+    the budget; otherwise (or with no cut point) the tail is cut down to `trim_tokens` and
+    `Selection.cut_seq` says where it now starts. A new cut starts at a turn (a user message) when
+    one is near enough (`_at_turn_start`): the kept history opens with the message that prompted it,
+    and the next cut comes no sooner than a cut mid-turn would. `trim_always`: cut down to
     `trim_tokens` even when everything fits the budget (the prefix changes in this answer
     anyway: the caller cleared old tool results), so that the next change comes as late
     as a cut's would. The newest `min_messages_to_keep` messages are kept while the
@@ -302,7 +290,7 @@ def sliding_window(
     *,
     window_size: int = DEFAULT_WINDOW_SIZE,
     min_messages_to_keep: int = 0,
-    max_pinned: int = 10,
+    max_pinned: int = DEFAULT_MAX_PINNED,
     anchors: Sequence[int] | None = None,
 ) -> Selection:
     """Keep system, pinned, and the newest max(`window_size`, `min_messages_to_keep`)
@@ -327,7 +315,7 @@ def hierarchical(
     *,
     budget_tokens: int,
     min_messages_to_keep: int = 10,
-    max_pinned: int = 10,
+    max_pinned: int = DEFAULT_MAX_PINNED,
     anchors: Sequence[int] | None = None,
     memory: HierarchicalMemory | None = None,
     memory_options: MemoryOptions | None = None,

@@ -1,7 +1,7 @@
 """Summarisers for compaction, and the truncation fallback.
 
-Every summariser writes the structured summary of `summary_format` (SPEC §5) and takes
-the memory's facts (`MemoryFacts`: goal, subtasks, phase, decisions, error patterns),
+Every summariser writes the structured summary of `summary_format` (docs/history.md#compaction) and
+takes the memory's facts (`MemoryFacts`: goal, subtasks, phase, decisions, error patterns),
 which it must write verbatim; compaction checks that it did (`retention`).
 
 - `ExtractiveSummarizer` (offline default, `extractive.py`): deterministic.

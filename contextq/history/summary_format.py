@@ -1,4 +1,4 @@
-"""The structured summary every summariser writes (SPEC §5), as text and back.
+"""The structured summary every summariser writes (docs/history.md#compaction), as text and back.
 
 A summary is a header line, then fixed sections, each under a `## ` heading, in this
 order: goal and subtasks, decisions, errors and recurring patterns, files and paths

@@ -16,8 +16,8 @@ Kind = Literal["user_prompt", "reasoning", "tool_call", "decision", "error", "ob
 ROLES: frozenset[str] = frozenset(get_args(Role))
 KINDS: frozenset[str] = frozenset(get_args(Kind))
 NATIVE_FORMATS: frozenset[str] = frozenset(get_args(NativeFormat))
-# the wire formats a context is given in (SPEC §2 `format=`); each has its module in
-# `contextq.assembly.formats`, registered in its `FORMATS` table under this name
+# the wire formats a context is given in (docs/api.md#native-turns `format=`); each has its module
+# in `contextq.assembly.formats`, registered in its `FORMATS` table under this name
 FormatName = Literal["openai", "anthropic", "responses", "gemini"]
 FORMAT_NAMES: tuple[FormatName, ...] = get_args(FormatName)
 
@@ -28,7 +28,7 @@ MAX_TOOL_CALLS = 128  # per assistant message: the longest tool chain is 1 + thi
 
 @dataclass(frozen=True, slots=True)
 class Native:
-    """A message's slice of a vendor's own turn, verbatim (SPEC §2 "Native turns").
+    """A message's slice of a vendor's own turn, verbatim (docs/api.md#native-turns).
 
     `payload` is the JSON value exactly as posted (key order, empty strings, nulls and
     unknown keys kept): an Anthropic MessageParam, a list of Responses items, or a

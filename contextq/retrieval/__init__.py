@@ -1,4 +1,4 @@
-"""Projects' retrieval engine (SPEC §8): chunking a file's whole text, query terms.
+"""Projects' retrieval engine (docs/retrieval.md): chunking a file's whole text, query terms.
 
 No SQL here: `store/search.py` stores chunk sets and searches them in the database's own
 full-text engine (SQLite FTS5 / PostgreSQL tsvector).

@@ -1,4 +1,4 @@
-"""Chunking a file's whole extracted text for retrieval (SPEC §8).
+"""Chunking a file's whole extracted text for retrieval (docs/retrieval.md).
 
 Input: `contextq.files.sections.Section`s in file order (the file engine's whole text, not
 the truncated artefact). Output: numbered chunks of about `chunk_tokens` tokens that follow

@@ -1,4 +1,4 @@
-"""Dense ranking of a project's chunks, and the fusion of two rankings (SPEC §8, hybrid).
+"""Dense ranking of a project's chunks, and the fusion of two rankings (docs/retrieval.md, hybrid).
 
 Dense: brute force, exact over the stored int8 rows; a chunk scores its best passage's
 cosine. Each chunk set's passage vectors (int8 rows as stored, and each row's inverse

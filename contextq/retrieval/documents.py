@@ -1,4 +1,5 @@
-"""A project's documents for the context (SPEC §6 "How files are given to the model", §8).
+"""A project's documents for the context (docs/history.md#how-files-are-given-to-the-model,
+docs/projects.md).
 
 No SQL here: `service.projects.project_documents` loads the files and the ranked chunks;
 this module turns them into documents, says what each one is and what was left out
@@ -47,7 +48,8 @@ class ProjectDocument:
     chunk: ChunkRef | None = None
 
     def as_document(self, citation_id: int) -> dict[str, Any]:
-        """The entry of `{"documents": [...]}` (SPEC §6)."""
+        """The entry of `{"documents": [...]}`
+        (docs/history.md#how-files-are-given-to-the-model)."""
         return {
             "citation_id": citation_id,
             "title": self.title,
@@ -56,7 +58,7 @@ class ProjectDocument:
         }
 
     def as_citation(self, citation_id: int) -> dict[str, Any]:
-        """The entry of the answer's `citations` (SPEC §6), `source: "project"`."""
+        """The entry of the answer's `citations` (docs/projects.md), `source: "project"`."""
         return {
             "citation_id": citation_id,
             "file_id": self.file_id,

@@ -16,7 +16,7 @@ from contextq_client import __all__ as __all__
 # the old submodule names, each the same module object as its new home
 _MOVED = {
     "async_resources": "async_resources",
-    "async_resources_more": "async_resources_more",
+    "async_resources_more": "async_resources",  # split by namespace: one package
     "base": "base",
     "chat": "chat_kwargs",
     "client": "client",
@@ -25,7 +25,7 @@ _MOVED = {
     "models": "models",
     "models_context": "models_context",
     "resources": "resources",
-    "resources_more": "resources_more",
+    "resources_more": "resources",
     "routing": "routing",
     "transport": "transport",
 }

@@ -1,4 +1,4 @@
-"""Workspaces (SPEC §9): one directory per conversation that a sandbox mounts at
+"""Workspaces (docs/workspaces.md): one directory per conversation that a sandbox mounts at
 `/workspace`, its paths, atomic writes, portions of its files, and tool results kept as
 files.
 

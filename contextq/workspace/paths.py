@@ -1,4 +1,4 @@
-"""Workspace paths (SPEC §9): what an agent may name, and where it lands on the host.
+"""Workspace paths (docs/workspaces.md): what an agent may name, and where it lands on the host.
 
 A workspace is a real directory a sandbox bind-mounts at `/workspace`. Paths are
 relative POSIX paths; `/workspace/…` is accepted and mapped. Everything else is refused

@@ -1,4 +1,4 @@
-"""Later portions of a workspace file (SPEC §9 `?view=processed&offset=&limit=`).
+"""Later portions of a workspace file (docs/workspaces.md `?view=processed&offset=&limit=`).
 
 The processed view of a file is cut for the context; an agent reads the rest in
 portions: lines of text, code and structured files (a JSON document is indented by 2

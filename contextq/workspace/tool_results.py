@@ -1,4 +1,4 @@
-"""Large tool results as workspace files (SPEC §9 "Large tool results").
+"""Large tool results as workspace files (docs/workspaces.md#large-tool-results).
 
 A tool message over TOOL_RESULT_OFFLOAD_TOKENS is also written to
 `/workspace/tool-results/<message_id>.<ext>`, the extension chosen from what the text

@@ -1,4 +1,4 @@
-"""projects, chunk sets, chunks, file links, and the full-text index of chunks (SPEC §8)
+"""projects, chunk sets, chunks, file links, and the full-text index of chunks (docs/retrieval.md)
 
 SQLite: `chunks_fts`, an external-content FTS5 table over chunks(text, heading). A set's
 chunks are added to it in one INSERT … SELECT by `store.chunks_queries.store_chunk_set`

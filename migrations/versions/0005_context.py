@@ -1,11 +1,11 @@
-"""the ready-to-send context (SPEC §6): owner settings, citation ids, cut points, and the
-conversation's date and search-tool fields
+"""the ready-to-send context (docs/history.md#the-ready-to-send-context): owner settings, citation
+ids, cut points, and the conversation's date and search-tool fields
 
 - `owner_settings`: the owner's saved system prompt (`GET/PUT /v1/settings`);
 - `conversation_citations`: stable citation ids, unique per conversation and source key
   (the primary key) and per conversation and id;
 - `context_cut_points`: where a filtered context's history starts, per conversation and
-  model (hysteresis, SPEC §4);
+  model (hysteresis, docs/context.md#the-cut-point-and-a-prefix-that-stays-put);
 - `conversations.timezone`, `datetime_granularity`, `search_tools`.
 
 Revision ID: 0005_context

@@ -1,4 +1,4 @@
-"""workspace entries: one row per file in a conversation's workspace (SPEC §9)
+"""workspace entries: one row per file in a conversation's workspace (docs/workspaces.md)
 
 The bytes live in DATA_DIR/workspaces/<owner>/<conversation>/<path>; the row names the
 File that processes them (SET NULL when that File is deleted) and goes with its

@@ -1,4 +1,5 @@
-"""memory options on conversations; retention and repaired on compactions (SPEC §2, §5)
+"""memory options on conversations; retention and repaired on compactions
+(docs/history.md#hierarchical-memory, docs/history.md#compaction)
 
 - `conversations.memory_options`: the hierarchical memory's options a client set
   (`max_working_memory`, `max_context_tokens`, `compression_threshold`, …);

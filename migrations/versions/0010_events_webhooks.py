@@ -1,4 +1,4 @@
-"""events and webhooks (SPEC §10): events with a per-owner counter, webhooks, their
+"""events and webhooks (docs/events.md): events with a per-owner counter, webhooks, their
 deliveries and each delivery attempt
 
 Revision ID: 0010_events_webhooks

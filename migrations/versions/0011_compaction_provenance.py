@@ -1,4 +1,4 @@
-"""provenance of compactions (SPEC §5): `compactions.unsourced_items`, the structured
+"""provenance of compactions (docs/provenance.md): `compactions.unsourced_items`, the structured
 items of a summary whose source message is unknown (`(#?)`); NULL for rows from before
 summaries cited their messages
 

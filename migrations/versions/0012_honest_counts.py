@@ -1,5 +1,5 @@
-"""stored token counts without per-message framing (SPEC §3: the JSON serialisation as
-sent, nothing added)
+"""stored token counts without per-message framing (docs/token-counting.md: the JSON serialisation
+as sent, nothing added)
 
 Rows counted before held the JSON's tokens plus 3 per message. Every count moves by an
 exact amount, so the rewrite is exact and reversible:

@@ -1,4 +1,5 @@
-"""the clearing line beside the cut point (SPEC §9: the line has hysteresis, stored per
+"""the clearing line beside the cut point
+(docs/context.md#clearing-old-tool-results-with-hysteresis: the line has hysteresis, stored per
 conversation and model)
 
 `context_cut_points.clear_seq`: tool results with a lower seq stand as stubs in the

@@ -1,4 +1,4 @@
-"""chunk embeddings for hybrid search (SPEC §8, issue 22): `chunk_sets.embedder` names the
+"""chunk embeddings for hybrid search (docs/retrieval.md, issue 22): `chunk_sets.embedder` names the
 model that embedded a set's chunks (NULL: not embedded, e.g. indexed before this
 revision); `chunks.embedding` holds the vectors of each chunk's passages (its sentences and lines):
 rows of 256 little-endian float16 values, a BLOB (SQLite) or bytea (PostgreSQL).

@@ -1,4 +1,4 @@
-"""search speed on PostgreSQL (SPEC §8, issue 22): the GIN index's pending list bounded
+"""search speed on PostgreSQL (docs/retrieval.md, issue 22): the GIN index's pending list bounded
 to 256 kB, and chunks' vectors stored without compression.
 
 - `ix_chunks_tsv` keeps GIN's fast update (new entries go to a pending list merged in

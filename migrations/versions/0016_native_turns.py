@@ -1,4 +1,4 @@
-"""native turns (SPEC §2 "Native turns"): each message may carry its slice of a vendor's
+"""native turns (docs/api.md#native-turns): each message may carry its slice of a vendor's
 own turn, verbatim, beside the normalised fields the engine reasons over
 
 `messages.native_format` (`anthropic`, `responses`, `gemini`; NULL for the default

@@ -1,9 +1,9 @@
-"""The files use cases (SPEC §2 "Files"), one home each.
+"""The files use cases (docs/api.md#the-file-object), one home each.
 
 - `uploads`     accept_upload, get_file, file_content, list_files, delete_file: what the
                 routes of `api/routes/files.py` call, each in one transaction
 - `processing`  process_file: phase two, run by the `process_file` task
-- `indexing`    index_file: a project file's whole text chunked for search (SPEC §8)
+- `indexing`    index_file: a project file's whole text chunked for search (docs/retrieval.md)
 - `recovery`    recover_files: the sweep beat runs
 - `claims`      who may process a file (attempts, lease, holder identity, hand-ons)
 - `outage`      what processing does while the database is away (wait, then hand on)

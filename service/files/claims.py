@@ -26,6 +26,7 @@ from datetime import datetime, timedelta
 from functools import cache
 from typing import Any, Literal
 
+import psutil
 from sqlalchemy import Connection
 from sqlmodel import Session
 
@@ -44,8 +45,6 @@ MAX_RELEASES = 20
 
 @cache
 def _identity(pid: int) -> str:
-    import psutil
-
     start = int(psutil.Process(pid).create_time() * 1000)
     return f"{socket.gethostname()}:{pid}:{start}"
 
@@ -57,8 +56,6 @@ def worker_identity() -> str:
 
 def holder_is_dead(holder: str) -> bool:
     """True only when we can tell: the holder ran on this host and that process is gone."""
-    import psutil
-
     try:
         host, pid_s, start_s = holder.rsplit(":", 2)
         pid, start = int(pid_s), int(start_s)

@@ -1,4 +1,4 @@
-"""Indexing a project file's whole text for search (SPEC §8), in the worker.
+"""Indexing a project file's whole text for search (docs/retrieval.md), in the worker.
 
 The file engine's `iter_sections` reads the WHOLE extracted text (documents from the
 conversion cache `process_file` just filled, text and tables streamed), the chunker cuts
@@ -42,6 +42,7 @@ from contextq.retrieval.chunking import (
     chunk_set_key,
 )
 from contextq.settings import Settings
+from service.files.conversion import conversion_cache
 from store import projects_queries as pq
 from store.blobs import get_blob_store
 from store.chunks_queries import (
@@ -144,8 +145,6 @@ def _index(settings: Settings, target: IndexTarget) -> dict[str, Any]:
 
 def _chunk(settings: Settings, target: IndexTarget, options: ChunkerOptions) -> ChunkedText | None:
     """The chunks of the file's whole text, or None when it has no text to index."""
-    from service.files.processing import conversion_cache
-
     blobs = get_blob_store(settings)
     if target.full_text is not None:  # processing's own conversion: no second read
         full = iter_sections(

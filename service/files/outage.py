@@ -1,5 +1,5 @@
-"""What a `process_file` task does while the database is away (SPEC §11: a file accepted
-before an outage still ends `ready`).
+"""What a `process_file` task does while the database is away
+(docs/operations.md#running-the-service: a file accepted before an outage still ends `ready`).
 
 Every database step of the task (the claim, the project check, the result write) waits
 the outage out (`store.db.retry_unavailable`), each for up to a quarter of the soft time

@@ -37,6 +37,7 @@ from service.files.claims import (
     lease_cutoff,
     worker_identity,
 )
+from service.files.conversion import conversion_cache
 from store import files_queries as q
 from store.blobs import BlobMissing, BlobStore, get_blob_store
 from store.db import UNAVAILABLE_ERRORS, get_engine
@@ -226,18 +227,6 @@ def _test_hooks(settings: Settings, blob_path: Path) -> None:
         time.sleep(settings.TEST_PROCESS_DELAY_S)
 
 
-def conversion_cache(settings: Settings, blobs: BlobStore) -> Any:
-    """The shared conversion cache (documents are converted once per content)."""
-    from store.conversion_cache import LOCK_TTL_S, DbConversionCache
-
-    return DbConversionCache(
-        blobs=blobs,
-        redis_url=settings.REDIS_URL,
-        lock_timeout_s=LOCK_TTL_S,  # renewed by its holder: a dead one's goes within 30 s
-        wait_timeout_s=settings.TASK_SOFT_TIME_LIMIT_S / 2,  # then convert, with time left
-    )
-
-
 def _run_engine(
     blob_path: Path,
     filename: str,
@@ -251,7 +240,8 @@ def _run_engine(
     `file_contents` (small: already cut, and cleaned of NUL by the engine's `finalize`);
     only a binary artefact is written as a blob. The whole text (`result.full_text`) is
     only handed to indexing, in this process."""
-    from contextq.files.pipeline import process_file as run_pipeline
+    # the API imports this module for its names: the converters load in the worker alone
+    from contextq.files.pipeline import process_file as run_pipeline  # noqa: PLC0415 - heavy
 
     try:
         stored_size = blob_path.stat().st_size

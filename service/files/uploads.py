@@ -1,4 +1,4 @@
-"""The owner-facing use cases of files (SPEC §2 "Files"): accept an upload, read one,
+"""The owner-facing use cases of files (docs/api.md#the-file-object): accept an upload, read one,
 its processed content, a page of them, delete one.
 
 Phase one of the upload happens in `accept_upload`: the streamed blob is committed
@@ -28,6 +28,7 @@ from store import files_queries as q
 from store import projects_queries as pq
 from store.blobs import BlobMissing, BlobReader, BlobWriter, get_blob_store
 from store.chunks_queries import release_file_chunks
+from store.context_queries import owned_conversation_exists
 from store.tables import File, FileContent, FileStatus, utcnow
 
 log = logging.getLogger("contextq.files")
@@ -64,10 +65,8 @@ def check_upload_quota(
 def check_upload_targets(
     session: Session, owner_id: str, conversation_id: str | None, project_id: str | None
 ) -> None:
-    """An upload's `conversation_id` / `project_id` must name the owner's own (SPEC §6):
+    """An upload's `conversation_id` / `project_id` must name the owner's own (docs/api.md#routes):
     NotFound otherwise, exactly as for a missing one."""
-    from store.context_queries import owned_conversation_exists
-
     if conversation_id and not owned_conversation_exists(session, owner_id, conversation_id):
         raise NotFound(f"conversation {conversation_id!r} not found (conversation_id)")
     if project_id and pq.get_owned(session, owner_id=owner_id, project_id=project_id) is None:

@@ -1,5 +1,5 @@
-"""The history use cases (SPEC §2 "Conversations and messages", "Ready-to-send
-context", "Compaction and jobs"; §4, §5), one home each.
+"""The history use cases (docs/api.md#routes, docs/history.md#the-ready-to-send-context,
+docs/history.md#history-strategies, docs/history.md#compaction), one home each.
 
 - `conversations`  create, list, get, update, delete a conversation (owner-checked)
 - `messages`       append_messages, list_messages, pin_message
@@ -10,7 +10,8 @@ context", "Compaction and jobs"; §4, §5), one home each.
                    stats, goal, phase, decisions, subtasks, actions, errors, reset,
                    export/import
 - `stored_memory`  a memory loaded with the options in force, saved
-- `checkpoint`     the private-data checkpoint (SPEC §9), rewritten after each change
+- `checkpoint`     the private-data checkpoint
+(docs/workspaces.md#private-data-conversation-and-memory-checkpoints), rewritten after each change
 """
 
 from service.history.compaction import (

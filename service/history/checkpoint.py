@@ -1,4 +1,5 @@
-"""The private-data checkpoint of a conversation (SPEC §9 "Private data").
+"""The private-data checkpoint of a conversation
+(docs/workspaces.md#private-data-conversation-and-memory-checkpoints).
 
 `DATA_DIR/workspaces/_private-data/<owner_id>/<conversation_id>.json` holds
 `{"conversation": {id, title, model, created_at, …}, "memory": <seed 001's save_state>}`

@@ -1,4 +1,5 @@
-"""Compaction (SPEC §5): when it is due, asking for it, running it, the beat sweep.
+"""Compaction (docs/history.md#compaction): when it is due, asking for it, running it, the beat
+sweep.
 
 - `request_compaction`: a `compact_conversation` job, enqueued once its row commits
   (a failed publish marks the job failed; the sweep tries again later).
@@ -16,7 +17,7 @@ The compaction is given the conversation's memory: its goal, subtasks, phase, de
 and error patterns are written into the summary verbatim, and checked before it is
 accepted (`retention` and `repaired` on the row). Every structured item of the summary
 cites the seqs of its messages; those whose source is unknown are counted in
-`unsourced_items` (SPEC §5 provenance). `ENABLE_AUTO_COMPRESSION=false` turns
+`unsourced_items` (docs/provenance.md). `ENABLE_AUTO_COMPRESSION=false` turns
 off both automatic triggers (the insert trigger and the sweep); `POST …/compact` still
 compacts.
 """
@@ -220,7 +221,7 @@ def _compact(conversation_id: str, *, job_id: str | None, settings: Settings) ->
 
 
 def _log_compaction(conversation_id: str, outcome: CompactionOutcome) -> None:
-    """The one log line per compaction (SPEC §11)."""
+    """The one log line per compaction (docs/operations.md#running-the-service)."""
     log.info(
         "compacted conversation %s through #%d: %d messages, %d → %d tokens (%s) in %.0fms;"
         " retention %.2f of %d checked items%s; provenance: %d items, %d unsourced",

@@ -1,4 +1,4 @@
-"""The ready-to-send context (SPEC §2 "Ready-to-send context", §6): load → assemble →
+"""The ready-to-send context (docs/history.md#the-ready-to-send-context): load → assemble →
 report, and store what the answer fixed.
 
 1. The engine plans the read from the conversation row (`contextq.assembly.plan_context`:
@@ -53,6 +53,8 @@ from contextq.assembly import (
     plan_context,
     reminder_texts,
 )
+from contextq.assembly.binding import BindState
+from contextq.assembly.binding import applies as binding_applies
 from contextq.history import CompactionView, HierarchicalMemory, Message
 from contextq.history.plan import ReadPlan
 from contextq.settings import Settings
@@ -83,7 +85,7 @@ class _Raced(Exception):
 
 @dataclass(frozen=True, slots=True)
 class Request:
-    """A request's parameters (SPEC §2 GET …/context)."""
+    """A request's parameters (docs/history.md#the-answer GET …/context)."""
 
     model: str | None = None
     strategy: str | None = None
@@ -95,7 +97,8 @@ class Request:
     tools: Sequence[Any] | None = None
     query: str | None = None
     datetime_granularity: str | None = None
-    builtin_tools: bool = False  # SPEC §9: add contextq's own tools' definitions
+    # docs/workspaces.md#following-a-stub: add contextq's own tools' definitions
+    builtin_tools: bool = False
 
 
 def build_context(
@@ -116,11 +119,11 @@ def build_context(
     datetime_granularity: str | None = None,
     builtin_tools: bool = False,
 ) -> dict[str, Any]:
-    """SPEC §6's context answer as a dict (ValidationFailed for bad options, format or
-    tools; NotFound for another owner's conversation). `tools_used` None: the turn's tool
+    """The context answer (docs/history.md#the-answer) as a dict (ValidationFailed for bad options,
+    format or tools; NotFound for another owner's conversation). `tools_used` None: the turn's tool
     calls tell whether a search tool ran. `query` is the retrieval query of the project
     slot (else the newest user message). `builtin_tools`: the definitions of
-    `contextq.builtin_tools.CONTEXT_TOOLS` join the tools (SPEC §9)."""
+    `contextq.builtin_tools.CONTEXT_TOOLS` join the tools (docs/workspaces.md#following-a-stub)."""
     started = time.perf_counter()
     request = Request(
         model,
@@ -241,9 +244,16 @@ def _assemble(
     if f.strategy == "hierarchical":
         memory = load_memory(session, conversation_id=conversation.id)
     carried, stored = Carry(), None
-    if f.strategy != "noop" and not f.skipped:
+    filtering = f.strategy != "noop" and not f.skipped
+    bound = binding_applies(plan.target)
+    if filtering or bound:
         stored = cq.get_carried(session, conversation_id=conversation.id, model=plan.model_key)
-        carried = Carry(stored.seq if f.strategy == "token_budget" else None, stored.clear_seq)
+        state = BindState.from_json(stored.reasoning_seq, stored.binding) if bound else None
+        if filtering:
+            cut = stored.seq if f.strategy == "token_budget" else None
+            carried = Carry(cut, stored.clear_seq, state)
+        else:
+            carried = Carry(binding=state)
     run = partial(
         _run,
         session,
@@ -255,12 +265,20 @@ def _assemble(
     )
     loaded = _load(session, conversation, plan.read, carried.cut_seq)
     assembled = run(plan=plan, loaded=loaded, carried=carried)
+    if assembled.window_factor is not None and loaded.removed_before:
+        # a first read whose window cost less as sent than stored (reasoning left out):
+        # read as deep as the budget holds as sent, once
+        plan = replace(plan, read=plan.read.widened(assembled.window_factor))
+        loaded = _load(session, conversation, plan.read)
+        assembled = run(plan=plan, loaded=loaded, carried=carried)
     if assembled.error is not None and plan.read.window is not None:
         # fail-open means the whole history, not the window: read it all and send it
         error = assembled.error
         whole = replace(plan, read=plan.read.fail_open())
         loaded = _load(session, conversation, whole.read)
-        assembled = run(plan=whole, loaded=loaded, carried=Carry(None, carried.clear_seq))
+        assembled = run(
+            plan=whole, loaded=loaded, carried=Carry(None, carried.clear_seq, carried.binding)
+        )
         assembled.answer["error"] = error
         assembled.answer["filtered"] = False
         assembled.cut_seq = None
@@ -314,6 +332,7 @@ def _run(
             citations=CitationMap(stored, highest),
             cut_seq=carried.cut_seq,
             clear_seq=carried.clear_seq,
+            binding=carried.binding,
             memory=memory,
             conversation_id=conversation.id,
             tool_results=large,
@@ -328,9 +347,12 @@ def _run(
 def _moved(assembled: Assembled) -> dict[str, Any]:
     """The carried fields this answer moved, by column of `context_cut_points` (one line
     per field; None: left as stored)."""
+    state = assembled.binding
     fields = {
         "seq": assembled.cut_seq,
         "clear_seq": assembled.clear_seq,
+        "reasoning_seq": state.watermark if state is not None else None,
+        "binding": state.to_json() if state is not None else None,
     }
     return {column: value for column, value in fields.items() if value is not None}
 

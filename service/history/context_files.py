@@ -1,4 +1,5 @@
-"""The files a context shows, as the engine's `FileView`s (SPEC §6 "How files are given").
+"""The files a context shows, as the engine's `FileView`s
+(docs/history.md#how-files-are-given-to-the-model).
 
 One query reads the rows of the files the loaded messages name (status, category,
 truncation, metadata: these change while a file is processed, so they are always read);
@@ -19,11 +20,10 @@ from sqlmodel import Session
 from contextq.assembly import FileView
 from contextq.lru import LRU
 from contextq.settings import Settings
+from service.file_texts import TEXTS
 from store import context_queries as q
 from store.blobs import BlobStoreUnavailable, get_blob_store
 
-# processed texts by file id (≤ MAX_TOTAL_OUTPUT each), bounded by the characters held
-TEXTS: LRU[str, str] = LRU(64_000_000, weigh=len)
 ARTEFACTS: LRU[str, str] = LRU(256_000_000, weigh=len)  # base64 images / audio by content sha256
 
 

@@ -1,4 +1,4 @@
-"""The project slot of a context read (P, SPEC §6 and §8), as the engine's
+"""The project slot of a context read (P, docs/projects.md), as the engine's
 `ProjectContext`.
 
 `service.projects.project_documents` chooses the documents: every ready file whole when
@@ -38,8 +38,8 @@ def project_query(request_query: str | None, messages: Sequence[Message], u_seq:
 
 
 def upper_room(plan: ContextPlan) -> int:
-    """An upper bound of P's room: its share of the budget (SPEC §6: the project's
-    documents up to `project_share` of what is left of it). Not of the hard room: the
+    """An upper bound of P's room: its share of the budget (docs/context.md#what-is-taken-first: the
+    project's documents up to `project_share` of what is left of it). Not of the hard room: the
     search fills whatever room it is given (hybrid search ranks every chunk), and when
     the whole context fits the hard room no filtering trims P back to its share."""
     f = plan.read.filter

@@ -1,5 +1,5 @@
-"""Large tool results in a context read (SPEC §9): their previews, and the workspace
-copies of the results a context cleared.
+"""Large tool results in a context read (docs/workspaces.md#large-tool-results): their previews, and
+the workspace copies of the results a context cleared.
 
 A stored tool message over TOOL_RESULT_OFFLOAD_TOKENS stands in the context as the file
 processors' preview for its format. The preview is the processed text of its workspace

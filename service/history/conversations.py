@@ -1,4 +1,4 @@
-"""Conversations: create, read, update, delete (SPEC §2 "Conversations and messages").
+"""Conversations: create, read, update, delete (docs/api.md#routes).
 
 Another owner's conversation is `NotFound`, exactly as a missing one is. A strategy
 name, its options and the threshold are checked where they are written (422 naming
@@ -53,8 +53,9 @@ def _checked(
 
 
 def _check_context_fields(data: Mapping[str, Any]) -> None:
-    """The fields the context reads (SPEC §6), checked where they are written: tool
-    definitions in either format, reminders as texts, an IANA time zone, tool names."""
+    """The fields the context reads (docs/history.md#the-ready-to-send-context), checked where they
+    are written: tool definitions in either format, reminders as texts, an IANA time zone, tool
+    names."""
     parse_tools(data.get("tools"), field="tools")
     try:
         reminder_texts(data.get("reminders"))
@@ -70,7 +71,7 @@ def _check_context_fields(data: Mapping[str, Any]) -> None:
 
 def _check_project(session: Session, owner_id: str, data: Mapping[str, Any]) -> None:
     """A conversation's `project_id` names one of the owner's projects: NotFound (404
-    `project not found`) otherwise, as for an upload's (SPEC §6)."""
+    `project not found`) otherwise, as for an upload's (docs/api.md#routes)."""
     project_id = data.get("project_id")
     if project_id is not None:
         require_project(session, owner_id=owner_id, project_id=project_id)

@@ -1,4 +1,4 @@
-"""A conversation's hierarchical memory (SPEC §2 "Compaction and jobs", memory part):
+"""A conversation's hierarchical memory (docs/history.md#hierarchical-memory):
 seed 001's ContextManager over HTTP.
 
 The state is the engine's `HierarchicalMemory.to_dict()` in one row per conversation,
@@ -8,7 +8,7 @@ statistics, export) and change it (goal, phase, decisions, subtasks, actions, er
 reset, import). Every change also rewrites the conversation's private-data checkpoint
 once it commits (`checkpoint.checkpoint_after_commit`).
 
-Provenance (SPEC §5): a goal, a decision or an error written through the API may name
+Provenance (docs/provenance.md): a goal, a decision or an error written through the API may name
 the seqs of the messages it came from (`seqs`, checked against the conversation's); the
 memory keeps them and summaries cite them. Decisions and errors the memory observes in
 messages get the message's seq on their own.

@@ -1,5 +1,5 @@
-"""Messages: append, list the original history, read some by seq, pin (SPEC §2
-"Conversations and messages", §5 provenance).
+"""Messages: append, list the original history, read some by seq, pin (docs/api.md#routes,
+docs/provenance.md).
 
 An append is one transaction: the messages are checked (chat-format pairing, size,
 pin limit), each gets its token count (its JSON as the API sends it, for the
@@ -11,8 +11,8 @@ it (a decision, an error pattern) cites that message.
 A tool message over TOOL_RESULT_OFFLOAD_TOKENS is also written to the conversation's
 workspace once the append commits (`service.workspaces.tool_results`).
 
-Native turns (SPEC §2): a batch in a vendor's own shape (`NativeBatch`), and default-form
-messages holding Anthropic-only blocks, are parsed by the engine
+Native turns (docs/api.md#native-turns): a batch in a vendor's own shape (`NativeBatch`), and
+default-form messages holding Anthropic-only blocks, are parsed by the engine
 (`contextq.history.native`) into messages that each carry their slice of the payload;
 results may answer the calls the batch makes or the stored turn's open calls. From
 there one path stores both forms: the same checks (batch size, each message's size as
@@ -33,6 +33,7 @@ from contextq.history.memory import score_message
 from contextq.history.message_tokens import serialise
 from contextq.history.native import (
     BODY_KEYS,
+    GEMINI_ID_PREFIX,
     CallBook,
     holds_native_blocks,
     parse_default,
@@ -154,6 +155,9 @@ def _parse(
             native.items,
             model=native.model or conversation.model,
             open_calls=q.open_tool_calls(session, conversation=conversation),
+            stored_ids=lambda: q.answered_call_ids(
+                session, conversation=conversation, prefix=f"{GEMINI_ID_PREFIX}-"
+            ),
         )
     open_calls: dict[str, str] = {}
     if holds_native_blocks(messages):

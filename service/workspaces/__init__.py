@@ -1,4 +1,4 @@
-"""The workspace use cases (SPEC §9), one home each.
+"""The workspace use cases (docs/workspaces.md), one home each.
 
 - `entries`       prepare_put / put_entry (PUT), list_entries, open_raw, delete_entry
 - `views`         processed_view: the processed text, or a portion from `offset`

@@ -1,5 +1,5 @@
-"""Many new workspace files at once (SPEC §9): the tool results a context answer names
-by path, a batch import's large results.
+"""Many new workspace files at once (docs/workspaces.md#large-tool-results): the tool results a
+context answer names by path, a batch import's large results.
 
 `put_new_files` does for a batch what `entries.put_entry` does for one PUT — every file
 is a workspace entry and a File (`uploaded`, processed by the same `files` queue), the

@@ -1,4 +1,4 @@
-"""Workspace files: write (PUT), list, read raw, delete (SPEC §9).
+"""Workspace files: write (PUT), list, read raw, delete (docs/workspaces.md).
 
 A PUT is three steps so that nothing is read from the body before it can be refused,
 and no disk work holds the database's write lock for long:

@@ -1,4 +1,4 @@
-"""Large tool results written to the workspace at insert (SPEC §9).
+"""Large tool results written to the workspace at insert (docs/workspaces.md#large-tool-results).
 
 A tool message over TOOL_RESULT_OFFLOAD_TOKENS is kept whole in the database and also
 written to `/workspace/tool-results/<message_id>.<ext>` as a workspace file (a File

@@ -1,4 +1,4 @@
-"""`GET …/workspace/{path}?view=processed[&offset=&limit=]` (SPEC §9): a workspace
+"""`GET …/workspace/{path}?view=processed[&offset=&limit=]` (docs/workspaces.md): a workspace
 file's processed view, and later portions of it on request.
 
 Without `offset`/`limit` the answer is the File's processed text (what the processors

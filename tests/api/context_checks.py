@@ -1,8 +1,8 @@
 """Checks every context answer of the assembly tests passes, and labels for its parts.
 
 `check(answer)`: the SDKs' own types (strict), an independent recount of `token_count`
-(`tests.support.recount`), the breakdown summing to it, and the limits (never above
-`budget_tokens` once filtered, never above the model's hard room).
+and of its reasoning (`tests.support.recount`), the breakdown summing to it, and the
+limits (never above `budget_tokens` once filtered, never above the model's hard room).
 `labels(answer)`: the answer as a list of part names (S, CA, P, F, U1, A1, TC, TR, R …)
 for the seed 003 sequences, per message (OpenAI) or per content block (Anthropic).
 """
@@ -16,7 +16,7 @@ from typing import Any
 from contextq.catalog import resolve_model
 from contextq.settings import get_settings
 from tests.api.history_data import validate_with_sdks
-from tests.support.recount import recount
+from tests.support.recount import recount, recount_reasoning
 
 
 def hard_room(answer: dict[str, Any]) -> int:
@@ -43,11 +43,14 @@ def check(answer: dict[str, Any], *, audio: Callable[[str], float] | None = None
         "project",
         "files",
         "history",
+        "reasoning",
         "reminders",
     }
     assert sum(breakdown.values()) == answer["token_count"]
+    assert breakdown["reasoning"] == recount_reasoning(answer), "the reasoning is not honest"
     assert answer["token_count"] <= hard_room(answer)
-    if answer["filtered"] and not any("pinned messages alone" in w for w in answer["warnings"]):
+    allowed = ("pinned messages alone", "the cut point waits for the next user turn")
+    if answer["filtered"] and not any(a in w for w in answer["warnings"] for a in allowed):
         assert answer["token_count"] <= answer["budget_tokens"]
     noted = {n["file_id"] for n in answer["file_notes"]}
     assert noted == set(answer["pending_file_ids"]) | set(answer["failed_file_ids"])

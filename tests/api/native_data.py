@@ -1,4 +1,4 @@
-"""Native turns as each vendor's SDK returns and takes them (SPEC §2 "Native turns"), for
+"""Native turns as each vendor's SDK returns and takes them (docs/api.md#native-turns), for
 the API and engine tests: Anthropic MessageParams, Responses items, Gemini Contents.
 
 Each builder returns a fresh batch. The opaque values (signatures, encrypted content)

@@ -1,6 +1,6 @@
-"""Following a stub (SPEC §9): `GET …/context?builtin_tools=true` adds the built-in tools'
-definitions (target format, counted like any tool), and `POST …/tools/{name}` runs one:
-a cleared stub of a tool-heavy gpt-4 conversation read back whole, a 50 000-row CSV
+"""Following a stub (docs/workspaces.md#following-a-stub): `GET …/context?builtin_tools=true` adds
+the built-in tools' definitions (target format, counted like any tool), and `POST …/tools/{name}`
+runs one: a cleared stub of a tool-heavy gpt-4 conversation read back whole, a 50 000-row CSV
 in portions, the workspace listed, the project searched, the memory read and written;
 bad arguments 422 naming the field, a foreign conversation 404 with no data, the
 traversal corpus refused with nothing read. In process, over a real SQLite file."""

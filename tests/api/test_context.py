@@ -53,11 +53,12 @@ def test_2000_messages_small_window_budget_and_invariants(
     assert answer["format"] == "openai"
     assert answer["original_message_count"] == len(history)
     assert answer["usage_before"] > 1 > answer["usage_after"]
-    # the budget formula of SPEC §4: (16000 - min(16384, 16000 // 4)) * 0.8 - 1000
+    # the budget formula of docs/context.md#the-rooms: (16000 - min(16384, 16000 // 4)) * 0.8 - 1000
     assert answer["budget_tokens"] == int((16000 - 4000) * 0.8) - 1000
     assert answer["token_count"] <= answer["budget_tokens"] + 50
     sent = answer["messages"]
-    # old tool results sent are stubs naming their workspace path (SPEC §9), pairs whole
+    # old tool results sent are stubs naming their workspace path
+    # (docs/context.md#clearing-old-tool-results-with-hysteresis), pairs whole
     stubs = [m for m in sent if str(m.get("content")).startswith("[Old tool result cleared")]
     assert len(stubs) == len(answer["cleared_tool_result_ids"])
     assert all("/workspace/tool-results/" in m["content"] for m in stubs)
@@ -120,7 +121,8 @@ def test_window_read_matches_the_engine_over_the_whole_history(
     cid = _load(app_client, history, model="gpt-4o")
     for params in ({}, {"strategy": "sliding_window", "options": json.dumps({"window_size": 30})}):
         with read_session() as session:  # what this read carries from the previous one
-            _, cut, line = get_carried(session, conversation_id=cid, model="gpt-4o")
+            carried = get_carried(session, conversation_id=cid, model="gpt-4o")
+            cut, line = carried.seq, carried.clear_seq
         answer = _context(app_client, cid, **params)
         message_cache.MESSAGE_CACHE.clear()  # the reference is parsed from the table
         message_cache.SEQ_INDEX.clear()
@@ -315,8 +317,8 @@ def test_conversation_tools_come_off_the_budget_whatever_the_strategy(app_client
 def test_a_failing_strategy_sends_the_whole_history_not_the_window(
     small_window: None, app_client: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Fail-open (SPEC §4): the read planned a window of the newest messages; when the
-    strategy raises, everything is read and sent, and the error is reported."""
+    """Fail-open (docs/history.md#history-strategies): the read planned a window of the newest
+    messages; when the strategy raises, everything is read and sent, and the error is reported."""
     from contextq.history import filtering
 
     def broken(*args: object, **kwargs: object) -> None:

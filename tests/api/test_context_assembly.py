@@ -1,5 +1,6 @@
-"""The assembled context through the API (SPEC §6): seed 003's flows, prompts, reminders,
-tools, settings. Every answer passes `context_checks.check` (SDK types, honest count)."""
+"""The assembled context through the API (docs/history.md#the-ready-to-send-context): seed 003's
+flows, prompts, reminders, tools, settings. Every answer passes `context_checks.check` (SDK types,
+honest count)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Counts for closed tokenizers through the API (issue 21, SPEC §3): a context for a model
-whose tokenizer is not published says it is calibrated, with its factors, is never below
+"""Counts for closed tokenizers through the API (issue 21, docs/token-counting.md): a context for a
+model whose tokenizer is not published says it is calibrated, with its factors, is never below
 the open count times the lowest published factor, and is recounted from its own fields;
 an OpenAI model's is exact; the budget of a Claude model holds less text accordingly.
 Every answer passes `context_checks.check` (SDK types, the recount, the breakdown)."""

@@ -1,7 +1,7 @@
-"""Issue 17 item 3 through the API (SPEC §9): the clearing line has hysteresis. When it
-moves, every result older than the newest `keep_tool_results` pairs is cleared at once;
-then it stays put (new results accumulate whole, the cleared prefix is byte-identical)
-until the context no longer fits; it is stored beside the cut point per conversation
+"""Issue 17 item 3 through the API (docs/context.md#clearing-old-tool-results-with-hysteresis): the
+clearing line has hysteresis. When it moves, every result older than the newest `keep_tool_results`
+pairs is cleared at once; then it stays put (new results accumulate whole, the cleared prefix is
+byte-identical) until the context no longer fits; it is stored beside the cut point per conversation
 and model; and every stub's path answers 200 when the answer is returned (written
 before answering). Every answer passes `context_checks.check`."""
 

@@ -1,7 +1,7 @@
-"""Issue 29 point 1 through the API (SPEC §9): clearing keeps more in view than dropping
-alone, on a small window too. After a move of the clearing line the newest
-`keep_tool_results` pairs stay whole whenever they fit `budget_tokens`, the stubs of the
-older ones fill the room they leave, and the cut's headroom comes out of what is older;
+"""Issue 29 point 1 through the API (docs/context.md#clearing-old-tool-results-with-hysteresis):
+clearing keeps more in view than dropping alone, on a small window too. After a move of the clearing
+line the newest `keep_tool_results` pairs stay whole whenever they fit `budget_tokens`, the stubs of
+the older ones fill the room they leave, and the cut's headroom comes out of what is older;
 and the line moves when usage is over the threshold, not only past the budget (an agent
 run on gpt-4o with `context_threshold` 0.1 cleared nothing). Every answer passes
 `context_checks.check` (SDK types, an independent recount, the budget)."""

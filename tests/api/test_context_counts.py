@@ -1,6 +1,6 @@
 """Issue 17 item 5 through the API: `token_count` is the sum of each message's JSON as
-sent (SPEC §3: no per-message framing, no reply priming), the breakdown sums to it, and
-the history's stored counts (per message, the conversation's total) mean the same.
+sent (docs/token-counting.md: no per-message framing, no reply priming), the breakdown sums to it,
+and the history's stored counts (per message, the conversation's total) mean the same.
 Counted here with tiktoken alone, not with the engine's counter."""
 
 from __future__ import annotations

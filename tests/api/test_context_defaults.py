@@ -1,6 +1,6 @@
-"""Issue 11's strategy-level promises through the API (SPEC §4): the global defaults from
-settings (conversation fields over them, request parameters over those), the minimum
-in sliding_window, ENABLE_AUTO_COMPRESSION, and the hierarchical strategy's options."""
+"""Issue 11's strategy-level promises through the API (docs/history.md#history-strategies): the
+global defaults from settings (conversation fields over them, request parameters over those), the
+minimum in sliding_window, ENABLE_AUTO_COMPRESSION, and the hierarchical strategy's options."""
 
 from __future__ import annotations
 

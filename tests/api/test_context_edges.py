@@ -1,7 +1,8 @@
-"""The issue's edge cases of the one budget (SPEC §4, §5, §6), through the API: a long
-gpt-4 import never over its budget, an oversized newest tool result shown as a preview,
-a summary made for gpt-4o cut to fit gpt-4, the minimum giving way to the budget, and a
-prefix that stays put (hysteresis)."""
+"""The issue's edge cases of the one budget (docs/context.md#the-rooms,
+docs/history.md#a-summary-for-a-smaller-model, docs/context.md#what-is-taken-first), through the
+API: a long gpt-4 import never over its budget, an oversized newest tool result shown as a preview,
+a summary made for gpt-4o cut to fit gpt-4, the minimum giving way to the budget, and a prefix that
+stays put (hysteresis)."""
 
 from __future__ import annotations
 
@@ -87,8 +88,9 @@ def test_an_oversized_newest_tool_result_is_a_preview_never_past_the_room(
         last = answer["messages"][-1]["content"][0]
         assert last["type"] == "tool_result" and last["tool_use_id"] == "call_59"
         text = last["content"][0]["text"]
-    # over TOOL_RESULT_OFFLOAD_TOKENS: the text processor's preview (SPEC §9), then the
-    # line naming the whole result's workspace path and size
+    # over TOOL_RESULT_OFFLOAD_TOKENS: the text processor's preview
+    # (docs/workspaces.md#large-tool-results), then the line naming the whole result's workspace
+    # path and size
     assert text.startswith("<output>") and "[truncated: line_chars: 1000 of" in text
     assert re.search(
         r"\[This is a preview of a large tool result \([\d,]+ tokens, [\d,]+ bytes\)\. "
@@ -139,7 +141,8 @@ def test_the_minimum_gives_way_to_the_budget_with_a_warning(app_client: Any) -> 
 
 def test_a_prefix_that_stays_put_over_30_turns_past_the_budget(app_client: Any) -> None:
     """Between cuts, what an answer holds before its newest turn starts the next answer
-    byte for byte (SPEC §4): ≥ 80% of turns keep the previous turn's prefix."""
+    byte for byte (docs/context.md#the-cut-point-and-a-prefix-that-stays-put): ≥ 80% of turns keep
+    the previous turn's prefix."""
     rng = random.Random(5)
     cid = load(app_client, agent_history(400, seed=9, pinned=0), model="gpt-4")
     kept = 0

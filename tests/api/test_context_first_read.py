@@ -1,4 +1,4 @@
-"""The first context read after a bulk import (SPEC §9, issue 17 item 3): a tool-heavy
+"""The first context read after a bulk import (docs/workspaces.md, issue 17 item 3): a tool-heavy
 history posted in one batch, past its threshold, is cleared at once by the first read,
 which writes every result it clears before answering (one bulk workspace put): each
 stub's path answers 200 with the whole result as the answer returns, each is a File

@@ -1,4 +1,4 @@
-"""format=responses and format=gemini through the API (SPEC §2 "Ready-to-send context"):
+"""format=responses and format=gemini through the API (docs/history.md#the-ready-to-send-context):
 a tool loop (parallel calls, a failed one, a final answer, a new turn that calls again)
 with an image and a document attached and tools given, read in each format. Every answer
 is valid for its own SDK's types as it is, its count is recounted from the answer alone

@@ -1,4 +1,4 @@
-"""Issue 17 items 1 and 8 through the API (SPEC §4, §6): a pinned task keeps its
+"""Issue 17 items 1 and 8 through the API (docs/context.md#pinned-messages): a pinned task keeps its
 protection when it is also the newest turn's user message (what shrinks is the newest
 tool result, whose preview names a path that answers 200); pinned messages alone over
 the budget are sent whole with the seed-002 warning; pinned messages over the model's
@@ -107,3 +107,30 @@ def test_pinned_messages_over_the_hard_room_are_cut_from_the_oldest(app_client: 
     assert not any(f in str(answer["messages"]) for f in ("spec0.md", "spec5.md"))
     assert answer["removed_message_ids"] == [stored[0]["id"]]  # all the rest is sent
     assert answer["kept_message_count"] == len(stored) - 1
+
+
+def test_noop_protects_every_pinned_message_the_setting_allows(
+    app_client: Any, make_stack: Any
+) -> None:
+    """Strategy noop with MAX_PINNED_MESSAGES raised to 12: a history over gpt-4's hard
+    room (6 144) loses its oldest unpinned messages, never one of the 12 pinned ones —
+    the oldest included (the setting reaches the assembly, not a default of 10)."""
+    make_stack(MAX_PINNED_MESSAGES=12)
+    pinned = [text_of(150, seed=20 + i, prefix=f"PIN{i}") for i in range(12)]
+    filler = [text_of(250, seed=40 + i, prefix=f"OLD{i}") for i in range(24)]
+    cid = conversation(app_client, model="gpt-4", system_prompt=SYSTEM, context_strategy="noop")
+    post(app_client, cid, *[{"role": "user", "content": p, "pinned": True} for p in pinned])
+    post(
+        app_client,
+        cid,
+        *[{"role": "user" if i % 2 else "assistant", "content": f} for i, f in enumerate(filler)],
+        {"role": "user", "content": "Now write the patch."},
+    )
+    stored = app_client.get(f"/v1/conversations/{cid}/messages").json()["data"]
+    answer = context(app_client, cid)  # checked: never above the hard room
+    assert answer["strategy"] == "noop" and answer["filtered"] is False
+    assert answer["removed_message_ids"]  # over the hard room: the oldest history left out
+    shown = texts(answer)
+    assert [p for p in pinned if p not in shown] == []
+    assert not {m["id"] for m in stored[:12]} & set(answer["removed_message_ids"])
+    assert shown[-1] == "Now write the patch."

@@ -1,4 +1,4 @@
-"""The project slot (P, SPEC §6 and §8) through the API: seed 003's flow 2 with a real
+"""The project slot (P, docs/projects.md) through the API: seed 003's flow 2 with a real
 project, a conversation's project_id checked, files still processing listed as pending.
 Files are processed (and indexed) by the worker's own function; the real queue is in
 `tests/integration/test_project_context.py`. Every answer passes `context_checks.check`

@@ -1,6 +1,6 @@
-"""Large and old tool results in the context (SPEC §9) through the API: a 50 000-row CSV
-tool result stands as head and tail rows plus its workspace path (its preview made in
-memory before the worker processed its File, and the File's own afterwards: the same
+"""Large and old tool results in the context (docs/workspaces.md#large-tool-results) through the
+API: a 50 000-row CSV tool result stands as head and tail rows plus its workspace path (its preview
+made in memory before the worker processed its File, and the File's own afterwards: the same
 text); a 200-turn tool-heavy session on a small window clears old results before any
 message is removed, pairs whole, every stub naming a readable path. Every answer passes
 `context_checks.check` (SDK types, an independent recount)."""

@@ -1,6 +1,6 @@
-"""Issue 17 items 2 and 7 through the API (SPEC §6 "Budget", §9): the newest turn's files
-go in as many as fit, in the order attached, before any older turn's file (each left
-out is a `failed_file_ids` entry whose note names the budget); a large tool result's
+"""Issue 17 items 2 and 7 through the API (docs/context.md#what-is-taken-first, docs/workspaces.md):
+the newest turn's files go in as many as fit, in the order attached, before any older turn's file
+(each left out is a `failed_file_ids` entry whose note names the budget); a large tool result's
 preview shrinks its body to what fits and never loses the line naming its workspace
 path; the answer is never a few tokens over the budget. Every answer passes
 `context_checks.check` (SDK types, an independent recount)."""

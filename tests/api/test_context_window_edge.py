@@ -1,6 +1,6 @@
-"""A window read never starts inside a tool chain (SPEC §4: never a result without its
-call). The invariant harness found a read whose window began at a pinned tool result,
-its call left unread: the pinned result came without its call and was dropped
+"""A window read never starts inside a tool chain (docs/history.md#history-strategies: never a
+result without its call). The invariant harness found a read whose window began at a pinned tool
+result, its call left unread: the pinned result came without its call and was dropped
 (tests/engine/assembly/harness, docs/harness.md decision (d))."""
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Seed 001's ContextManager over HTTP, in-process (FastAPI TestClient over a migrated
 SQLite DATA_DIR): each memory route against the seed's examples, `impact` as an enum,
 `memory_options` (validation and effect), reset, export/import, and the private-data
-checkpoint (SPEC §9)."""
+checkpoint (docs/workspaces.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Native turns through the API (SPEC §2 "Native turns"), in-process over a migrated SQLite
+"""Native turns through the API (docs/api.md#native-turns), in-process over a migrated SQLite
 DATA_DIR: each vendor's turns are stored verbatim beside the normalised rows, `GET
 …/messages` gives them back byte for byte, a batch the vendor's API would refuse is a
 422 naming the place with nothing stored, and Anthropic blocks in the default form are
@@ -138,7 +138,8 @@ def _assert_whole_loop(
     answer: dict[str, Any], *, call_id: str, result: str, answer_text: str
 ) -> None:
     """The context holds the question, the assistant's call, its result and the answer,
-    in that order, with no thinking sent as text."""
+    in that order; its thinking goes back to Anthropic as it came (the loop is the
+    current turn) and nowhere else, never as text."""
     sent = json.dumps(answer["messages"])
     assert "What does a.py print?" in sent or "read a.py" in sent
     if answer["format"] == "openai":
@@ -154,7 +155,11 @@ def _assert_whole_loop(
         assert [b["tool_use_id"] for b in results] == [call_id]
         assert result in json.dumps(results)
     assert answer_text in sent
-    assert data.SIG not in sent  # no opaque state leaks into the normalised render
+    if answer["format"] == "anthropic":  # the thinking blocks as they came, signature and all
+        thinking = [b for m in answer["messages"] for b in m["content"] if b["type"] == "thinking"]
+        assert thinking and thinking[0]["signature"] == data.SIG
+    else:  # no opaque state leaks into the normalised render
+        assert data.SIG not in sent
 
 
 # ---------------------------------------------------------------- the default form

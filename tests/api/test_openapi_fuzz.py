@@ -1,7 +1,7 @@
-"""Every route fuzzed from the OpenAPI schema with schemathesis (SPEC §2, §11): with a valid
-key, no input gets a 5xx, and every answer has the media type and the schema the OpenAPI
-document declares for its status. In-process (ASGI) over a real SQLite file and a real
-Valkey.
+"""Every route fuzzed from the OpenAPI schema with schemathesis
+(docs/api.md#authentication-errors-and-health, docs/operations.md#running-the-service): with a valid
+key, no input gets a 5xx, and every answer has the media type and the schema the OpenAPI document
+declares for its status. In-process (ASGI) over a real SQLite file and a real Valkey.
 
 Bounded for CI: FUZZ_EXAMPLES (200) generated cases per operation, about a minute alone
 (400 took 104 s, clean).

@@ -1,4 +1,4 @@
-"""Provenance over HTTP (SPEC §5), in-process: `GET …/messages?seqs=12,40` returns the
+"""Provenance over HTTP (docs/provenance.md), in-process: `GET …/messages?seqs=12,40` returns the
 originals a summary line cites (owner-checked, bad seqs 422), and the memory's API takes
 the seqs a goal, a decision or an error came from and summaries cite them."""
 

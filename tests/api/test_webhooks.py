@@ -1,5 +1,5 @@
 """/v1/webhooks in-process: create (secret once), list, get, delete, owners apart, and the
-SSRF guard (SPEC §10) on the real system resolver."""
+SSRF guard (docs/events.md) on the real system resolver."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
 """The workspace routes in-process (FastAPI TestClient over a real SQLite file and a
 real Valkey; no worker, so Files stay `uploaded` here): PUT / list / raw GET / DELETE,
-the traversal corpus, owner isolation, sizes and the storage quota (SPEC §9, §11)."""
+the traversal corpus, owner isolation, sizes and the storage quota (docs/workspaces.md,
+docs/operations.md#running-the-service)."""
 
 from __future__ import annotations
 

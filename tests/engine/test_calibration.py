@@ -1,5 +1,5 @@
-"""Calibrated counts for closed tokenizers (SPEC §3, contextq.calibration): the family
-follows the model, the content kind is found cheaply and right on real-looking text, the
+"""Calibrated counts for closed tokenizers (docs/token-counting.md, contextq.calibration): the
+family follows the model, the content kind is found cheaply and right on real-looking text, the
 arithmetic is exact and never below the open count, and the counting functions apply it
 wherever they are given a model's counter."""
 

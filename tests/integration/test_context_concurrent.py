@@ -36,7 +36,10 @@ pytestmark = [
     pytest.mark.stack_env(MAX_CONTEXT_TOKENS=str(WINDOW)),
 ]
 API_WORKERS = 4
-ROUNDS = 3
+ROUNDS = 3  # bursts that reached two API processes or more (the kernel shares the
+# connections out: under load one process may take a whole burst; such a burst is
+# checked all the same, and another is sent)
+ATTEMPTS = 8
 
 
 @pytest.fixture
@@ -56,7 +59,6 @@ def _version(cid: str) -> int | None:
 def _check(burst: Round, what: str) -> None:
     assert len(burst.answers) == READS
     assert all(a.status == 200 for a in burst.answers), [a.body[:300] for a in burst.answers]
-    assert burst.processes >= 2, f"{what}: the reads reached one API process only"
     first = burst.answers[0]
     assert first.first_kept is not None and first.cleared  # it cut and cleared
     for a in burst.answers[1:]:
@@ -71,18 +73,28 @@ def _check(burst: Round, what: str) -> None:
 def test_eight_first_reads_at_once_answer_one_cut_and_line(api: Target, client: Any) -> None:
     """A history imported past its budget and never read: all 8 reads would move the
     cut point and the clearing line from nothing; one writes, the others answer it."""
-    for n in range(ROUNDS):
+    spread = 0
+    for n in range(ATTEMPTS):
         burst = first_read_round(client, api)
         _check(burst, f"round {n}")
         assert _version(burst.cid) == 1  # written once
+        spread += burst.processes >= 2
+        if spread == ROUNDS:
+            return
+    pytest.fail(f"only {spread} of {ATTEMPTS} bursts reached two API processes or more")
 
 
 def test_eight_reads_at_once_after_the_budget_is_passed_again(api: Target, client: Any) -> None:
     """A carried cut point and line, then the turn that passes the budget again: the 8
     reads after it all move the state from the same version; one writes."""
     step = Lockstep(client, api)
-    for n in range(ROUNDS):
+    spread = 0
+    for n in range(ATTEMPTS):
         before = _version(step.target)
         burst = step.next_round()
         _check(burst, f"round {n}")
         assert before is not None and _version(step.target) == before + 1
+        spread += burst.processes >= 2
+        if spread == ROUNDS:
+            return
+    pytest.fail(f"only {spread} of {ATTEMPTS} bursts reached two API processes or more")

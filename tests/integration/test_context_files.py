@@ -1,4 +1,5 @@
-"""Real files through the real queue into the context of a real conversation (SPEC §6).
+"""Real files through the real queue into the context of a real conversation
+(docs/history.md#how-files-are-given-to-the-model).
 
 Real Valkey, a real `celery worker`, the API under uvicorn, SQLite: a DOCX, a PDF, a CSV,
 a PNG and an MP3 are uploaded, processed by the worker and attached to a user message.

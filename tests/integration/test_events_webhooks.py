@@ -1,4 +1,4 @@
-"""Events and webhooks with the real parts (SPEC §10): a real worker, the API under uvicorn,
+"""Events and webhooks with the real parts (docs/events.md): a real worker, the API under uvicorn,
 `GET /v1/events` read as a stream, and local HTTP receivers that verify each delivery with
 the `standardwebhooks` library."""
 

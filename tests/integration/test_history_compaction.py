@@ -130,7 +130,7 @@ def test_on_demand_compact_job_succeeds(stack: Any, worker: Any, client: Any) ->
 def _check_provenance(
     client: Any, cid: str, compaction: dict[str, Any], result: dict[str, Any]
 ) -> None:
-    """SPEC §5: every structured line cites its messages, and `?seqs=` gives them back
+    """docs/provenance.md: every structured line cites its messages, and `?seqs=` gives them back
     holding the line's words."""
     from contextq.history.provenance import key_terms, summary_items
 

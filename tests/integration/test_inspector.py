@@ -44,7 +44,16 @@ LAUNCH_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
-CATEGORIES = ("system", "custom_agent", "summary", "project", "files", "history", "reminders")
+CATEGORIES = (
+    "system",
+    "custom_agent",
+    "summary",
+    "project",
+    "files",
+    "history",
+    "reasoning",
+    "reminders",
+)
 LABELS = {
     "system": "System",
     "custom_agent": "Custom agent",
@@ -52,6 +61,7 @@ LABELS = {
     "project": "Project",
     "files": "Files",
     "history": "History",
+    "reasoning": "Reasoning",
     "reminders": "Reminders",
 }
 SCREENSHOT = Path(__file__).resolve().parents[2] / "docs" / "inspector.png"

@@ -1,6 +1,6 @@
-"""The database locked or unreachable for 5 s (SPEC §11): every route answers 503 with
-Retry-After or succeeds, never 500; an upload is refused cleanly or completes; nothing
-is half-written, and every accepted upload ends `ready` within READY_AFTER_RETURN_S of
+"""The database locked or unreachable for 5 s (docs/operations.md#running-the-service): every route
+answers 503 with Retry-After or succeeds, never 500; an upload is refused cleanly or completes;
+nothing is half-written, and every accepted upload ends `ready` within READY_AFTER_RETURN_S of
 the database's return. SQLite held by an exclusive transaction; PostgreSQL stopped and
 started; PostgreSQL away for longer than a task may wait (files handed on). Real API and
 worker processes throughout.

@@ -1,4 +1,4 @@
-"""The project slot of `GET /context` through the real queue (SPEC §6 and §8, issue 9): a
+"""The project slot of `GET /context` through the real queue (docs/projects.md, issue 9): a
 real Valkey, a real `celery worker`, the API under uvicorn, SQLite and PostgreSQL.
 
 A project of real files (a 45-page PDF, a DOCX, a CSV, a Markdown file) is processed and

@@ -1,5 +1,5 @@
 """Projects through the real queue: a real Valkey, a real `celery worker` subprocess, the API
-under uvicorn, a real SQLite file and a real PostgreSQL (SPEC §8, issue 9).
+under uvicorn, a real SQLite file and a real PostgreSQL (docs/projects.md, issue 9).
 
 A project of real files — a 45-page PDF (fpdf2, distinct text per page), a DOCX
 (python-docx), a CSV and a Markdown file — is uploaded into a project, processed and

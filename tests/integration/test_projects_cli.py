@@ -1,4 +1,4 @@
-"""`contextq projects create|ls|search` (SPEC §7) as real subprocesses against the API under
+"""`contextq projects create|ls|search` (docs/cli.md) as real subprocesses against the API under
 uvicorn, with a real worker indexing what `contextq upload --project-id` sends."""
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
-"""Faults the beat sweeps repair (SPEC §11), with real processes: the API SIGKILLed between
-a commit and its enqueue, and two beat processes running the sweeps side by side."""
+"""Faults the beat sweeps repair (docs/operations.md#running-the-service), with real processes: the
+API SIGKILLed between a commit and its enqueue, and two beat processes running the sweeps side by
+side."""
 
 from __future__ import annotations
 

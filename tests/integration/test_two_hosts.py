@@ -1,4 +1,4 @@
-"""Two worker "hosts" with no shared disk (SPEC §13): one PostgreSQL, one Valkey, one S3
+"""Two worker "hosts" with no shared disk (docs/scaling.md): one PostgreSQL, one Valkey, one S3
 endpoint (moto's server mode: a real HTTP S3 API) and one API, all real processes; two
 Celery workers, each with its own DATA_DIR. Every upload is processed by whichever
 worker takes it, reads back the same bytes, and nothing is written under any

@@ -1,4 +1,4 @@
-"""Many new workspace files at once (`service.workspaces.bulk.put_new_files`, SPEC §9):
+"""Many new workspace files at once (`service.workspaces.bulk.put_new_files`, docs/workspaces.md):
 each path answers 200 with its bytes when the call returns, each is a File processed by
 the same queue as uploads (a real Celery worker, Valkey, SQLite), a path already there is
 left as it is, and a chunk over the quota leaves nothing behind."""

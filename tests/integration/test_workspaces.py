@@ -1,4 +1,4 @@
-"""Workspaces with every part real: uvicorn, a Celery worker, Valkey, SQLite (SPEC §9).
+"""Workspaces with every part real: uvicorn, a Celery worker, Valkey, SQLite (docs/workspaces.md).
 
 A workspace file is processed by the same queue as uploads; a 50 000-row CSV tool
 result goes to /workspace/tool-results/ at insert and reads back in portions and raw;

@@ -1,6 +1,6 @@
-"""Following a stub from inside real agents (SPEC §9, §12), against a real `contextq up`:
-a tool-heavy gpt-4 conversation whose context shows cleared stubs; the fake model each
-framework ships calls `workspace_read` on a stub's path; the integration runs it
+"""Following a stub from inside real agents (docs/workspaces.md#following-a-stub, docs/sdk.md),
+against a real `contextq up`: a tool-heavy gpt-4 conversation whose context shows cleared stubs; the
+fake model each framework ships calls `workspace_read` on a stub's path; the integration runs it
 through the API and the model's next input holds the exact original text."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The thin client as an agent's environment gets it (SPEC §12): both wheels built from
+"""The thin client as an agent's environment gets it (docs/client.md): both wheels built from
 this checkout, the client's installed ALONE into a fresh venv (its dependencies from the
 package registry), and the README's quick start run there against a real `contextq up`
 with none of the server's libraries loaded."""
@@ -141,7 +141,8 @@ def test_client_wheel_alone_runs_the_quick_start(
     assert done.returncode == 0, done.stderr[-3000:]
     lines = done.stdout.splitlines()
     assert lines[0].startswith("ready ")
-    assert lines[2] == "plan.md ready"
+    assert lines[2] == "On Friday. anthropic"
+    assert lines[3] == "plan.md ready"
     report = json.loads(lines[-1])
     assert report == {"loaded": [], "server": None}
     size = _site_packages_mb(venv)

@@ -54,6 +54,28 @@ def test_anthropic_example(contextq_stack: RunningStack) -> None:
     assert "answer: Friday." in out
 
 
+def test_record_tool_loops_example(contextq_stack: RunningStack) -> None:
+    """Each vendor's loop recorded from its SDK's own objects: stored natively, the model
+    given its reasoning back on each later call, every format without the others' state
+    (needs the format registry and same-vendor rendering)."""
+    out = _run_example(contextq_stack, "record_tool_loops.py").splitlines()
+    for vendor in ("anthropic", "responses", "gemini"):
+        at = out.index(next(line for line in out if line.startswith(f"{vendor}: ")))
+        assert out[at] == f"{vendor}: 3 model calls, 6 messages stored, natively as ['{vendor}']"
+        # the 2nd call sends back the 1st step's reasoning, the 3rd both steps'
+        assert out[at + 1] == "  reasoning sent back to the model, by call: [0, 1, 2]"
+        reads = out[at + 2 : at + 6]
+        assert [r.split(":")[0] for r in reads] == [
+            "  as openai",
+            "  as anthropic",
+            "  as responses",
+            "  as gemini",
+        ]
+        for read in reads:
+            assert "answer kept: True" in read
+            assert read.endswith("other vendor's state: 0") or read.endswith(": -"), read
+
+
 def test_pydantic_ai_example(contextq_stack: RunningStack) -> None:
     out = _run_example(contextq_stack, "pydantic_ai_agent.py")
     # contextq's system prompt replaces the agent's history head; one system part each time
@@ -126,8 +148,13 @@ def test_readme_quick_start_runs(contextq_stack: RunningStack) -> None:
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert lines[0].startswith("ready ")
-    assert lines[1] == ("['messages', 'model'] ['max_tokens', 'messages', 'model', 'system']")
-    assert lines[2] == "plan.md ready"
+    assert lines[1] == (
+        "{'openai': ['messages', 'model'], 'anthropic': ['max_tokens', 'messages', 'model', "
+        "'system'], 'responses': ['input', 'instructions', 'model'], 'gemini': ['config', "
+        "'contents', 'model']}"
+    )
+    assert lines[2] == "On Friday. anthropic"  # the recorded turn: its visible text, natively
+    assert lines[3] == "plan.md ready"
 
 
 @pytest.mark.filterwarnings("ignore:create_react_agent has been moved")

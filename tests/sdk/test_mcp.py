@@ -1,4 +1,4 @@
-"""contextq as an MCP server (SPEC §12), driven by the `mcp` SDK's own client against a
+"""contextq as an MCP server (docs/mcp.md), driven by the `mcp` SDK's own client against a
 real `contextq up`, over both transports: `contextq mcp --conversation ID` (stdio, a
 subprocess talking to the API through the thin client) and the API's `/mcp` (streamable
 HTTP; both the initialize handshake and the per-request protocol). List the tools, call

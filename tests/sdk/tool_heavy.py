@@ -1,5 +1,6 @@
-"""A tool-heavy gpt-4 conversation whose context shows cleared stubs (SPEC §9), for the
-tests that follow a stub through the SDK, the integrations and MCP."""
+"""A tool-heavy gpt-4 conversation whose context shows cleared stubs
+(docs/context.md#clearing-old-tool-results-with-hysteresis), for the tests that follow a stub
+through the SDK, the integrations and MCP."""
 
 from __future__ import annotations
 
@@ -57,7 +58,8 @@ def tool_heavy(client: Client, project_id: str | None = None) -> ToolHeavy:
         if len(paths) >= 2:
             break
     assert len(paths) >= 2, "gpt-4's window clears the oldest tool results"
-    # every path a stub names is in the workspace as the answer returns (SPEC §9)
+    # every path a stub names is in the workspace as the answer returns
+    # (docs/context.md#clearing-old-tool-results-with-hysteresis)
     listed = {e.path for e in client.workspace.iter(conv.id, prefix="tool-results/")}
     assert all(p.removeprefix("/workspace/") in listed for p in paths), (paths, listed)
     return ToolHeavy(conv.id, originals, paths)

@@ -1,4 +1,4 @@
-"""Chunk sets and full-text search on a real SQLite file and a real PostgreSQL (SPEC §8):
+"""Chunk sets and full-text search on a real SQLite file and a real PostgreSQL (docs/retrieval.md):
 indexing, ranking, owner/project/status scope, hostile queries, reuse, deletion."""
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The API with one fault injected, for `uvicorn tests.support.dying_api:app`: the process
 SIGKILLs itself at the moment a committed upload's `process_file` would be published,
-i.e. the API dies between the commit and the enqueue (SPEC §11). Everything else is the
-real app."""
+i.e. the API dies between the commit and the enqueue (docs/operations.md#running-the-service).
+Everything else is the real app."""
 
 from __future__ import annotations
 

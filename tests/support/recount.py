@@ -1,7 +1,7 @@
 """An independent recount of a context answer's `token_count`, from its JSON alone.
 
-The definition README's API section states (SPEC §3, §6 "a test recounts it"): a
-list costs the sum of its messages, a message its node count, nothing added; a node
+The definition README's API section states (docs/token-counting.md, docs/context.md#the-rooms: the
+honest count): a list costs the sum of its messages, a message its node count, nothing added; a node
 whose `content` is a list counts as itself with `content: []` plus each element; an
 image counts by the model provider's formula for its decoded pixel size; an
 `input_audio` part by its duration; anything else is its compact JSON in the model's
@@ -154,4 +154,46 @@ def recount(answer: dict[str, Any], *, audio: AudioSeconds | None = None) -> int
         total += node_tokens(block, enc, provider, audio)
     for message in answer["messages"]:
         total += node_tokens(message, enc, provider, audio)
+    return total
+
+
+# Google's documented dummy thought signature (base64 of `skip_thought_signature_validator`):
+# not reasoning, so not in `token_breakdown.reasoning`
+GEMINI_DUMMY = "c2tpcF90aG91Z2h0X3NpZ25hdHVyZV92YWxpZGF0b3I="
+_SIGNATURES = ("thoughtSignature", "thought_signature")
+
+
+def recount_reasoning(answer: dict[str, Any]) -> int:
+    """`token_breakdown.reasoning` recomputed from the answer: Anthropic `thinking` and
+    `redacted_thinking` blocks, Responses `reasoning` items, Gemini thought parts whole
+    and, of a part carrying a thought signature (not the dummy), what the signature adds
+    to its JSON (the part counted with and without it); 0 for OpenAI Chat."""
+    enc = Counter(answer)
+    provider = answer["provider"]
+    if answer["format"] == "anthropic":
+        blocks = [
+            b for m in answer["messages"] if isinstance(m["content"], list) for b in m["content"]
+        ]
+        return sum(
+            node_tokens(b, enc, provider)
+            for b in blocks
+            if b.get("type") in ("thinking", "redacted_thinking")
+        )
+    if answer["format"] == "responses":
+        return sum(
+            node_tokens(i, enc, provider) for i in answer["input"] if i.get("type") == "reasoning"
+        )
+    if answer["format"] != "gemini":
+        return 0
+    total = 0
+    for part in (p for c in answer["contents"] for p in c["parts"]):
+        signature = next((part[k] for k in _SIGNATURES if part.get(k) is not None), None)
+        if part.get("thought") is True:
+            total += gemini_node_tokens(part, enc, provider)
+        elif signature is not None and signature != GEMINI_DUMMY:
+            bare = {k: v for k, v in part.items() if k not in _SIGNATURES}
+            share = gemini_node_tokens(part, enc, provider) - gemini_node_tokens(
+                bare, enc, provider
+            )
+            total += max(0, share)
     return total

@@ -135,7 +135,7 @@ def test_the_workers_cache_frees_a_dead_holders_lock_before_the_time_limit(stack
     """What the worker configures: a dead holder's lock goes long before a waiter's task
     hits its soft time limit, and a waiter gives up with half of that limit left (it
     used to wait the whole limit and end the recovered file `failed`)."""
-    from service.files.processing import conversion_cache
+    from service.files.conversion import conversion_cache
 
     s = get_settings()
     cache = conversion_cache(s, get_blob_store(s))

@@ -1,5 +1,5 @@
-"""`service.projects.project_documents`: what the context's P slot will include (SPEC §6,
-§8), over real files processed and indexed by the worker's use case on a real SQLite
+"""`service.projects.project_documents`: what the context's P slot will include (docs/projects.md,
+docs/retrieval.md), over real files processed and indexed by the worker's use case on a real SQLite
 file (and PostgreSQL where marked)."""
 
 from __future__ import annotations

@@ -9,6 +9,7 @@ export const CATEGORIES = [
   ["project", "Project"],
   ["files", "Files"],
   ["history", "History"],
+  ["reasoning", "Reasoning"],
   ["reminders", "Reminders"],
 ];
 

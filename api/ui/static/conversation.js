@@ -42,6 +42,13 @@ function facts(ctx) {
     ["Removed", fmtInt(ctx.removed_message_ids?.length ?? 0)],
     ["Built in", `${Number(ctx.duration_ms).toFixed(1)} ms`],
   ];
+  const dropped = ctx.reasoning_dropped || {};
+  if (Object.values(dropped).some((n) => n > 0)) {
+    // reasoning units left out, by why (docs/context.md#reasoning-state): another vendor's,
+    // earlier turns' the model strips, and bound reasoning whose prefix changed
+    const reasons = [["other_vendor", "other vendor"], ["earlier_turns", "earlier turns"], ["prefix_changed", "prefix changed"]];
+    items.push(["Reasoning left out", reasons.map(([key, label]) => `${label} ${fmtInt(dropped[key] ?? 0)}`).join(" · ")]);
+  }
   return h("dl", { class: "facts" }, items.map(([k, v]) => h("div", {}, h("dt", { text: k }), h("dd", { text: v }))));
 }
 

@@ -51,8 +51,9 @@ function isSummary(message, text) {
   return message.role === "user" && /\n<conversation_summary>\n[\s\S]*\n<\/conversation_summary>$/.test(text);
 }
 
-// the slots the answer does not tag, told by what §6 says of them: the custom agent
-// prompt is a user message of exactly its text; the reminders are the last message
+// the slots the answer does not tag, told by what docs/history.md#the-ready-to-send-context
+// says of them: the custom agent prompt is a user message of exactly its text; the
+// reminders are the last message
 function kindOf(message, index, ctx, conversation) {
   const text = typeof message.content === "string" ? message.content : "";
   if (isSummary(message, text)) return "summary";

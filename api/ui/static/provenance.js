@@ -1,4 +1,4 @@
-// Provenance (SPEC §5): every structured line of a summary ends with the seqs of the
+// Provenance (docs/provenance.md): every structured line of a summary ends with the seqs of the
 // messages it came from, (#12) or (#12, #40); the narrative's lines start with one. Each
 // #n becomes a link that opens the original, read with GET …/messages?seqs=n.
 import { get } from "./api.js";

@@ -18,10 +18,9 @@ from typing import Any, Self, TypeVar
 import httpx
 
 from contextq_client import async_resources as ar
-from contextq_client import async_resources_more as arm
 from contextq_client import resources as r
-from contextq_client import resources_more as rm
 from contextq_client.chat_kwargs import ChatFormat, chat_kwargs_from
+from contextq_client.errors import TransportError
 from contextq_client.events import AsyncEvents, Events
 from contextq_client.models import Health
 from contextq_client.routing import route
@@ -81,11 +80,11 @@ class Client:
         self.context = r.ContextResource(self._t)
         self.jobs = r.Jobs(self._t)
         self.settings = r.OwnerSettingsResource(self._t)
-        self.memory = rm.Memory(self._t)
-        self.projects = rm.Projects(self._t)
-        self.workspace = rm.Workspace(self._t)
-        self.webhooks = rm.Webhooks(self._t)
-        self.tools = rm.Tools(self._t)
+        self.memory = r.Memory(self._t)
+        self.projects = r.Projects(self._t)
+        self.workspace = r.Workspace(self._t)
+        self.webhooks = r.Webhooks(self._t)
+        self.tools = r.Tools(self._t)
         self.events = Events(self._t)
 
     @property
@@ -98,8 +97,6 @@ class Client:
         try:
             response = self._t.http.get("/healthz")
         except httpx.TransportError as exc:
-            from contextq_client.errors import TransportError
-
             raise TransportError(f"cannot reach {self.base_url}: {exc}") from exc
         return Health.model_validate(response.json())
 
@@ -112,10 +109,14 @@ class Client:
         max_tokens: int | None = None,
         **context_params: Any,
     ) -> dict[str, Any]:
-        """What `openai.chat.completions.create(**kw)` (`model`, `messages`, `tools` when
-        any) or `anthropic.messages.create(**kw)` (`model`, `system`, `messages`, `tools`,
-        `max_tokens` = the room kept for the answer) takes, from the ready-to-send
-        context. `context_params` are `client.context.get`'s (strategy, options, tools, …)."""
+        """What the vendor SDK's call takes, from the ready-to-send context in `format`:
+        `openai.chat.completions.create(**kw)` (`model`, `messages`, `tools` when any),
+        `anthropic.messages.create(**kw)` (`model`, `system`, `messages`, `tools`,
+        `max_tokens` = the room kept for the answer), `openai.responses.create(**kw)`
+        (`model`, `instructions`, `input`, `tools`) or google-genai's
+        `client.models.generate_content(**kw)` (`model`, `contents`, `config` with
+        `system_instruction` and `tools`). `context_params` are `client.context.get`'s
+        (strategy, options, tools, …)."""
         context = self.context.get(conversation_id, model=model, format=format, **context_params)
         return chat_kwargs_from(context, format=format, max_tokens=max_tokens)
 
@@ -160,11 +161,11 @@ class AsyncClient:
         self.context = ar.AsyncContextResource(self._t)
         self.jobs = ar.AsyncJobs(self._t)
         self.settings = ar.AsyncOwnerSettingsResource(self._t)
-        self.memory = arm.AsyncMemory(self._t)
-        self.projects = arm.AsyncProjects(self._t)
-        self.workspace = arm.AsyncWorkspace(self._t)
-        self.webhooks = arm.AsyncWebhooks(self._t)
-        self.tools = arm.AsyncTools(self._t)
+        self.memory = ar.AsyncMemory(self._t)
+        self.projects = ar.AsyncProjects(self._t)
+        self.workspace = ar.AsyncWorkspace(self._t)
+        self.webhooks = ar.AsyncWebhooks(self._t)
+        self.tools = ar.AsyncTools(self._t)
         self.events = AsyncEvents(self._t)
 
     @property
@@ -177,8 +178,6 @@ class AsyncClient:
         try:
             response = await self._t.http.get("/healthz")
         except httpx.TransportError as exc:
-            from contextq_client.errors import TransportError
-
             raise TransportError(f"cannot reach {self.base_url}: {exc}") from exc
         return Health.model_validate(response.json())
 
@@ -220,11 +219,11 @@ SYNC_RESOURCES: tuple[type, ...] = (
     r.ContextResource,
     r.Jobs,
     r.OwnerSettingsResource,
-    rm.Memory,
-    rm.Projects,
-    rm.Workspace,
-    rm.Webhooks,
-    rm.Tools,
+    r.Memory,
+    r.Projects,
+    r.Workspace,
+    r.Webhooks,
+    r.Tools,
     Events,
 )
 ASYNC_RESOURCES: tuple[type, ...] = (
@@ -235,10 +234,10 @@ ASYNC_RESOURCES: tuple[type, ...] = (
     ar.AsyncContextResource,
     ar.AsyncJobs,
     ar.AsyncOwnerSettingsResource,
-    arm.AsyncMemory,
-    arm.AsyncProjects,
-    arm.AsyncWorkspace,
-    arm.AsyncWebhooks,
-    arm.AsyncTools,
+    ar.AsyncMemory,
+    ar.AsyncProjects,
+    ar.AsyncWorkspace,
+    ar.AsyncWebhooks,
+    ar.AsyncTools,
     AsyncEvents,
 )

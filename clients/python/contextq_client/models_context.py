@@ -24,6 +24,7 @@ class TokenBreakdown(Model):
     files: int
     history: int
     reminders: int
+    reasoning: int = 0  # same-vendor reasoning sent (thinking, reasoning items, thoughts)
 
 
 class FileNote(Model):
@@ -76,16 +77,27 @@ class Context(Model):
     filter_duration_ms: float
     error: str | None
     warnings: list[str]
-    messages: list[dict[str, Any]] | None = None  # format=openai|anthropic
-    system: list[dict[str, Any]] | None = None  # format=anthropic
+    # the turns, in the answer's format: `messages` (openai, anthropic: with `system`),
+    # `input` (responses: with `instructions`), `contents` (gemini: with
+    # `system_instruction`, `{"parts": [{"text": …}]}`)
+    messages: list[dict[str, Any]] | None = None
+    system: list[dict[str, Any]] | None = None
     stable_prefix_tokens: int | None = None
-    instructions: str | None = None  # format=responses
+    instructions: str | None = None
     input: list[dict[str, Any]] | None = None
-    system_instruction: dict[str, Any] | None = None  # format=gemini
+    system_instruction: dict[str, Any] | None = None
     contents: list[dict[str, Any]] | None = None
+    # reasoning left out of this context, by why: {"other_vendor", "earlier_turns",
+    # "prefix_changed"} (docs/context.md#bound-reasoning)
+    reasoning_dropped: dict[str, int]
     duration_ms: float
     original_message_count: int
     original_tokens: int
+
+    @property
+    def turns(self) -> list[dict[str, Any]]:
+        """The answer's turns in its format: `messages`, `input` or `contents`."""
+        return self.messages or self.input or self.contents or []
 
 
 class Subtask(Model):

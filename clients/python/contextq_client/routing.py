@@ -4,15 +4,14 @@ coverage test walks the API's OpenAPI paths and fails on any route no method nam
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Callable, Generator, Iterable
-from pathlib import Path
+from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 from urllib.parse import quote
 
 F = TypeVar("F", bound=Callable[..., Any])
-CHUNK_BYTES = 1 << 20
-TRANSFER_TIMEOUT_S = 600.0  # a large file streamed up or down
 ROUTE_ATTR = "__contextq_routes__"
+
+JsonObject = dict[str, Any]
 
 
 def route(method: str, path: str) -> Callable[[F], F]:
@@ -56,33 +55,3 @@ def params(**values: Any) -> dict[str, Any]:
 def body(**values: Any) -> dict[str, Any]:
     """A JSON body without the fields left as None."""
     return {k: v for k, v in values.items() if v is not None}
-
-
-class FileChunks:
-    """A local file's bytes for a request body, read again from the start each time it
-    is iterated (a retried PUT sends it whole again); sync and async clients alike."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-
-    def __iter__(self) -> Generator[bytes, None, None]:
-        with self.path.open("rb") as fh:
-            while chunk := fh.read(CHUNK_BYTES):
-                yield chunk
-
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        for chunk in self:
-            yield chunk
-
-
-def put_body(content: bytes | Path) -> dict[str, Any]:
-    """`content=` of a raw-bytes PUT; a local file is streamed, with its Content-Length
-    and the transfer timeout."""
-    if isinstance(content, bytes):
-        return {"content": content}
-    size = content.stat().st_size  # OSError for a missing file, before any request
-    return {
-        "content": FileChunks(content),
-        "headers": {"Content-Length": str(size)},
-        "timeout": TRANSFER_TIMEOUT_S,
-    }

@@ -1,6 +1,8 @@
 """HTTP under the SDK: auth, retries on 429/503 honouring `Retry-After`, error mapping.
 
-`SyncTransport` and `AsyncTransport` share everything but the sending and the sleeping.
+`SyncTransport` and `AsyncTransport` share everything but the sending and the sleeping
+(and the reading of a streamed body: `AsyncTransport` reads a `Payload` off the event
+loop). `Resource` is the base of every namespace (`client.files`, …) over either one.
 """
 
 from __future__ import annotations
@@ -10,11 +12,12 @@ import contextlib
 import time
 from collections.abc import AsyncIterator, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import httpx
 
 from contextq_client.errors import TransportError, error_for
+from contextq_client.payload import AsyncPayload, Payload
 
 RETRY_STATUSES = (429, 503)
 DEFAULT_TIMEOUT_S = 60.0
@@ -113,6 +116,9 @@ class AsyncTransport:
         self.retry = retry
 
     async def request(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
+        """As `SyncTransport.request`; a `Payload` body is read in a worker thread."""
+        if isinstance(kwargs.get("content"), Payload):
+            kwargs["content"] = AsyncPayload(kwargs["content"])
         attempt = 0
         while True:
             try:
@@ -143,3 +149,14 @@ class AsyncTransport:
 
     async def close(self) -> None:
         await self.http.aclose()
+
+
+TransportT = TypeVar("TransportT", SyncTransport, AsyncTransport)
+
+
+class Resource(Generic[TransportT]):
+    """A namespace of the API's routes over one transport: `Files(SyncTransport)`, and
+    its generated twin `AsyncFiles(AsyncTransport)`."""
+
+    def __init__(self, transport: TransportT) -> None:
+        self._t: TransportT = transport

@@ -1,4 +1,6 @@
-"""format=anthropic: the Messages API's `system` and `messages` (SPEC §2, §4, §6).
+"""format=anthropic: the Messages API's `system` and `messages` (docs/api.md#native-turns,
+docs/context.md#the-cut-point-and-a-prefix-that-stays-put,
+docs/history.md#the-ready-to-send-context).
 
 - system pieces (S, then the history's own system messages) become the top-level
   `system`, a list of text blocks (the Messages API has no system role in `messages`);
@@ -6,12 +8,23 @@
   cleaned to the API's pattern); `tool` results become `tool_result` blocks in a user
   turn (kind `error` → `is_error`), before any other block of that turn (an API rule),
   so a reminder after a tool result joins the message that carries that result;
-- consecutive turns of the same role merge into one message; empty text is dropped;
+- a stored message that came as an Anthropic turn renders as it came
+(docs/context.md#reasoning-state): its blocks as stored, in order — thinking and redacted_thinking
+  with their signatures, server-tool blocks, unknown types —, its reasoning left out
+  only for an earlier turn the target model would strip; one from another vendor, or in
+  the default form, renders from its normalised fields (never its opaque state);
+- consecutive turns of the same role merge into one message (the rows of one native
+  turn merge back into it); empty text is dropped from the default form;
 - the list starts with a user turn (a short placeholder when filtering left an
   assistant turn first, or no message at all: the API needs at least one);
 - `cache_control: {"type": "ephemeral"}` marks the last system block and the last block
   before the newest turn (2 of the 4 breakpoints the API allows), and
-  `stable_prefix_tokens` counts everything up to that second breakpoint.
+  `stable_prefix_tokens` counts everything up to that second breakpoint (a mark never
+  goes on a thinking block, which takes none, nor on a block of a type this version
+  does not know: the block before it is marked);
+- the current tool loop starts at the newest user message that is not a tool result;
+  one that follows tool results, with nothing of the model's after it, joins them in a
+  tool-result message ending the list: the loop goes on through it (`loop_start`).
 Images are `image` blocks with a base64 source (JPEG, PNG, GIF, WEBP); no audio.
 Tools: `{"name", "description", "input_schema"}`.
 """
@@ -20,17 +33,21 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from contextq.assembly.counting import json_tokens
-from contextq.assembly.formats.base import OPENING_TEXT, WireFormat
-from contextq.assembly.render import Rendered, charge, empty_breakdown
-from contextq.history.types import FormatName, Message
+from contextq.assembly.formats.base import OPENING_TEXT
+from contextq.assembly.render import charge, empty_breakdown
+from contextq.assembly.turn import is_tool_result
+from contextq.assembly.wire import Rendered, WireFormat
+from contextq.history.native import anthropic as native_anthropic
+from contextq.history.types import FormatName, Message, NativeFormat
 
 if TYPE_CHECKING:
-    from contextq.assembly.pieces import Piece, Target
     from contextq.assembly.tools import Tool
+    from contextq.assembly.wire import Piece, Target
 
 CACHE_CONTROL = {"type": "ephemeral"}
 _FORMULA_BLOCKS = ("image", "image_url", "input_audio")
@@ -39,8 +56,10 @@ _DATA_URL = re.compile(r"^data:(?P<media>image/[a-zA-Z0-9.+-]+);base64,(?P<data>
 Marker = tuple[int, int] | None  # (message, block) of the last block before the turn
 
 
+@lru_cache(maxsize=256)
 def frame_tokens(role: str, encoding: str) -> int:
-    """A message's own cost around its blocks: `{"role", "content": []}`."""
+    """A message's own cost around its blocks: `{"role", "content": []}` (asked for each
+    message a read costs: remembered)."""
     return json_tokens({"role": role, "content": []}, encoding)
 
 
@@ -52,12 +71,37 @@ class AnthropicMessages(WireFormat):
     )
     no_audio: ClassVar[str | None] = "the Anthropic Messages API takes no audio input"
     native_tools: ClassVar[frozenset[str]] = frozenset({"anthropic"})
+    native: ClassVar[NativeFormat | None] = "anthropic"
 
     def text_nodes(self, text: str, role: str) -> list[Any]:
         return [{"type": "text", "text": text}]
 
-    def message_nodes(self, message: Message) -> list[Any]:
+    def message_nodes(self, message: Message, *, reasoning: bool = True) -> list[Any]:
+        native = message.native
+        if native is not None and native.format == "anthropic":
+            return native_anthropic.sent_blocks(native.payload, reasoning)
         return anthropic_blocks(message)
+
+    def loop_start(self, history: Sequence[Message], newest_user: int | None) -> int:
+        """From the newest user message that is not a tool result; when it follows tool
+        results and nothing of the model's comes after it, from the user message that
+        opened their loop: it goes in one user turn with the results, a tool-result
+        message ending the list, and Anthropic validates that open loop as the current
+        one. (With the model's turns after it, that loop has ended.)"""
+        if newest_user is None:
+            return 0
+        start = newest_user
+        if start == 0 or history[start - 1].role != "tool":
+            return start
+        if any(history[i].role == "assistant" for i in range(start + 1, len(history))):
+            return start
+        start -= 1
+        while start > 0 and not _opens_turn(history[start]):
+            start -= 1
+        return start
+
+    def reasoning_tokens(self, nodes: Sequence[Any], count: Callable[[Any], int]) -> int:
+        return sum(count(b) for b in nodes if native_anthropic.is_reasoning(b))
 
     def attach_parts(
         self, nodes: list[Any], parts: list[dict[str, Any]]
@@ -68,6 +112,11 @@ class AnthropicMessages(WireFormat):
         if role == "system":
             return 0
         return frame_tokens("user" if role == "tool" else role, encoding)
+
+    def message_frame(self, message: Message, encoding: str) -> int:
+        if message.role == "system" or not self.children_first(message):
+            return self.frame(message.role, encoding)
+        return _reversed_frame("user" if message.role == "tool" else message.role, encoding)
 
     def text_part(self, text: str) -> dict[str, Any]:
         return {"type": "text", "text": text}
@@ -83,6 +132,9 @@ class AnthropicMessages(WireFormat):
         if tool.description:
             out["description"] = tool.description
         return out
+
+    def lifts(self, piece: Piece) -> bool:
+        return piece.role == "system"
 
     def head_room(self, encoding: str) -> int:
         """An opening turn and the two cache marks."""
@@ -120,8 +172,8 @@ class AnthropicMessages(WireFormat):
             if messages and messages[-1]["role"] == role:
                 messages[-1]["content"].extend(piece.nodes)
                 continue
-            messages.append({"role": role, "content": list(piece.nodes)})
-            frame = frame_tokens(role, enc)
+            messages.append(self.new_turn(role, piece.nodes, piece.message))
+            frame = piece.frame
             breakdown[piece.category] += frame
             stable += frame if before_turn else 0
         if marker is None and turn_start >= len(pieces) and messages:
@@ -137,6 +189,24 @@ class AnthropicMessages(WireFormat):
         stable += _breakpoints(system, messages, marker, breakdown, enc)
         fields = {"messages": messages, "system": system, "stable_prefix_tokens": stable}
         return Rendered(fields, sum(breakdown.values()), breakdown, list(pieces))
+
+
+def _markable(block: Any) -> bool:
+    """A block that takes a cache breakpoint: a known type other than thinking (whose
+    params have no cache_control); an unknown type is sent as it came, unmarked."""
+    if not isinstance(block, dict) or native_anthropic.is_reasoning(block):
+        return False
+    kind = block.get("type")
+    return kind in native_anthropic.VISIBLE_BLOCKS or native_anthropic.is_anthropic_only(block)
+
+
+def _opens_turn(message: Message) -> bool:
+    return message.role == "user" and not is_tool_result(message)
+
+
+@lru_cache(maxsize=256)
+def _reversed_frame(role: str, encoding: str) -> int:
+    return json_tokens({"content": [], "role": role}, encoding)
 
 
 def _mark_tokens(encoding: str) -> int:
@@ -185,9 +255,13 @@ def _breakpoints(
         added_total += added
     if marker is not None:
         blocks = messages[marker[0]]["content"]
-        blocks[marker[1]], added = _mark(blocks[marker[1]], enc)
-        breakdown["history"] += added
-        added_total += added
+        at = marker[1]
+        while at > 0 and not _markable(blocks[at]):
+            at -= 1  # a thinking block takes no cache_control: the block before it does
+        if _markable(blocks[at]):
+            blocks[at], added = _mark(blocks[at], enc)
+            breakdown["history"] += added
+            added_total += added
     return added_total
 
 

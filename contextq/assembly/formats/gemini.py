@@ -1,4 +1,4 @@
-"""format=gemini: Google's `system_instruction` and `contents` (SPEC §2).
+"""format=gemini: Google's `system_instruction` and `contents` (docs/api.md#native-turns).
 
 Ready for `client.models.generate_content(model=…, contents=…,
 config={"system_instruction": …, "tools": …})`:
@@ -10,6 +10,16 @@ config={"system_instruction": …, "tools": …})`:
   as an object, the call's `id`), `functionResponse` (the call's `name` — each tool
   result is named after its call, `prepare` —, `response: {"output": …}` or
   `{"error": …}` for a failed one, the call's `id`);
+- a stored message that came as a Gemini content renders as it came
+(docs/context.md#reasoning-state): its parts as stored, in order, never merged or split — thought
+  parts, `thoughtSignature`s on the parts that carried them, unknown fields —; one from
+  another vendor, or in the default form, renders from its normalised fields (never its
+  opaque state). The first `functionCall` part of each model step that has no signature
+  of its own carries Google's documented dummy signature (`DUMMY_SIGNATURE`: its tokens
+  count in history, not as reasoning): the current turn's steps need it
+  (docs/context.md#reasoning-state), and
+  earlier steps keep it once the turn is over, so that what was sent before a new user
+  message stays byte for byte what it was (providers' prompt caches);
 - consecutive contents of the same role merge into one, function responses first, so
   parallel calls go as FC…FC in one model content and FR…FR in the next user one;
 - the list starts with a user content (a short placeholder when filtering left a model
@@ -22,19 +32,22 @@ OpenAPI subset).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from contextq.assembly.counting import Media, json_tokens
 from contextq.assembly.formats.anthropic import tool_arguments
-from contextq.assembly.formats.base import OPENING_TEXT, WireFormat
-from contextq.assembly.render import Rendered, charge, empty_breakdown
-from contextq.history.types import FormatName, Message
+from contextq.assembly.formats.base import OPENING_TEXT
+from contextq.assembly.render import charge, empty_breakdown
+from contextq.assembly.wire import Rendered, WireFormat
+from contextq.history.native import gemini as native_gemini
+from contextq.history.types import FormatName, Message, NativeFormat
 
 if TYPE_CHECKING:
-    from contextq.assembly.pieces import Piece, Target
     from contextq.assembly.tools import Tool
+    from contextq.assembly.wire import Piece, Target
 
 AUDIO_TYPES = {
     "audio/wav": "audio/wav",
@@ -54,32 +67,53 @@ class GeminiContents(WireFormat):
     name: ClassVar[FormatName] = "gemini"
     list_key: ClassVar[str] = "contents"
     children: ClassVar[str] = "parts"
+    native: ClassVar[NativeFormat | None] = "gemini"
     image_types: ClassVar[frozenset[str] | None] = frozenset(
         ("image/png", "image/jpeg", "image/webp", "image/heic", "image/heif")
     )
 
     def prepare(self, history: Sequence[Message]) -> Sequence[Message]:
         """Each tool result named after its call's function (a `functionResponse` needs
-        it); a result whose call is not in the history keeps its own name, else `tool`."""
+        it); a result whose call is not in the history keeps its own name, else `tool`
+        (a Gemini row's own part has its name: it is left as it is)."""
+        if not any(_unnamed(m) for m in history):
+            return history
         names = {
             str(call.get("id", "")): str((call.get("function") or {}).get("name", ""))
             for m in history
             if m.role == "assistant"
             for call in m.tool_calls or ()
         }
-        if not any(m.role == "tool" and not m.name for m in history):
-            return history
         return [
-            replace(m, name=names.get(str(m.tool_call_id)) or "tool")
-            if m.role == "tool" and not m.name
-            else m
+            replace(m, name=names.get(str(m.tool_call_id)) or "tool") if _unnamed(m) else m
             for m in history
         ]
 
     def text_nodes(self, text: str, role: str) -> list[Any]:
         return [{"text": text}]
 
-    def message_nodes(self, message: Message) -> list[Any]:
+    def message_nodes(self, message: Message, *, reasoning: bool = True) -> list[Any]:
+        native = message.native
+        if native is not None and native.format == "gemini":
+            parts = native_gemini.sent_parts(native.payload, reasoning)
+        else:
+            parts = self._normal_parts(message)
+        if message.role == "assistant":
+            return native_gemini.with_dummy_signature(parts)
+        return parts
+
+    def reasoning_tokens(self, nodes: Sequence[Any], count: Callable[[Any], int]) -> int:
+        """Thought parts whole; of a part carrying a signature (not the dummy), what the
+        signature adds to it."""
+        total = 0
+        for part in nodes:
+            if native_gemini.is_thought(part):
+                total += count(part)
+            elif native_gemini.signature_of(part) not in (None, native_gemini.DUMMY_SIGNATURE):
+                total += max(0, count(part) - count(native_gemini.unsigned(part)))
+        return total
+
+    def _normal_parts(self, message: Message) -> list[Any]:
         if message.role == "tool":
             key = "error" if message.kind == "error" else "output"
             response: dict[str, Any] = {
@@ -112,6 +146,11 @@ class GeminiContents(WireFormat):
             return json_tokens({"parts": []}, encoding)  # `system_instruction` around its parts
         return _frame(_wire_role(role), encoding)
 
+    def message_frame(self, message: Message, encoding: str) -> int:
+        if message.role == "system" or not self.children_first(message):
+            return self.frame(message.role, encoding)
+        return _reversed_frame(_wire_role(message.role), encoding)
+
     def media_of(self, node: Mapping[str, Any]) -> Media | None:
         inline = node.get("inlineData")
         if not isinstance(inline, Mapping):
@@ -143,6 +182,9 @@ class GeminiContents(WireFormat):
     def tools(self, definitions: list[dict[str, Any]]) -> list[dict[str, Any]]:
         return [{"function_declarations": definitions}] if definitions else []
 
+    def lifts(self, piece: Piece) -> bool:
+        return piece.role == "system"
+
     def head_room(self, encoding: str) -> int:
         """The opening content of a list that starts with the model's."""
         return _frame("user", encoding) + json_tokens({"text": OPENING_TEXT}, encoding)
@@ -169,23 +211,41 @@ class GeminiContents(WireFormat):
             if contents and contents[-1]["role"] == role:
                 contents[-1]["parts"].extend(piece.nodes)
                 continue
-            contents.append({"role": role, "parts": list(piece.nodes)})
-            breakdown[piece.category] += _frame(role, enc)
+            contents.append(self.new_turn(role, piece.nodes, piece.message))
+            breakdown[piece.category] += piece.frame
         if not contents or contents[0]["role"] == "model":
             contents.insert(0, {"role": "user", "parts": [{"text": OPENING_TEXT}]})
             breakdown["history"] += self.head_room(enc)
         for content in contents:  # function responses first, as their calls were made
-            content["parts"].sort(key=lambda p: "functionResponse" not in p)
+            if content["role"] == "user":
+                content["parts"].sort(key=lambda p: not native_gemini.is_response(p))
         fields = {"system_instruction": system, "contents": contents}
         return Rendered(fields, sum(breakdown.values()), breakdown, list(pieces))
+
+
+def _unnamed(message: Message) -> bool:
+    """A tool result rendered from its normalised fields with no name of its own (a
+    Gemini one goes as its own `functionResponse` part, its name in it)."""
+    native = message.native
+    return (
+        message.role == "tool"
+        and not message.name
+        and (native is None or native.format != "gemini")
+    )
 
 
 def _wire_role(role: str) -> str:
     return "model" if role == "assistant" else "user"
 
 
+@lru_cache(maxsize=256)
 def _frame(role: str, encoding: str) -> int:
     return json_tokens({"role": role, "parts": []}, encoding)
+
+
+@lru_cache(maxsize=256)
+def _reversed_frame(role: str, encoding: str) -> int:
+    return json_tokens({"parts": [], "role": role}, encoding)
 
 
 def _parts(content: Any) -> list[dict[str, Any]]:

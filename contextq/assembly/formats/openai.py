@@ -1,4 +1,4 @@
-"""format=openai: OpenAI's Chat Completions `messages` (SPEC §2).
+"""format=openai: OpenAI's Chat Completions `messages` (docs/api.md#native-turns).
 
 One message per piece, in the order laid out, nothing merged: `messages` passes
 unchanged to `client.chat.completions.create(messages=…)`. A stored message renders as
@@ -13,13 +13,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from contextq.assembly.formats.base import WireFormat
-from contextq.assembly.render import Rendered, charge, empty_breakdown
+from contextq.assembly.render import charge, empty_breakdown
+from contextq.assembly.wire import Rendered, WireFormat
 from contextq.history.types import FormatName, Message
 
 if TYPE_CHECKING:
-    from contextq.assembly.pieces import Piece, Target
     from contextq.assembly.tools import Tool
+    from contextq.assembly.wire import Piece, Target
 
 AUDIO_FORMATS = {"audio/mpeg": "mp3", "audio/mp3": "mp3", "audio/wav": "wav", "audio/x-wav": "wav"}
 
@@ -32,7 +32,10 @@ class OpenAIChat(WireFormat):
     def text_nodes(self, text: str, role: str) -> list[Any]:
         return [{"role": role, "content": text}]
 
-    def message_nodes(self, message: Message) -> list[Any]:
+    def message_nodes(self, message: Message, *, reasoning: bool = True) -> list[Any]:
+        # Chat Completions has no place for any vendor's reasoning or opaque state: every
+        # message, native or not, renders from its normalised fields
+        # (docs/context.md#reasoning-state)
         return [message.to_openai()]
 
     def attach_parts(

@@ -1,4 +1,4 @@
-"""format=responses: OpenAI's Responses API `instructions` and `input` (SPEC §2).
+"""format=responses: OpenAI's Responses API `instructions` and `input` (docs/api.md#native-turns).
 
 Ready for `client.responses.create(model=…, instructions=…, input=…, tools=…)`:
 - S is `instructions`, a string; the history's own system messages stay in place as
@@ -11,6 +11,13 @@ Ready for `client.responses.create(model=…, instructions=…, input=…, tools
   `function_call` item per call (`call_id`, `name`, `arguments` as a JSON string);
 - a tool result is a `function_call_output` item (`call_id`, `output`: the result's
   text, an image in it named `[image]`).
+A stored message that came as Responses items renders as they came
+(docs/context.md#reasoning-state): its items as stored, in order — `reasoning` items (ids,
+summaries,
+`encrypted_content`) directly before the item that followed them, `phase`, ids,
+compaction and unknown items —, its reasoning items left out only for an earlier turn
+the target model would strip; one from another vendor, or in the default form, renders
+from its normalised fields (never its opaque state).
 Items are flat: nothing merges. A list left with no item at all opens with a short
 user message. No audio part (the Responses API's message content has none): audio is
 a text line. Tools: `{"type": "function", "name", "description", "parameters",
@@ -19,17 +26,19 @@ a text line. Tools: `{"type": "function", "name", "description", "parameters",
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from contextq.assembly.counting import Media, node_tokens
-from contextq.assembly.formats.base import OPENING_TEXT, WireFormat
-from contextq.assembly.render import Rendered, charge, empty_breakdown
-from contextq.history.types import FormatName, Message
+from contextq.assembly.formats.base import OPENING_TEXT
+from contextq.assembly.render import charge, empty_breakdown
+from contextq.assembly.wire import Rendered, WireFormat
+from contextq.history.native import responses as native_responses
+from contextq.history.types import FormatName, Message, NativeFormat
 
 if TYPE_CHECKING:
-    from contextq.assembly.pieces import Piece, Target
     from contextq.assembly.tools import Tool
+    from contextq.assembly.wire import Piece, Target
 
 
 class OpenAIResponses(WireFormat):
@@ -40,6 +49,7 @@ class OpenAIResponses(WireFormat):
         "input_file only)"
     )
     native_tools: ClassVar[frozenset[str]] = frozenset({"openai"})
+    native: ClassVar[NativeFormat | None] = "responses"
 
     def text_nodes(self, text: str, role: str) -> list[Any]:
         return [_message(role, [self.text_part(text)])]
@@ -47,7 +57,10 @@ class OpenAIResponses(WireFormat):
     def system_nodes(self, text: str) -> list[Any]:
         return [text]  # `instructions`
 
-    def message_nodes(self, message: Message) -> list[Any]:
+    def message_nodes(self, message: Message, *, reasoning: bool = True) -> list[Any]:
+        native = message.native
+        if native is not None and native.format == "responses":
+            return native_responses.sent_items(native.payload, reasoning)
         if message.role == "tool":
             output = {"type": "function_call_output", "call_id": message.tool_call_id or ""}
             return [{**output, "output": message.text()}]
@@ -67,6 +80,9 @@ class OpenAIResponses(WireFormat):
             return items
         parts = _input_parts(message.content)
         return [_message(message.role, parts)] if parts else []
+
+    def reasoning_tokens(self, nodes: Sequence[Any], count: Callable[[Any], int]) -> int:
+        return sum(count(item) for item in nodes if native_responses.is_reasoning(item))
 
     def attach_parts(
         self, nodes: list[Any], parts: list[dict[str, Any]]
@@ -96,6 +112,9 @@ class OpenAIResponses(WireFormat):
         if tool.description:
             out["description"] = tool.description
         return {**out, "parameters": dict(tool.schema), "strict": False}
+
+    def lifts(self, piece: Piece) -> bool:
+        return piece.category == "system"
 
     def head_room(self, encoding: str) -> int:
         """The opening message of a list left with no item."""

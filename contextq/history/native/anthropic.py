@@ -39,6 +39,7 @@ from contextq.history.native.common import (
     openai_call,
     refuse,
     text_part,
+    with_first_text,
 )
 from contextq.history.types import Content, Message, Role
 
@@ -51,7 +52,7 @@ VISIBLE_BLOCKS = frozenset(
     {"text", "image", "document", "search_result", "tool_use", "tool_result"}
 )
 # block types that only the Messages API has: a default-form message holding one is read
-# as an Anthropic turn (SPEC §2)
+# as an Anthropic turn (docs/api.md#native-turns)
 ANTHROPIC_ONLY_BLOCKS = frozenset(
     {
         "tool_use",
@@ -312,3 +313,42 @@ def blocks_of(payload: Any) -> list[Any]:
 def reasoning_units(payload: Any) -> int:
     """Reasoning blocks of a turn's payload."""
     return sum(1 for b in blocks_of(payload) if is_reasoning(b))
+
+
+# ---------------------------------------------------------------- sent back
+
+
+def sent_blocks(payload: Any, reasoning: bool) -> list[Any]:
+    """A row's slice as the blocks sent back to Anthropic: as stored, in order, unknown
+    types included (`reasoning` False: without its thinking and redacted_thinking
+    blocks); a string content as its text block (none when blank)."""
+    content = payload.get("content") if isinstance(payload, Mapping) else None
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}] if content.strip() else []
+    if not isinstance(content, list):
+        return []
+    return list(content) if reasoning else [b for b in content if not is_reasoning(b)]
+
+
+def with_text(payload: Any, role: str, text: str) -> Any:
+    """The slice of a row shown shorter (a tool result's stub or preview, a message's
+    preview): a tool_result's content replaced (its tool_use_id, is_error and other keys
+    kept), a user or system turn's content the text, an assistant turn's first text
+    block the text (its other text blocks out; thinking, calls and opaque blocks as they
+    are)."""
+    if not isinstance(payload, Mapping):
+        return payload
+    blocks = blocks_of(payload)
+    if role == "tool" and blocks and isinstance(blocks[0], Mapping):
+        return {**payload, "content": [{**blocks[0], "content": text}]}
+    if role != "assistant":
+        return {**payload, "content": text}
+    shown = with_first_text(
+        blocks,
+        text,
+        is_text=lambda b: isinstance(b, Mapping) and b.get("type") == "text",
+        set_text=lambda b, t: {**b, "text": t},
+        new=text_part,
+        skip=is_reasoning,
+    )
+    return {**payload, "content": shown}

@@ -4,7 +4,7 @@ names its place, and the normalised pieces (OpenAI content parts, tool calls).""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeGuard
 
 from contextq.errors import ValidationFailed
@@ -21,14 +21,24 @@ def refuse(where: str, reason: str) -> ValidationFailed:
 class CallBook:
     """The tool calls a batch may still answer, oldest first: the open calls of the
     stored conversation's current turn, then each call the batch makes. A result closes
-    its call, so a second result for the same call answers no call."""
+    its call, so a second result for the same call answers no call.
 
-    def __init__(self, open_calls: Mapping[str, str] | Iterable[str] = ()) -> None:
+    `stored_ids` gives the call ids the conversation already holds (its results'
+    `tool_call_id`s), asked for only when a synthetic id is first needed: a synthetic id
+    is numbered past them, so two batches never make the same one."""
+
+    def __init__(
+        self,
+        open_calls: Mapping[str, str] | Iterable[str] = (),
+        stored_ids: Callable[[], Iterable[str]] | None = None,
+    ) -> None:
         pairs = (
             open_calls.items() if isinstance(open_calls, Mapping) else ((i, "") for i in open_calls)
         )
         self._open: dict[str, str] = {str(k): str(v) for k, v in pairs}  # id -> name
-        self._made: dict[str, int] = {}  # name -> calls of it made in this batch
+        self._made: dict[str, int] = {}  # name -> the highest n of its synthetic ids
+        self._stored_ids = stored_ids
+        self._stored: list[str] | None = None
 
     def make(self, call_id: str, name: str, *, where: str) -> None:
         self._open[fit_id(call_id, where)] = name
@@ -48,20 +58,35 @@ class CallBook:
 
     def synthetic_id(self, prefix: str, name: str) -> str:
         """A stable id for a call that came without one: `<prefix>-<name>-<n>`, n counting
-        that name's calls in this batch, past any id still open."""
-        n = self._made.get(name, 0)
+        that name's calls in the conversation: past every such id it holds or has open,
+        and this batch's."""
+        stem = f"{prefix}-{name[:150]}-"
+        n = self._made.get(name)
+        if n is None:
+            n = max((_number(i, stem) for i in (*self._stored_list(), *self._open)), default=0)
         while True:
             n += 1
-            call_id = f"{prefix}-{name[:150]}-{n}"
+            call_id = f"{stem}{n}"
             if call_id not in self._open:
                 self._made[name] = n
                 return call_id
+
+    def _stored_list(self) -> list[str]:
+        if self._stored is None:
+            self._stored = [str(i) for i in self._stored_ids()] if self._stored_ids else []
+        return self._stored
 
     def close_default(self, call_id: str | None) -> None:
         """A default-form tool message answers its call when it is open (the default form
         is not checked against the calls: it never was)."""
         if call_id is not None:
             self._open.pop(call_id, None)
+
+
+def _number(call_id: str, stem: str) -> int:
+    """n of `<stem><n>`, else 0."""
+    tail = call_id[len(stem) :] if call_id.startswith(stem) else ""
+    return int(tail) if tail.isdigit() and len(tail) < 10 else 0
 
 
 def fit_id(call_id: str, where: str) -> str:
@@ -156,3 +181,30 @@ def kind_name(value: Any) -> str:
     if value is None:
         return "null"
     return "a number"
+
+
+def with_first_text(
+    nodes: list[Any],
+    text: str,
+    *,
+    is_text: Callable[[Any], bool],
+    set_text: Callable[[Any, str], Any],
+    new: Callable[[str], Any],
+    skip: Callable[[Any], bool],
+) -> list[Any]:
+    """`nodes` (a turn's blocks, items or parts) showing `text` as their visible text:
+    the first text node holds it, the other text nodes are left out, every other node
+    stays as it is and in its place. With no text node, a new one goes before the first
+    node that `skip` does not pass over (leading reasoning stays first)."""
+    out: list[Any] = []
+    done = False
+    for node in nodes:
+        if not is_text(node):
+            out.append(node)
+        elif not done:
+            out.append(set_text(node, text))
+            done = True
+    if not done:
+        at = next((i for i, node in enumerate(out) if not skip(node)), len(out))
+        out.insert(at, new(text))
+    return out

@@ -1,7 +1,7 @@
 """The default (OpenAI Chat) form of `POST …/messages`, with Anthropic turns read out of
 it: a message whose content holds blocks only the Messages API has (`tool_use`,
 `tool_result`, `thinking`, `redacted_thinking`, server-tool blocks, …) is parsed as an
-Anthropic turn (SPEC §2), never stored as opaque text.
+Anthropic turn (docs/api.md#native-turns), never stored as opaque text.
 
 Such a message keeps its own fields on every row it becomes (`pinned`, `name`, `kind`
 unless a result is an error; `file_ids` on its first row that is not a tool result).

@@ -5,7 +5,8 @@ Contents become rows (design 26 §2), each row's payload a Content-shaped dict:
 - a `model` content → ONE assistant row, payload the whole content; its text is the
   non-thought `text` parts joined, its tool calls the `functionCall` parts. A call
   without an id gets a stable one, `gemini-<name>-<n>` (n counting that name's calls in
-  the batch), in the normalised row only: the payload is never changed;
+  the conversation: `CallBook.synthetic_id`), in the normalised row only: the payload is
+  never changed;
 - a `user` content (also one without a role: the API's default) → rows in part order:
   each `functionResponse` part → one `tool` row (payload `{…, "parts": [part]}`), each
   run of other parts → one `user` row. A response without an id answers the oldest
@@ -37,6 +38,7 @@ from contextq.history.native.common import (
     openai_call,
     refuse,
     text_part,
+    with_first_text,
 )
 from contextq.history.types import Content, Message
 
@@ -222,12 +224,12 @@ def _user_content(parts: list[Any]) -> Content:
 
 def is_thought(part: Any) -> bool:
     """A thought part (`thought: true`): the model's reasoning text."""
-    return isinstance(part, Mapping) and part.get("thought") is True
+    return isinstance(part, dict) and part.get("thought") is True
 
 
 def has_signature(part: Any) -> bool:
     """Whether a part carries a thought signature (reasoning state riding on it)."""
-    return isinstance(part, Mapping) and field(part, "thoughtSignature")[1] is not None
+    return isinstance(part, dict) and field(part, "thoughtSignature")[1] is not None
 
 
 def is_reasoning(part: Any) -> bool:
@@ -244,10 +246,91 @@ def is_opaque(part: Any) -> bool:
 
 
 def parts_of(payload: Any) -> list[Any]:
-    parts = payload.get("parts") if isinstance(payload, Mapping) else None
+    parts = payload.get("parts") if isinstance(payload, dict) else None
     return parts if isinstance(parts, list) else []
 
 
 def reasoning_units(payload: Any) -> int:
     """Reasoning parts of a content: thought parts and parts carrying a signature."""
     return sum(1 for part in parts_of(payload) if is_reasoning(part))
+
+
+# ---------------------------------------------------------------- sent back
+
+# Google's documented dummy signature (thought-signatures FAQ): `skip_thought_signature_
+# validator`, in the JSON as every thoughtSignature is, base64 (google-genai decodes it
+# to the dummy's bytes)
+DUMMY_SIGNATURE = "c2tpcF90aG91Z2h0X3NpZ25hdHVyZV92YWxpZGF0b3I="
+_SIGNATURE_KEYS = ("thoughtSignature", "thought_signature")
+
+
+def signature_of(part: Any) -> Any:
+    """A part's thought signature (either spelling), None when it has none."""
+    return field(part, "thoughtSignature")[1] if isinstance(part, dict) else None
+
+
+def unsigned(part: Any) -> Any:
+    """A part without its thought signature."""
+    if not has_signature(part):
+        return part
+    return {k: v for k, v in part.items() if k not in _SIGNATURE_KEYS}
+
+
+def sent_parts(payload: Any, reasoning: bool) -> list[Any]:
+    """A row's parts as sent back to Gemini: as stored, in order, unknown fields
+    included (`reasoning` False: without its thought parts and thought signatures)."""
+    parts = parts_of(payload)
+    if reasoning:
+        return list(parts)
+    return [unsigned(p) for p in parts if not is_thought(p)]
+
+
+def with_dummy_signature(parts: list[Any]) -> list[Any]:
+    """`parts` (a model step) with the documented dummy signature on its first
+    `functionCall` part when that part has no signature of its own
+    (docs/context.md#reasoning-state)."""
+    for i, part in enumerate(parts):
+        key, call = field(part, "functionCall") if isinstance(part, dict) else ("", None)
+        if call is None:
+            continue
+        if has_signature(part):
+            return parts
+        spelled = "thought_signature" if key == "function_call" else "thoughtSignature"
+        sig_key = next((k for k in _SIGNATURE_KEYS if k in part), spelled)
+        return [*parts[:i], {**part, sig_key: DUMMY_SIGNATURE}, *parts[i + 1 :]]
+    return parts
+
+
+def is_response(part: Any) -> bool:
+    """A functionResponse part (either spelling)."""
+    return isinstance(part, dict) and field(part, "functionResponse")[1] is not None
+
+
+def with_text(payload: Any, role: str, text: str) -> Any:
+    """The content of a row shown shorter (a tool result's stub or preview, a message's
+    preview): a functionResponse's response the text (under `error` when it was an
+    error, else `output`; its name, id and other keys kept), a user content's parts the
+    text, a model content's first text part the text (its other text parts out;
+    thoughts, calls and signatures as they are)."""
+    parts = parts_of(payload)
+    if not isinstance(payload, Mapping) or not parts:
+        return payload
+    if role == "tool":
+        key, response = field(parts[0], "functionResponse")
+        if not isinstance(response, Mapping):
+            return payload
+        was = response.get("response")
+        slot = "error" if isinstance(was, Mapping) and "error" in was else "output"
+        shown = {**parts[0], key: {**response, "response": {slot: text}}}
+        return {**payload, "parts": [shown]}
+    if role != "assistant":
+        return {**payload, "parts": [{"text": text}]}
+    shown_parts = with_first_text(
+        parts,
+        text,
+        is_text=lambda p: isinstance(p.get("text"), str) and not is_thought(p),
+        set_text=lambda p, t: {**p, "text": t},
+        new=lambda t: {"text": t},
+        skip=is_thought,
+    )
+    return {**payload, "parts": shown_parts}

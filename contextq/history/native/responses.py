@@ -35,6 +35,7 @@ from contextq.history.native.common import (
     openai_call,
     refuse,
     text_part,
+    with_first_text,
 )
 from contextq.history.types import Content, Message, Role
 
@@ -238,3 +239,56 @@ def is_opaque(item: Any) -> bool:
 def reasoning_units(payload: Any) -> int:
     """Reasoning items of a row's payload (a list of items)."""
     return sum(1 for item in payload if is_reasoning(item)) if isinstance(payload, list) else 0
+
+
+# ---------------------------------------------------------------- sent back
+
+_TEXT_PARTS = ("output_text", "input_text", "text")
+
+
+def sent_items(payload: Any, reasoning: bool) -> list[Any]:
+    """A row's items as sent back to the Responses API: as stored, in order, unknown
+    types included (`reasoning` False: without its reasoning items)."""
+    items = payload if isinstance(payload, list) else []
+    return list(items) if reasoning else [i for i in items if not is_reasoning(i)]
+
+
+def with_text(payload: Any, role: str, text: str) -> Any:
+    """The items of a row shown shorter (a tool result's stub or preview, a message's
+    preview): an output's `output` replaced (its call_id and other keys kept), an input
+    message's content the text, an assistant run's first message showing the text (its
+    other messages out; reasoning, calls and opaque items as they are)."""
+    items = payload if isinstance(payload, list) else []
+    if not items or not isinstance(items[0], Mapping):
+        return payload
+    if role == "tool":
+        return [{**items[0], "output": text}]
+    if role != "assistant":
+        return [{**items[0], "content": text}]
+    return with_first_text(
+        items,
+        text,
+        is_text=_is_message,
+        set_text=_message_text,
+        new=lambda t: {"role": "assistant", "content": t},
+        skip=lambda _: False,
+    )
+
+
+def _is_message(item: Any) -> bool:
+    return isinstance(item, Mapping) and item.get("type", "message") == "message"
+
+
+def _message_text(item: Mapping[str, Any], text: str) -> dict[str, Any]:
+    content = item.get("content")
+    if not isinstance(content, list):
+        return {**item, "content": text}
+    parts = with_first_text(
+        content,
+        text,
+        is_text=lambda p: isinstance(p, Mapping) and p.get("type") in _TEXT_PARTS,
+        set_text=lambda p, t: {**p, "text": t},
+        new=lambda t: {"type": "output_text", "text": t, "annotations": []},
+        skip=lambda _: False,
+    )
+    return {**item, "content": parts}

@@ -1,8 +1,10 @@
-"""The clearing line and the cut point over consecutive answers, engine side (SPEC §4,
-§9): a plain caller carries `Assembled.carry` from answer to answer; the line clears all
-but the newest `keep_tool_results` at once when it moves, stays put between moves (the
-prefix kept byte for byte), and moves with the cut in one answer; at least four turns in
-five keep the previous prefix on gpt-4's small budget; previews never cut everything."""
+"""The clearing line and the cut point over consecutive answers, engine side
+(docs/context.md#the-cut-point-and-a-prefix-that-stays-put,
+docs/context.md#clearing-old-tool-results-with-hysteresis): a plain caller carries `Assembled.carry`
+from answer to answer; the line clears all but the newest `keep_tool_results` at once when it moves,
+stays put between moves (the prefix kept byte for byte), and moves with the cut in one answer; at
+least four turns in five keep the previous prefix on gpt-4's small budget; previews never cut
+everything."""
 
 from __future__ import annotations
 

@@ -1,7 +1,8 @@
-"""Clearing old tool results and large-result stand-ins (SPEC §9), engine side: the line
-where it moves clears all but the newest `keep` results, protected and pinned ones stay,
-stubs and stand-ins name the workspace path and the size. (The line's hysteresis over
-consecutive answers: test_clearing_line.py.)"""
+"""Clearing old tool results and large-result stand-ins
+(docs/context.md#clearing-old-tool-results-with-hysteresis), engine side: the line where it moves
+clears all but the newest `keep` results, protected and pinned ones stay, stubs and stand-ins name
+the workspace path and the size. (The line's hysteresis over consecutive answers:
+test_clearing_line.py.)"""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""fulltext.iter_sections: the whole text as located sections, for indexing (SPEC §8)."""
+"""fulltext.iter_sections: the whole text as located sections, for indexing (docs/retrieval.md)."""
 
 from __future__ import annotations
 

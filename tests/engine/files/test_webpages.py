@@ -1,5 +1,5 @@
 """Saved web pages through the whole engine: each kind of page keeps its content, and
-whatever is left out is said in `truncation` (issue 18, SPEC §3)."""
+whatever is left out is said in `truncation` (issue 18, docs/files.md)."""
 
 from __future__ import annotations
 

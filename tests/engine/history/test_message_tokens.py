@@ -48,7 +48,8 @@ def test_count_is_the_json_as_sent_nothing_added() -> None:
     data = {"role": "user", "content": "Grüße, “world” — ünïcode"}
     serialised = json.dumps(data, separators=(",", ":"), ensure_ascii=False)
     assert "\\u" not in serialised
-    expected = count_tokens(serialised, "o200k_base")  # no framing, no priming (SPEC §3)
+    # no framing, no priming (docs/token-counting.md)
+    expected = count_tokens(serialised, "o200k_base")
     assert count_message_tokens(data, "gpt-4o") == expected
     assert count_message_tokens(Message(role="user", content=data["content"]), "gpt-4o") == expected
     # cl100k for models without a known OpenAI encoding

@@ -1,4 +1,4 @@
-"""Provenance of summary items (SPEC §5): every structured item ends with the seqs of the
+"""Provenance of summary items (docs/provenance.md): every structured item ends with the seqs of the
 messages it came from, through summaries of summaries, for both summarisers; the seqs an
 item cites name messages that hold its words; unknown sources are matched back or marked
 `(#?)` and counted."""

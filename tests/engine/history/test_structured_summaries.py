@@ -1,5 +1,5 @@
-"""Structured summaries (SPEC §5): fixed sections, memory-backed ones verbatim, errors as
-facts (a traceback is one error), no markup, paths touched, the budget spent, and
+"""Structured summaries (docs/history.md#compaction): fixed sections, memory-backed ones verbatim,
+errors as facts (a traceback is one error), no markup, paths touched, the budget spent, and
 fit_summary cutting a summary for a smaller model."""
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""The chunker: structure, page/row/line ranges, overlap, the cap, determinism (SPEC §8)."""
+"""The chunker: structure, page/row/line ranges, overlap, the cap, determinism
+(docs/retrieval.md)."""
 
 from __future__ import annotations
 

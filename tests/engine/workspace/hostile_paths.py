@@ -1,4 +1,4 @@
-"""The traversal corpus: workspace paths built to escape, hide or confuse (SPEC §9).
+"""The traversal corpus: workspace paths built to escape, hide or confuse (docs/workspaces.md).
 Every one is refused with a reason; the API answers each with 422 and writes nothing."""
 
 from __future__ import annotations

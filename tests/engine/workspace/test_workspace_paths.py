@@ -1,5 +1,5 @@
 """Workspace paths: normalisation, the traversal corpus, symlinks planted on disk, and the
-two mappings (container ↔ host), all containment-checked (SPEC §9)."""
+two mappings (container ↔ host), all containment-checked (docs/workspaces.md)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Later portions of workspace files: lines, data rows under the header, pages, with
-the file engine's readers (SPEC §9 `?view=processed&offset=&limit=`)."""
+the file engine's readers (docs/workspaces.md `?view=processed&offset=&limit=`)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Where a large tool result is written and with which extension (SPEC §9)."""
+"""Where a large tool result is written and with which extension
+(docs/workspaces.md#large-tool-results)."""
 
 from __future__ import annotations
 

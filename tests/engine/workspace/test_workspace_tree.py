@@ -1,5 +1,5 @@
 """The workspace directory on disk: atomic writes, file/directory conflicts, symlinks
-planted on disk (also swapped in after staging), removal (SPEC §9)."""
+planted on disk (also swapped in after staging), removal (docs/workspaces.md)."""
 
 from __future__ import annotations
 

@@ -19,6 +19,13 @@ calls them:
 
     agent = Agent(model, tools=builtin_tools(client, conversation_id=conv.id), …)
     # AsyncClient: tools=await async_builtin_tools(client, conversation_id=conv.id)
+
+Reasoning survives the round trip: the model's turns are stored in its vendor's own
+format and the context is read in it (`format=`, by default from the run's model:
+Anthropic → `anthropic`, OpenAI's Responses model → `responses`, Google → `gemini`, any
+other → `openai`), so a `ThinkingPart` comes back with its `signature` and
+`provider_name` (`pydantic_ai_native` and `pydantic_ai_gemini` have the mapping). The
+user's prompts and the tool results go in the default form, as with any model.
 """
 
 from __future__ import annotations
@@ -41,14 +48,31 @@ from pydantic_ai.messages import (
     ToolReturnPart,
     UserPromptPart,
 )
-from pydantic_ai.tools import Tool
+from pydantic_ai.tools import RunContext, Tool
 
 from contextq_client import AsyncClient, Client
+from contextq_client.integrations import pydantic_ai_gemini as gemini
+from contextq_client.integrations import pydantic_ai_native as native
 from contextq_client.integrations import tools as builtin
-from contextq_client.integrations.mirror import HistoryMirror, async_sync_and_read, sync_and_read
+from contextq_client.integrations.mirror import (
+    HistoryMirror,
+    Turn,
+    Wire,
+    async_sync_and_read,
+    chat,
+    sync_and_read,
+)
+from contextq_client.models import Context
 
 OpenAIMessage = dict[str, Any]
-Processor = Callable[[list[ModelMessage]], Awaitable[list[ModelMessage]]]
+Processor = Callable[[RunContext[Any], list[ModelMessage]], Awaitable[list[ModelMessage]]]
+# PydanticAI's provider name of each native format (the `provider_name` of the parts
+# built from it; Google's is the run's own, `google-gla` or `google-vertex`)
+PROVIDERS: dict[Wire, str] = {
+    "anthropic": "anthropic",
+    "responses": "openai",
+    "gemini": "google-gla",
+}
 
 
 def _text(content: Any) -> str:
@@ -145,25 +169,91 @@ def from_openai(messages: list[OpenAIMessage]) -> list[ModelMessage]:
     return out
 
 
+def run_format(model: Any) -> tuple[Wire, str]:
+    """The wire format of a run's model (wrappers looked through), and PydanticAI's
+    provider name for it."""
+    while getattr(model, "wrapped", None) is not None:
+        model = model.wrapped
+    system = str(getattr(model, "system", ""))
+    if system == "anthropic":
+        return "anthropic", system
+    if system.startswith("google"):
+        return "gemini", system
+    if system == "openai" and "Responses" in type(model).__name__:
+        return "responses", system
+    return "openai", system
+
+
+def to_turns(messages: list[ModelMessage], fmt: Wire, provider: str) -> list[Turn]:
+    """The run's messages on the wire: requests in the default form, responses in
+    `fmt` (the default form when nothing of one is native)."""
+    out: list[Turn] = []
+    for message in messages:
+        if isinstance(message, ModelRequest):
+            for part in message.parts:
+                out.extend(chat(_request_parts(part)))
+            continue
+        model = message.model_name
+        if fmt == "anthropic" and (turn := native.anthropic_turn(message, provider)):
+            out.append(Turn("anthropic", turn, model))
+        elif fmt == "responses" and (items := native.responses_items(message, provider)):
+            out.extend(Turn("responses", item, model) for item in items)
+        elif fmt == "gemini" and (content := gemini.gemini_content(message, provider)):
+            out.append(Turn("gemini", content, model))
+        else:
+            out.append(Turn("openai", _response(message)))
+    return out
+
+
+def from_context(context: Context, fmt: Wire, provider: str) -> list[ModelMessage]:
+    if fmt == "anthropic":
+        return native.from_anthropic(context, provider)
+    if fmt == "responses":
+        return native.from_responses(context, provider)
+    if fmt == "gemini":
+        return gemini.from_gemini(context, provider)
+    return from_openai(context.messages or [])
+
+
 def history_processor(
-    client: Client | AsyncClient, *, conversation_id: str, **context_params: Any
+    client: Client | AsyncClient,
+    *,
+    conversation_id: str,
+    format: Wire | None = None,
+    **context_params: Any,
 ) -> Processor:
     """The processor for `ProcessHistory(…)` / `history_processors=[…]`.
-    `context_params` go to `client.context.get` (model, strategy, options, …)."""
+    `format`: the wire format of the model's turns and of the context read (default: by
+    the run's model, module docstring). `context_params` go to `client.context.get`
+    (model, strategy, options, …)."""
     mirror = HistoryMirror()
 
-    async def process(messages: list[ModelMessage]) -> list[ModelMessage]:
-        incoming = to_openai(messages)
+    async def process(ctx: RunContext[Any], messages: list[ModelMessage]) -> list[ModelMessage]:
+        fmt, system = run_format(ctx.model)
+        if format is not None:
+            fmt = format
+        provider = (
+            system
+            if fmt == "gemini" and system.startswith("google")
+            else PROVIDERS.get(fmt, system)
+        )
+        incoming = to_turns(messages, fmt, provider)
         if isinstance(client, AsyncClient):
-            sent = await async_sync_and_read(
-                client, mirror, conversation_id, incoming, context_params
+            context = await async_sync_and_read(
+                client, mirror, conversation_id, incoming, context_params=context_params, fmt=fmt
             )
         else:
-            sent = await asyncio.to_thread(
-                sync_and_read, client, mirror, conversation_id, incoming, context_params
+            context = await asyncio.to_thread(
+                sync_and_read,
+                client,
+                mirror,
+                conversation_id,
+                incoming,
+                context_params=context_params,
+                fmt=fmt,
             )
-        out = from_openai(sent)
-        mirror.context_sent(to_openai(out))
+        out = from_context(context, fmt, provider)
+        mirror.context_sent(to_turns(out, fmt, provider))
         return out
 
     return process

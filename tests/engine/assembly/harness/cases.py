@@ -23,16 +23,18 @@ from contextq.history import Message
 from contextq.history.chains import unit_at
 from contextq.history.plan import CompactionView
 from contextq.history.types import FORMAT_NAMES
+from tests.engine.assembly.harness.binding import BoundSpec, draw_bound
 from tests.engine.assembly.harness.histories import (
     MAX_PINNED,
     build_history,
     effective_window,
     next_turn,
 )
+from tests.engine.assembly.harness.native_turns import Drawn, nativise
 from tests.engine.assembly.harness.text import sized_tokens, text_of
 
 # (model, weight): native windows from 8K to 1M, all three providers' image formulas,
-# counted exactly (OpenAI) and calibrated (SPEC §3: every tokenizer family of
+# counted exactly (OpenAI) and calibrated (docs/token-counting.md: every tokenizer family of
 # contextq.calibration: Claude before and since Opus 4.7, Gemini, the others), a Claude
 # hosted elsewhere (Bedrock: calibrated by its name)
 MODELS = (
@@ -104,6 +106,8 @@ class Case:
     auto: bool = True  # ENABLE_AUTO_COMPRESSION
     project: ProjectSpec | None = None
     compaction: CompactionView | None = None
+    native: Drawn | None = None  # what the reasoning dimension made of the case
+    bound: BoundSpec | None = None  # a bound trajectory after the last read (binding)
 
     def copy(self, **changes: Any) -> Case:
         reads = [[replace(m) for m in read] for read in self.reads]
@@ -143,6 +147,12 @@ class Case:
                 "through_seq": self.compaction.through_seq,
                 "summary_chars": len(self.compaction.summary),
             },
+            "native": None
+            if self.native is None
+            else {"vendors": _runs(self.native.vendors), "model": self.native.model},
+            "bound": None
+            if self.bound is None
+            else {"model": self.bound.model, "steps": self.bound.steps, "seed": self.bound.seed},
         }
         lines = [json.dumps(head, ensure_ascii=False, default=str)]
         for r, batch in enumerate(self.reads):
@@ -157,8 +167,21 @@ def _short(text: str | None, n: int = 60) -> str | None:
     return text if len(text) <= n else f"{text[:n]}… ({len(text)} chars)"
 
 
+def _runs(vendors: list[str]) -> str:
+    """Per-turn vendors in runs: `anthropic x3 > default > responses x2`."""
+    runs: list[list[Any]] = []
+    for v in vendors:
+        if runs and runs[-1][0] == v:
+            runs[-1][1] += 1
+        else:
+            runs.append([v, 1])
+    return " > ".join(v if n == 1 else f"{v} x{n}" for v, n in runs)
+
+
 def describe_message(m: Message, files: Mapping[str, FileView]) -> str:
     bits = [f"seq={m.seq}", m.role]
+    if m.native is not None:
+        bits.append(f"{m.native.format}:{json.dumps(m.native.payload, ensure_ascii=False)[:160]}")
     if m.pinned:
         bits.append("PINNED")
     if m.tool_calls:
@@ -312,7 +335,18 @@ def _format(seed: int, drawn: str, all_formats: bool) -> str:
     return random.Random(seed * 4 + 1).choice(FORMAT_NAMES)
 
 
-def generate_case(seed: int, *, all_formats: bool = True) -> Case:
+def generate_case(
+    seed: int,
+    *,
+    all_formats: bool = True,
+    reasoning: bool | None = None,
+    binding: bool | None = None,
+) -> Case:
+    """The case of `seed`. `all_formats=False`: the format it drew before there were
+    four, and no native turns (the shrunk regressions were found so); `reasoning`: with
+    the reasoning dimension (native turns, `native_turns`; default: `all_formats`);
+    `binding`: with a bound trajectory when it draws one (`binding`; default: as
+    `reasoning`)."""
     rng = random.Random(seed)
     model = _pick(rng, MODELS)
     window = _pick(rng, WINDOWS)
@@ -346,4 +380,11 @@ def generate_case(seed: int, *, all_formats: bool = True) -> Case:
     _limit_pins(case.reads)
     case.project = _project(rng)
     case.compaction = _compaction(rng, history, effective_window(model, window))
+    reasoning = all_formats if reasoning is None else reasoning
+    if reasoning:
+        case.native = nativise(case, _pick)
+    if reasoning if binding is None else binding:
+        case.bound = draw_bound(case)
+        if case.bound is not None:
+            case.model = case.bound.model
     return case

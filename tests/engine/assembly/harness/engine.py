@@ -37,6 +37,7 @@ from contextq.assembly import (
     newest_user_seq,
     plan_context,
 )
+from contextq.assembly.binding import applies as binding_applies
 from contextq.assembly.clearing import STUBS
 from contextq.assembly.pieces import MESSAGE_COUNTS
 from contextq.assembly.preview import preview_text
@@ -44,8 +45,9 @@ from contextq.assembly.tool_results import ToolResultView, result_path
 from contextq.history import Message, count_message_tokens
 from contextq.history.chains import unit_at
 from contextq.history.context import visible_history
+from contextq.history.message_tokens import serialise
 from contextq.settings import Settings
-from contextq.tokens import DEFAULT_ENCODING, count_tokens
+from contextq.tokens import DEFAULT_ENCODING, count_tokens, encoding_name_for_model
 from tests.engine.assembly.harness.cases import Case, ProjectSpec
 
 NOW = datetime(2026, 11, 23, 9, 30, tzinfo=UTC)
@@ -67,12 +69,14 @@ class Stored:
 
     def carried(self, context_plan: ContextPlan) -> Carry:
         """What the service hands the engine (`service.history.context._assemble`):
-        nothing for `noop` or a skipped filter; the cut point for `token_budget` only."""
+        nothing for `noop` or a skipped filter (but a bound target's binding state); the
+        cut point for `token_budget` only."""
         f = context_plan.read.filter
-        if f.strategy == "noop" or f.skipped:
-            return Carry()
+        binding = self.carry.binding if binding_applies(context_plan.target) else None
+        if f.strategy == "noop" or f.skipped:  # a bound target's binding state, still
+            return Carry(binding=binding)
         cut = self.carry.cut_seq if f.strategy == "token_budget" else None
-        return Carry(cut, self.carry.clear_seq)
+        return replace(self.carry, cut_seq=cut, binding=binding)
 
 
 @dataclass(slots=True)
@@ -93,10 +97,17 @@ class Read:
 
 
 def store(messages: Sequence[Message], model: str) -> list[Message]:
-    """`messages` as the append stores them (their token count for `model`, set once)."""
+    """`messages` as the append stores them (their token count for `model`, set once):
+    a default-form message its Chat JSON, a native row its payload's JSON in the
+    model's encoding (`service.history.messages._prepare`)."""
     for m in messages:
-        if m.token_count is None:  # counted once per case (the case's messages never change)
+        if m.token_count is not None:  # counted once per case (its messages never change)
+            continue
+        if m.native is None:
             m.token_count = count_message_tokens(m.to_openai(), model)
+        else:
+            payload = serialise(m.native.payload)
+            m.token_count = count_tokens(payload, encoding_name_for_model(model))
     return list(messages)
 
 
@@ -170,7 +181,8 @@ def load(
 
 def _chain_start(history: list[Message], start: int) -> int:
     """`store.message_cache.load_context_messages`: a window never starts inside a tool
-    chain (SPEC §4: never a result without its call); it starts at the chain's call."""
+    chain (docs/history.md#history-strategies: never a result without its call); it starts at the
+    chain's call."""
     index = next((i for i, m in enumerate(history) if m.seq >= start), None)
     if index is None or history[index].role != "tool":
         return start
@@ -237,7 +249,8 @@ def read(case: Case, index: int, stored: Stored) -> Read:
     if failed_open:  # fail-open is the whole history, not the window
         whole = replace(context_plan, read=context_plan.read.fail_open())
         loaded, removed_before = list(history), []
-        assembled = _assemble(case, whole, loaded, views, stored, Carry(None, carried.clear_seq))
+        again = Carry(None, carried.clear_seq, carried.binding)
+        assembled = _assemble(case, whole, loaded, views, stored, again)
         assembled.cut_seq = None
     answer = assembled.answer
     answer["removed_message_ids"] = removed_before + answer["removed_message_ids"]
@@ -283,6 +296,7 @@ def _assemble(
             citations=citations,
             cut_seq=carried.cut_seq,
             clear_seq=carried.clear_seq,
+            binding=carried.binding,
             conversation_id=CONVERSATION_ID,
             tool_results=views,
         )
@@ -307,7 +321,7 @@ def _carry(assembled: Assembled, stored: Stored, loaded: list[Message], *, keep_
     carry = assembled.carry
     cut = stored.carry.cut_seq if keep_cut or carry.cut_seq is None else carry.cut_seq
     clear = carry.clear_seq if carry.clear_seq is not None else stored.carry.clear_seq
-    stored.carry = Carry(cut, clear)
+    stored.carry = replace(carry, cut_seq=cut, clear_seq=clear)  # the rest as the engine gave
     by_id = {str(m.id): m for m in loaded}
     for named in assembled.named:
         if named in by_id:

@@ -1,5 +1,5 @@
-"""The promises about attached files (SPEC §6 "How files are given", "Files that are
-not there", "Budget"): nothing dropped silently, the newest turn's files first."""
+"""The promises about attached files (docs/history.md#how-files-are-given-to-the-model,
+docs/context.md#the-newest-turn): nothing dropped silently, the newest turn's files first."""
 
 from __future__ import annotations
 
@@ -76,7 +76,7 @@ def files_accounted(f: Facts) -> list[str]:
 
 def _entry(view: FileView) -> dict[str, Any]:
     """A documents entry for `view` at its largest: a long citation id, metadata naming
-    every fact the engine may name (SPEC §6 "How files are given")."""
+    every fact the engine may name (docs/history.md#how-files-are-given-to-the-model)."""
     metadata = (
         f"{view.category} ({view.file_type}), 99999 pages, 99999 rows; truncated: "
         f"{view.truncation_summary or 'nothing left out'}"
@@ -132,7 +132,7 @@ def format_slack(f: Facts) -> int:
     """What an answer may leave unused by the engine's conservative measure: the room
     kept for an opening message (Responses: a list left with no item), and for Anthropic
     the merge of consecutive user turns into one (each merged block saves a message
-    frame) and two cache breakpoints (SPEC §6 "format=anthropic")."""
+    frame) and two cache breakpoints (docs/history.md#the-ready-to-send-context)."""
     if f.answer["format"] == "responses":
         opening = {"type": "message", "role": "user", "content": []}
         text = {"type": "input_text", "text": ANTHROPIC_OPENING}
@@ -160,12 +160,12 @@ def format_slack(f: Facts) -> int:
 
 def newest_files_first(f: Facts) -> list[str]:
     """The newest turn's files go in before any older turn's, as many as fit in the
-    order attached, never all-or-nothing (SPEC §6 "Budget"). "Before" is a priority, not
-    a ban: an older file smaller than the room a newest one left may still go in. So a
+    order attached, never all-or-nothing (docs/context.md#what-is-taken-first). "Before" is a
+    priority, not a ban: an older file smaller than the room a newest one left may still go in. So a
     newest-turn document left out breaks the promise when it would fit the room left
     plus the room the older turns' documents sent took (those of history that may be
-    dropped: a pinned message's files leave only with it, SPEC §6 "History", and it is
-    never dropped while it fits the hard room, SPEC §4)."""
+    dropped: a pinned message's files leave only with it, docs/history.md#the-ready-to-send-context,
+    and it is never dropped while it fits the hard room, docs/context.md#the-rooms)."""
     u = newest_user(f.read.history)
     if u is None or not u.file_ids or not f.present(u):
         return []
@@ -179,7 +179,7 @@ def newest_files_first(f: Facts) -> list[str]:
     older = sorted(fid for fid in sent - anchored if files[fid].category not in ("image", "audio"))
     freed = sum(answer_tokens(f.answer, files[fid].text or "") for fid in older)
     room = (f.limits.budget if f.answer["filtered"] else f.limits.hard) - f.recount
-    room -= format_slack(f)
+    room -= format_slack(f) + _withheld_after_fill(f)
     beside = _documents_of(f, u.file_ids)
     costs = {fid: document_upper_cost(f, files[fid], beside) for fid in docs}
     fitting = [fid for fid in docs if costs[fid] <= room + freed]
@@ -193,3 +193,24 @@ def newest_files_first(f: Facts) -> list[str]:
             f"{freed} or more the older ones took"
         ]
     return [f"the newest turn's {fitting} (at most {costs} tokens) left out with {room} left"]
+
+
+NEWLY_LEFT = "is left out; the model will continue without it"  # `binding.warning`
+
+
+def _withheld_after_fill(f: Facts) -> int:
+    """Room the binding rule freed after the fill: the reasoning tokens of the blocks it
+    newly left out this read (the fill had counted them; it does not fill again: a known
+    cost of bound reasoning, docs/harness.md "The binding oracle"). An upper bound: the
+    payload of every row the answer holds whose reasoning it does not send."""
+    dropped = f.answer.get("reasoning_dropped") or {}
+    if not dropped.get("prefix_changed"):
+        return 0
+    if not any(NEWLY_LEFT in w for w in f.answer["warnings"]):
+        return 0  # none newly left out: the watermark's were left out before the fill
+    rows = {m.seq: m for m in f.visible if m.native is not None}
+    return sum(
+        answer_tokens(f.answer, json.dumps(rows[seq].native.payload))
+        for seq, w in f.walked.items()
+        if w.left and seq in rows
+    )

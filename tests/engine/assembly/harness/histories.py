@@ -18,14 +18,19 @@ from tests.engine.assembly.harness.text import marker, sized_tokens, text_of
 if TYPE_CHECKING:
     from tests.engine.assembly.harness.cases import Case
 
-MAX_PINNED = 10  # SPEC §3 MAX_PINNED_MESSAGES: the service refuses more
+MAX_PINNED = 10  # MAX_PINNED_MESSAGES (docs/configuration.md): the service refuses more
 SEARCH_TOOL = "search"
 
 
-@lru_cache(maxsize=64)
+@lru_cache(maxsize=1)
+def _settings() -> Settings:
+    return Settings()  # read once: building one reads the environment (tens of ms)
+
+
+@lru_cache(maxsize=1024)  # every (model, window) the generators draw
 def effective_window(model: str, cap: int) -> int:
     """The model's window under a MAX_CONTEXT_TOKENS cap."""
-    return min(cap, resolve_model(model, Settings()).context_window)
+    return min(cap, resolve_model(model, _settings()).context_window)
 
 
 class History:

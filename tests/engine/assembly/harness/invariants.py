@@ -1,4 +1,5 @@
-"""The promises of SPEC §3, §4, §6 and §9, each a small named function.
+"""The promises of docs/token-counting.md, docs/history.md#history-strategies, docs/context.md and
+docs/workspaces.md, each a small named function.
 
 An invariant takes the `Facts` of one answer (and, for the prefix, the answer before it)
 and returns what it found broken: a list of sentences, empty when the promise held.
@@ -10,11 +11,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import Any
 
+from contextq.assembly.bound import DEFERRED
 from contextq.assembly.tool_results import result_path
 from contextq.history import Message
 from contextq.history.chains import unit_at
+from contextq.reasoning_rules import rule_for
+from tests.engine.assembly.harness.binding_checks import BINDING_INVARIANTS
 from tests.engine.assembly.harness.facts import Facts, newest_user
 from tests.engine.assembly.harness.file_checks import (
     document_upper_cost,
@@ -24,14 +27,17 @@ from tests.engine.assembly.harness.file_checks import (
 )
 from tests.engine.assembly.harness.oracle import (
     answer_tokens,
-    sdk_problems,
     shape_overhead,
     wire_list,
 )
 from tests.engine.assembly.harness.prefix import prefix_between_cuts
+from tests.engine.assembly.harness.reasoning import non_text_nodes
+from tests.engine.assembly.harness.reasoning_checks import REASONING_INVARIANTS
+from tests.engine.assembly.harness.shape_checks import sdk_valid, tool_calls_paired
 
 STUB_START = "[Old tool result cleared"
 MEDIA_LINE_TOKENS = 80  # at most, the line naming an image or audio file not sent as a part
+DUMMY_SIGNATURE_TOKENS = 40  # at most, Gemini's dummy thoughtSignature with its key
 STUB_MIN_CHARS = 200  # shorter results are not worth a stub (the stub is about as long)
 PATH = re.compile(r"/workspace/(tool-results/[A-Za-z0-9_-]+\.[a-z]+)")
 
@@ -42,181 +48,41 @@ __all__ = [
     "files_accounted",
     "newest_files_first",
     "prefix_between_cuts",
+    "sdk_valid",
+    "tool_calls_paired",
 ]
 
 
 Invariant = Callable[[Facts], list[str]]
 
-# ---------------------------------------------------------------- shape
-
-
-def sdk_valid(f: Facts) -> list[str]:
-    """Every message validates against the installed SDK's parameter types; Anthropic's
-    list also keeps the Messages API's rules (user first, roles alternate, no empty text
-    block, tool results first in their message, at most 4 cache breakpoints)."""
-    problems = sdk_problems(f.answer)
-    messages = wire_list(f.answer)
-    if not messages:
-        problems.append("no message at all (every API needs at least one)")
-    if f.answer["format"] == "gemini":
-        return problems + _gemini_rules(messages)
-    if f.answer["format"] != "anthropic":
-        return problems
-    if messages and messages[0]["role"] != "user":
-        problems.append("the first message is not the user's")
-    marks = sum(1 for b in f.answer.get("system") or () if "cache_control" in b)
-    for i, m in enumerate(messages):
-        if i and messages[i - 1]["role"] == m["role"]:
-            problems.append(f"messages[{i}] has the role of the message before it")
-        blocks = m["content"] if isinstance(m["content"], list) else []
-        marks += sum(1 for b in blocks if "cache_control" in b)
-        if any(b.get("type") == "text" and not b.get("text", "").strip() for b in blocks):
-            problems.append(f"messages[{i}] has an empty text block")
-        kinds = [b.get("type") for b in blocks]
-        first_other = next((j for j, k in enumerate(kinds) if k != "tool_result"), len(kinds))
-        if "tool_result" in kinds[first_other:]:
-            problems.append(f"messages[{i}] has a block before a tool_result")
-    if marks > 4:
-        problems.append(f"{marks} cache_control breakpoints (the API takes 4)")
-    return problems
-
-
-def _gemini_rules(contents: list[dict[str, Any]]) -> list[str]:
-    """Gemini: user first (a function call follows a user turn), roles alternate, no
-    content without parts nor a blank text part, function responses first in theirs."""
-    problems: list[str] = []
-    if contents and contents[0]["role"] != "user":
-        problems.append("the first content is not the user's")
-    for i, c in enumerate(contents):
-        if i and contents[i - 1]["role"] == c["role"]:
-            problems.append(f"contents[{i}] has the role of the content before it")
-        parts = c["parts"]
-        if not parts:
-            problems.append(f"contents[{i}] has no part")
-        if any("text" in p and not str(p["text"]).strip() for p in parts):
-            problems.append(f"contents[{i}] has an empty text part")
-        kinds = ["functionResponse" in p for p in parts]
-        if kinds != sorted(kinds, reverse=True):
-            problems.append(f"contents[{i}] has a part before a functionResponse")
-    return problems
-
-
-def tool_calls_paired(f: Facts) -> list[str]:
-    """No orphan: every tool call answered right after it, every result after its call."""
-    if f.answer["format"] == "anthropic":
-        return _paired_anthropic(f.answer["messages"])
-    if f.answer["format"] == "responses":
-        return _paired_items(f.answer["input"])
-    if f.answer["format"] == "gemini":
-        return _paired_contents(f.answer["contents"])
-    problems: list[str] = []
-    waiting: set[str] = set()
-    for i, m in enumerate(f.answer["messages"]):
-        if m["role"] == "tool":
-            if m.get("tool_call_id") not in waiting:
-                problems.append(f"messages[{i}]: tool result {m.get('tool_call_id')} has no call")
-            waiting.discard(m.get("tool_call_id"))
-            continue
-        if waiting:
-            problems.append(f"messages[{i}]: calls {sorted(waiting)} left without results")
-        waiting = {c["id"] for c in m.get("tool_calls") or ()}
-    if waiting:
-        problems.append(f"the list ends with calls {sorted(waiting)} unanswered")
-    return problems
-
-
-def _paired_items(items: list[dict[str, Any]]) -> list[str]:
-    """Responses items: each run of `function_call`s answered by the outputs right after."""
-    problems: list[str] = []
-    waiting: set[str] = set()
-    calling = False
-    for i, item in enumerate(items):
-        kind = item.get("type")
-        if kind == "function_call":
-            if not calling:
-                if waiting:
-                    problems.append(f"input[{i}]: calls {sorted(waiting)} left without results")
-                waiting = set()
-            waiting.add(item["call_id"])
-            calling = True
-            continue
-        calling = False
-        if kind == "function_call_output":
-            if item["call_id"] not in waiting:
-                problems.append(f"input[{i}]: output {item['call_id']} has no call")
-            waiting.discard(item["call_id"])
-        elif waiting:
-            problems.append(f"input[{i}]: calls {sorted(waiting)} left without results")
-            waiting = set()
-    if waiting:
-        problems.append(f"the list ends with calls {sorted(waiting)} unanswered")
-    return problems
-
-
-def _paired_contents(contents: list[dict[str, Any]]) -> list[str]:
-    """Gemini: a model content's function calls answered, by id, in the next content."""
-    problems: list[str] = []
-    calls: set[str] = set()
-    for i, c in enumerate(contents):
-        ids = {
-            p[k]["id"] for p in c["parts"] for k in ("functionCall", "functionResponse") if k in p
-        }
-        if c["role"] == "user":
-            if ids - calls:
-                problems.append(
-                    f"contents[{i}]: functionResponse {sorted(ids - calls)} has no call"
-                )
-            if calls - ids:
-                problems.append(f"contents[{i}]: functionCall {sorted(calls - ids)} unanswered")
-            calls = set()
-        else:
-            if calls:
-                problems.append(f"contents[{i}]: functionCall {sorted(calls)} unanswered")
-            calls = ids
-    if calls:
-        problems.append(f"the list ends with functionCall {sorted(calls)} unanswered")
-    return problems
-
-
-def _paired_anthropic(messages: list[dict[str, Any]]) -> list[str]:
-    problems: list[str] = []
-    calls: set[str] = set()
-    for i, m in enumerate(messages):
-        blocks = m["content"] if isinstance(m["content"], list) else []
-        results = {b["tool_use_id"] for b in blocks if b.get("type") == "tool_result"}
-        if m["role"] == "user":
-            if results - calls:
-                problems.append(f"messages[{i}]: tool_result {sorted(results - calls)} has no call")
-            if calls - results:
-                problems.append(f"messages[{i}]: tool_use {sorted(calls - results)} unanswered")
-            calls = set()
-        else:
-            if calls:
-                problems.append(f"messages[{i}]: tool_use {sorted(calls)} unanswered")
-            calls = {b["id"] for b in blocks if b.get("type") == "tool_use"}
-    if calls:
-        problems.append(f"the list ends with tool_use {sorted(calls)} unanswered")
-    return problems
-
-
 # ---------------------------------------------------------------- counts
 
 
 def token_count_recount(f: Facts) -> list[str]:
-    """`token_count` is the JSON of the list as sent, nothing added (SPEC §3)."""
+    """`token_count` is the JSON of the list as sent, nothing added (docs/token-counting.md)."""
     reported, counted = f.answer["token_count"], f.recount
     if reported == counted:
         return []
     n = len(wire_list(f.answer))
-    framing = " (+3 per message and +3 priming: the count before SPEC §3's clarification)"
+    framing = " (+3 per message and +3 priming: docs/token-counting.md adds neither)"
     why = framing if reported - counted == 3 * n + 3 else ""
     return [f"token_count {reported} != recount {counted} ({reported - counted:+d}){why}"]
 
 
 def token_breakdown_sums(f: Facts) -> list[str]:
-    """`token_breakdown` has SPEC §6's seven parts, none negative, summing to token_count."""
+    """`token_breakdown` has the eight parts of docs/history.md#the-answer, none negative, summing
+    to token_count."""
     breakdown = f.answer["token_breakdown"]
-    keys = {"system", "custom_agent", "summary", "project", "files", "history", "reminders"}
+    keys = {
+        "system",
+        "custom_agent",
+        "summary",
+        "project",
+        "files",
+        "history",
+        "reasoning",
+        "reminders",
+    }
     problems = []
     if set(breakdown) != keys:
         problems.append(f"token_breakdown keys {sorted(breakdown)}")
@@ -228,16 +94,23 @@ def token_breakdown_sums(f: Facts) -> list[str]:
 
 
 def budget_as_specified(f: Facts) -> list[str]:
-    """`budget_tokens` is SPEC §4's formula for the model and options."""
+    """`budget_tokens` is the formula of docs/context.md#the-rooms for the model and options."""
     if f.answer["budget_tokens"] != f.limits.budget:
-        return [f"budget_tokens {f.answer['budget_tokens']}, SPEC §4 gives {f.limits.budget}"]
+        return [f"budget_tokens {f.answer['budget_tokens']}, the formula gives {f.limits.budget}"]
     return []
 
 
 def within_budget(f: Facts) -> list[str]:
     """Once filtering ran, the list as sent fits budget_tokens, except when the pinned
-    messages alone exceed it (then only they and S are sent)."""
+    messages alone exceed it (then only they and S are sent), and inside a tool loop on
+    a target that binds its reasoning, whose cut waits for the next user turn while the
+    hard room allows (docs/context.md#bound-reasoning: said in a warning; the hard room
+    is `within_hard_room`'s)."""
     if not f.answer["filtered"] or f.recount <= f.limits.budget or f.pinned_only:
+        return []
+    if rule_for(f.answer["model"] or None).binds and any(
+        w.startswith(DEFERRED) for w in f.answer["warnings"]
+    ):
         return []
     return [f"filtered, {f.recount} tokens as sent > budget {f.limits.budget}"]
 
@@ -267,9 +140,24 @@ def system_verbatim(f: Facts) -> list[str]:
     return problems
 
 
+def _whole_cost(f: Facts, m: Message) -> int:
+    """An upper bound of what message m costs sent whole (its files aside): its Chat
+    JSON in the answer's shape, or, for a native row of the answer's format, its
+    payload (reasoning and opaque state included; each node counted apart costs a few
+    tokens more than the whole JSON, and a Gemini step may gain the dummy signature)."""
+    if f.own_vendor(m) and m.native is not None:
+        payload = m.native.payload
+        nodes = (
+            payload if isinstance(payload, list) else payload.get("content") or payload.get("parts")
+        )
+        count = len(nodes) if isinstance(nodes, list) else 1
+        return answer_tokens(f.answer, payload) + 4 * count + DUMMY_SIGNATURE_TOKENS
+    return answer_tokens(f.answer, m.to_openai()) + shape_overhead(f.answer)
+
+
 def _upper_cost(f: Facts, m: Message) -> int:
     """An upper bound of what message m costs as sent, its files included."""
-    cost = answer_tokens(f.answer, m.to_openai()) + 40 + shape_overhead(f.answer)
+    cost = _whole_cost(f, m) + 40
     for file_id in m.file_ids:
         view = f.read.case.files.get(file_id)
         if view is not None and view.category in ("image", "audio"):
@@ -280,7 +168,8 @@ def _upper_cost(f: Facts, m: Message) -> int:
 
 
 def _offloaded(f: Facts, m: Message) -> bool:
-    """A large tool result stands as its preview naming its path (SPEC §9), pinned or not
+    """A large tool result stands as its preview naming its path
+    (docs/workspaces.md#large-tool-results), pinned or not
     (whether a pinned one should be whole is a question for the SPEC: FINDINGS.md)."""
     view = f.read.views.get(str(m.id))
     text = f.sent.result(m) or ""
@@ -289,7 +178,7 @@ def _offloaded(f: Facts, m: Message) -> bool:
 
 def _pinned_units(f: Facts) -> list[list[Message]]:
     """Each pinned message with its chain, oldest first (a pinned system message is not
-    one: the history's system messages go with S, never cut, SPEC §4)."""
+    one: the history's system messages go with S, never cut, docs/context.md#pinned-messages)."""
     history = f.visible
     units: list[list[Message]] = []
     seen: set[int] = set()
@@ -303,12 +192,13 @@ def _pinned_units(f: Facts) -> list[list[Message]]:
 
 def pinned_verbatim(f: Facts) -> list[str]:
     """Pinned messages (with their chains) are sent verbatim while S and the pinned
-    messages fit the hard room (SPEC §4, §6). When they do not, they are cut from the
-    oldest, one unit at a time, each named in a warning (SPEC §4: "the warning naming
-    them": the pinned messages; their chains go with them), and the newest pinned unit
+    messages fit the hard room (docs/context.md#pinned-messages). When they do not, they are cut
+    from the
+    oldest, one unit at a time, each named in a warning (docs/context.md#pinned-messages: the
+    warning naming them: the pinned messages; their chains go with them), and the newest pinned unit
     is never cut: should it alone not fit next to S, its largest message is shown as a
     preview (docs/context.md). A large tool result stands as its preview naming its
-    path, pinned or not (SPEC §9: docs/harness.md, decision (e))."""
+    path, pinned or not (docs/workspaces.md#large-tool-results; docs/harness.md, decision (e))."""
     units = _pinned_units(f)
     if not units:
         return []
@@ -336,7 +226,8 @@ def pinned_verbatim(f: Facts) -> list[str]:
     unnamed = [i for i in ids if i not in warnings]
     if unnamed:
         problems.append(f"pinned {unnamed} left out without a warning naming them")
-    turn = _turn_seqs(f)  # the newest turn's pinned messages are taken first (SPEC §6)
+    # the newest turn's pinned messages are taken first (docs/context.md#the-newest-turn)
+    turn = _turn_seqs(f)
     newest_absent = max(units.index(u) for u in absent)
     if any(u not in absent and not turn & {m.seq for m in u} for u in units[:newest_absent]):
         problems.append("pinned messages left out are not the oldest")
@@ -345,7 +236,7 @@ def pinned_verbatim(f: Facts) -> list[str]:
 
 def _turn_seqs(f: Facts) -> set[int]:
     """The newest user message and the newest unit (a message, or a call with its
-    results): SPEC §6's newest turn, taken first."""
+    results): the newest turn, taken first (docs/context.md#the-newest-turn)."""
     history = f.visible
     if not history:
         return set()
@@ -358,10 +249,11 @@ def _turn_seqs(f: Facts) -> set[int]:
 
 def newest_present(f: Facts) -> list[str]:
     """The newest user message and the newest message are in the answer (whole or as a
-    preview), except when only S and the pinned messages could be sent (SPEC §4:
+    preview), except when only S and the pinned messages could be sent
+    (docs/context.md#pinned-messages:
     decision (g)), or when the newest turn at its smallest does not fit the room next
-    to what SPEC §6 takes before it (S, R, CA; pinned messages are never dropped):
-    then its non-pinned messages are left out, named in a warning (decision (h))."""
+    to what docs/context.md#what-is-taken-first takes before it (S, R, CA; pinned messages are never
+    dropped): then its non-pinned messages are left out, named in a warning (decision (h))."""
     history = f.read.history
     wanted = [m for m in (newest_user(history), history[-1] if history else None) if m]
     if f.pinned_only:
@@ -410,7 +302,7 @@ def _smallest(f: Facts, m: Message) -> int:
     """An upper bound of message m's smallest form as sent: whole, or the preview with
     no body (a tool result's line naming its path, another message's note naming it);
     a tool call keeps its call and text."""
-    whole = answer_tokens(f.answer, m.to_openai()) + shape_overhead(f.answer)
+    whole = _whole_cost(f, m)
     if m.role == "tool":
         line = (
             "[A tool result (99,999,999 tokens, 999,999,999 bytes) not shown here for lack "
@@ -428,7 +320,18 @@ def _smallest(f: Facts, m: Message) -> int:
     # an image or audio file the model or format cannot take stays a text line in it
     media = [x for x in m.file_ids if f.read.case.files[x].category in ("image", "audio")]
     note_cost = answer_tokens(f.answer, node) + 4 + shape_overhead(f.answer)
+    note_cost += _kept_in_preview(f, m)
     return min(whole, note_cost) + MEDIA_LINE_TOKENS * len(media)
+
+
+def _kept_in_preview(f: Facts, m: Message) -> int:
+    """What a native row of the answer's format keeps when shown shorter: every node but
+    its text (reasoning, calls, opaque state), at most its nodes' own costs."""
+    if not f.own_vendor(m) or m.native is None or m.role == "tool":
+        return 0
+    return sum(
+        answer_tokens(f.answer, n) + 4 for n in non_text_nodes(m.native.format, m.native.payload)
+    )
 
 
 def tool_results_name_their_path(f: Facts) -> list[str]:
@@ -436,7 +339,7 @@ def tool_results_name_their_path(f: Facts) -> list[str]:
     problems = []
     for m in f.visible:
         text = f.sent.result(m) if m.role == "tool" else None
-        if text is None or text == m.text():
+        if text is None or text == f.whole_result(m):
             continue
         if f"/workspace/{result_path(m)}" not in text:
             shown = text[:60] + ("…" if len(text) > 60 else "")
@@ -456,16 +359,19 @@ def stub_paths_exist(f: Facts) -> list[str]:
 
 
 def clearing_before_dropping(f: Facts) -> list[str]:
-    """Old tool results are cleared before any message is dropped (SPEC §9), with
+    """Old tool results are cleared before any message is dropped
+    (docs/context.md#clearing-old-tool-results-with-hysteresis), with
     hysteresis: an answer that leaves history out and moves the cut point or the
     clearing line sends as stubs every result older than the newest
     `keep_tool_results` (but pinned chains, the newest unit and results shorter than a
-    stub); between moves, the line stays put and new results accumulate whole (SPEC §9
-    "then it stays put"): the results below the carried line are stubs. Not asked of a
-    forced filter below the threshold (SPEC §9 ties clearing to usage over it:
-    decision (f))."""
+    stub); between moves, the line stays put and new results accumulate whole
+    (docs/context.md#clearing-old-tool-results-with-hysteresis:
+    then it stays put): the results below the carried line are stubs. Not asked of a
+    forced filter below the threshold (docs/context.md#clearing-old-tool-results-with-hysteresis
+    ties clearing to usage over it: decision (f))."""
     history = f.visible
-    pinned = {m.seq for m in f.pinned}  # cut for the hard room by their own size (SPEC §4)
+    # cut for the hard room by their own size (docs/context.md#pinned-messages)
+    pinned = {m.seq for m in f.pinned}
     dropped = [m for m in history if not f.present(m) and m.seq not in pinned]
     case = f.read.case
     threshold = case.threshold if case.threshold is not None else 0.8
@@ -512,4 +418,6 @@ INVARIANTS: tuple[Invariant, ...] = (
     newest_files_first,
     clearing_before_dropping,
     prefix_between_cuts,
+    *REASONING_INVARIANTS,
+    *BINDING_INVARIANTS,
 )

@@ -1,37 +1,33 @@
 """What the invariants know without the assembly: an answer read as a client reads it.
 
-- `recount`: SPEC §3 as clarified — the JSON serialisation of each message as sent,
+- `recount`: docs/token-counting.md as clarified — the JSON serialisation of each message as sent,
   nothing added (no per-message framing, no reply priming); a node whose `content` is a
   list counts as itself with `content: []` plus each element; an image by its provider's
   published formula for its decoded pixel size; an audio part by its decoded duration;
   Anthropic's `system` blocks as nodes; a calibrated answer (a closed tokenizer) from its
   own `token_count_encoding` and `token_count_factors`. It is `tests.support.recount`,
   shared with the API tests: one recount, read from the answer alone.
-- `hard_room` / `budget`: SPEC §4's formulas from the model catalogue and the options.
+- `hard_room` / `budget`: the formulas of docs/context.md#the-rooms from the model catalogue and the
+options.
 - `sdk_problems`: every message checked against the installed `openai` / `anthropic`
   SDK's own parameter types (pydantic over their TypedDicts, strictly, extra keys caught):
   Chat messages, Messages API turns, Responses input items; google-genai's `Content`
   (a pydantic model that forbids unknown keys) for Gemini's contents.
-- `Sent`: what an answer holds, found by the markers every generated message starts with.
+(What an answer holds, `Sent`, is read in `sent`.)
 """
 
 from __future__ import annotations
 
-import contextlib
-import json
-import re
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
 import pydantic
 
 from contextq.catalog import resolve_model
-from contextq.history import Message
 from contextq.settings import Settings
 from tests.engine.assembly.harness.files import wav_seconds
-from tests.engine.assembly.harness.text import MARKER
+from tests.engine.assembly.harness.vendor_turns import UNKNOWN_BLOCK, UNKNOWN_FIELD, UNKNOWN_ITEM
 from tests.support.recount import Counter, json_tokens
 from tests.support.recount import recount as shared_recount
 
@@ -39,8 +35,8 @@ from tests.support.recount import recount as shared_recount
 
 
 def recount(answer: dict[str, Any]) -> int:
-    """SPEC §3's count of the list as sent (`tests.support.recount`, the one recount the
-    API tests use too): exact in the model's encoding, or calibrated as the answer says;
+    """The count of the list (docs/token-counting.md) as sent (`tests.support.recount`, the one
+    recount the API tests use too): exact in the model's encoding, or calibrated as the answer says;
     audio by its WAV duration."""
     return shared_recount(answer, audio=wav_seconds)
 
@@ -79,8 +75,8 @@ class Limits:
 
 
 def limits(answer: dict[str, Any], options: dict[str, Any], settings: Settings) -> Limits:
-    """SPEC §4: hard room = context_limit - max_output_tokens - tool definitions (a model
-    with a separate input limit never gets more); budget = hard x budget_percentage -
+    """docs/context.md#the-rooms: hard room = context_limit - max_output_tokens - tool definitions
+    (a model with a separate input limit never gets more); budget = hard x budget_percentage -
     reserve_tokens. max_output_tokens: the model's, capped at a quarter of the window,
     unless the options set it."""
     model = resolve_model(answer["model"] or None, settings)
@@ -115,17 +111,15 @@ def _materialise(value: Any) -> Any:
 
 @lru_cache(maxsize=1)
 def _adapters() -> dict[str, pydantic.TypeAdapter[Any]]:
-    from anthropic.types import TextBlockParam
-    from anthropic.types.assistant_message_param import AssistantMessageParam
-    from anthropic.types.user_message_param import UserMessageParam
+    from anthropic.types import ContentBlockParam, MessageParam, TextBlockParam
     from openai.types.chat import ChatCompletionMessageParam
     from openai.types.responses import ResponseInputItemParam
 
     return {
         "openai": pydantic.TypeAdapter(ChatCompletionMessageParam),
         "responses": pydantic.TypeAdapter(ResponseInputItemParam),
-        "user": pydantic.TypeAdapter(UserMessageParam),
-        "assistant": pydantic.TypeAdapter(AssistantMessageParam),
+        "anthropic": pydantic.TypeAdapter(MessageParam),
+        "block": pydantic.TypeAdapter(ContentBlockParam),
         "system": pydantic.TypeAdapter(TextBlockParam),
     }
 
@@ -143,25 +137,45 @@ def _check(adapter: pydantic.TypeAdapter[Any], value: Any, where: str) -> str | 
     return None
 
 
+def _anthropic_turn(m: dict[str, Any], where: str) -> list[str]:
+    """One turn as a `MessageParam`, each block as a `ContentBlockParam` (a mid-
+    conversation system turn's as a `TextBlockParam`): the union MessageParam's content
+    takes also accepts the SDK's response models, which keep any key, so each block is
+    checked against the parameter types alone. Blocks of a type no SDK knows pass (a
+    native turn sends them as they were stored: docs/api.md#native-turns; their own API took
+    them)."""
+    adapters = _adapters()
+    content = m.get("content")
+    shell = {**m, "content": content if isinstance(content, str) else []}
+    problems = [_check(adapters["anthropic"], shell, where) or ""]
+    adapter = adapters["system" if m.get("role") == "system" else "block"]
+    for j, block in enumerate(content if isinstance(content, list) else ()):
+        if isinstance(block, dict) and block.get("type") != UNKNOWN_BLOCK:
+            problems.append(_check(adapter, block, f"{where}.content[{j}]") or "")
+    return problems
+
+
 def sdk_problems(answer: dict[str, Any]) -> list[str]:
+    """The answer checked against its own SDK's types: Anthropic `MessageParam` (user,
+    assistant and mid-conversation system turns) and the `system` text blocks; OpenAI
+    Responses input items and Chat message params; google-genai `Content` and `Tool`
+    (`_gemini_problems`). Blocks, items or part fields of a type no SDK knows pass
+    (a native turn keeps them: docs/api.md#native-turns)."""
     adapters = _adapters()
     problems: list[str] = []
     if answer["format"] == "anthropic":
         for i, block in enumerate(answer.get("system") or ()):
             problems.append(_check(adapters["system"], block, f"system[{i}]") or "")
         for i, m in enumerate(answer["messages"]):
-            adapter = adapters.get(m.get("role", ""))
-            if adapter is None or m.get("role") == "system":
-                problems.append(f"messages[{i}]: role {m.get('role')!r} is not user/assistant")
-                continue
-            problems.append(_check(adapter, m, f"messages[{i}]") or "")
+            problems += _anthropic_turn(m, f"messages[{i}]")
     elif answer["format"] == "gemini":
         problems += _gemini_problems(answer)
     elif answer["format"] == "responses":
         if not isinstance(answer["instructions"], str | None):
             problems.append("instructions is not a string")
         for i, item in enumerate(answer["input"]):
-            problems.append(_check(adapters["responses"], item, f"input[{i}]") or "")
+            if item.get("type") != UNKNOWN_ITEM:
+                problems.append(_check(adapters["responses"], item, f"input[{i}]") or "")
     else:
         for i, m in enumerate(answer["messages"]):
             problems.append(_check(adapters["openai"], m, f"messages[{i}]") or "")
@@ -178,9 +192,10 @@ def _gemini_problems(answer: dict[str, Any]) -> list[str]:
         else []
     )
     named += [(f"contents[{i}]", c) for i, c in enumerate(answer["contents"])]
-    for where, content in named:
+    for where, posted in named:
+        parts = [{k: v for k, v in p.items() if k != UNKNOWN_FIELD} for p in posted["parts"]]
         try:
-            types.Content.model_validate(content)
+            types.Content.model_validate({**posted, "parts": parts})
         except pydantic.ValidationError as exc:
             first = exc.errors()[0]
             problems.append(f"{where}: {first['msg']} at {first['loc']}")
@@ -190,166 +205,3 @@ def _gemini_problems(answer: dict[str, Any]) -> list[str]:
         except pydantic.ValidationError as exc:
             problems.append(f"tools[{i}]: {exc.errors()[0]['msg']}")
     return problems
-
-
-# ---------------------------------------------------------------- what was sent
-
-
-@dataclass(slots=True)
-class Sent:
-    """An answer's content, found by marker, call id and file name."""
-
-    texts: dict[int, list[str]] = field(default_factory=dict)  # seq → text(s) sent for it
-    calls: dict[str, str] = field(default_factory=dict)  # call id → tool name
-    results: dict[str, list[str]] = field(default_factory=dict)  # call id → result texts
-    documents: list[dict[str, Any]] = field(default_factory=list)  # documents JSON entries
-    document_texts: list[str] = field(default_factory=list)  # each documents JSON as sent
-    labels: list[tuple[str, str]] = field(default_factory=list)  # (label text, next part type)
-    system: list[str] = field(default_factory=list)  # system texts, in order
-
-    def text(self, seq: int) -> str | None:
-        found = self.texts.get(seq)
-        return found[0] if found else None
-
-    def result(self, m: Message) -> str | None:
-        """The text sent for tool result `m` (recorded sessions reuse call ids: then the
-        one that starts with its marker, or the stub naming its id)."""
-        found = self.results.get(str(m.tool_call_id)) or []
-        mine = [t for t in found if t.startswith(f"[#m{m.seq}]")]
-        if not mine:
-            unmarked = [t for t in found if not MARKER.match(t)]
-            named = [t for t in unmarked if f"/{m.id}." in t]
-            mine = named or (unmarked if len(found) == 1 else [])
-        return mine[0] if mine else None
-
-
-def _is_text(part: dict[str, Any]) -> bool:
-    if "type" not in part:  # a Gemini part: one key says what it is
-        return "text" in part
-    return part.get("type") in ("text", "input_text")
-
-
-def _kind(part: dict[str, Any]) -> str:
-    return str(part.get("type") or next(iter(part), ""))
-
-
-def _text_of(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    return "\n".join(str(p.get("text", "")) for p in content or () if _is_text(p))
-
-
-# a preview's note names the message (contextq.assembly.shrink): its head may have lost
-# the marker, or have no body at all
-NAMED_PREVIEW = re.compile(r"in this conversation's history as message m(\d+)\b")
-
-
-def _add_text(sent: Sent, text: str) -> None:
-    match = MARKER.match(text) or NAMED_PREVIEW.search(text)
-    if match:
-        sent.texts.setdefault(int(match.group(1)), []).append(text)
-    start = text.find('{"documents": [')
-    if start >= 0 and (start == 0 or text[start - 2 : start] == "\n\n"):
-        with contextlib.suppress(ValueError, KeyError, TypeError):
-            sent.documents += json.loads(text[start:])["documents"]
-            sent.document_texts.append(text[start:])
-
-
-def _parts(sent: Sent, parts: list[dict[str, Any]]) -> None:
-    for j, part in enumerate(parts):
-        if _is_text(part):
-            text = str(part.get("text", ""))
-            _add_text(sent, text)
-            if text.startswith("Attached "):
-                after = _kind(parts[j + 1]) if j + 1 < len(parts) else ""
-                sent.labels.append((text, after))
-            elif text.startswith("[Attached "):
-                sent.labels.append((text, "line"))
-
-
-def _read_responses(answer: dict[str, Any]) -> Sent:
-    sent = Sent()
-    if answer["instructions"] is not None:
-        sent.system.append(answer["instructions"])
-        _add_text(sent, answer["instructions"])
-    for item in answer["input"]:
-        kind = item.get("type")
-        if kind == "function_call":
-            sent.calls[item["call_id"]] = item["name"]
-        elif kind == "function_call_output":
-            text = _text_of(item["output"])
-            sent.results.setdefault(item["call_id"], []).append(text)
-            _add_text(sent, text)
-        else:
-            content = item.get("content")
-            if item.get("role") == "system":
-                sent.system.append(_text_of(content))
-            if isinstance(content, str):
-                _add_text(sent, content)
-            elif isinstance(content, list):
-                _parts(sent, content)
-    return sent
-
-
-def _read_gemini(answer: dict[str, Any]) -> Sent:
-    sent = Sent()
-    system = answer["system_instruction"] or {"parts": []}
-    sent.system = [str(p.get("text", "")) for p in system["parts"]]
-    for text in sent.system:
-        _add_text(sent, text)
-    for content in answer["contents"]:
-        parts = content["parts"]
-        _parts(sent, [p for p in parts if "functionCall" not in p and "functionResponse" not in p])
-        for part in parts:
-            if "functionCall" in part:
-                sent.calls[part["functionCall"]["id"]] = part["functionCall"]["name"]
-            elif "functionResponse" in part:
-                made = part["functionResponse"]
-                response = made["response"]
-                text = str(response.get("output", response.get("error", "")))
-                sent.results.setdefault(made["id"], []).append(text)
-                _add_text(sent, text)
-    return sent
-
-
-def read_sent(answer: dict[str, Any], tool_id: Callable[[str], str] = lambda s: s) -> Sent:
-    if answer["format"] == "responses":
-        return _read_responses(answer)
-    if answer["format"] == "gemini":
-        return _read_gemini(answer)
-    sent = Sent()
-    if answer["format"] == "anthropic":
-        sent.system = [b.get("text", "") for b in answer.get("system") or ()]
-        for text in sent.system:
-            _add_text(sent, text)
-        for m in answer["messages"]:
-            blocks = (
-                m["content"]
-                if isinstance(m["content"], list)
-                else [{"type": "text", "text": m["content"]}]
-            )
-            _parts(sent, [b for b in blocks if b.get("type") != "tool_result"])
-            for b in blocks:
-                if b.get("type") == "tool_use":
-                    sent.calls[b["id"]] = b["name"]
-                elif b.get("type") == "tool_result":
-                    text = _text_of(b.get("content", ""))
-                    sent.results.setdefault(b["tool_use_id"], []).append(text)
-                    _add_text(sent, text)
-        return sent
-    for m in answer["messages"]:
-        content = m.get("content")
-        if m["role"] == "system":
-            sent.system.append(_text_of(content))
-        if m["role"] == "tool":
-            text = _text_of(content)
-            sent.results.setdefault(m["tool_call_id"], []).append(text)
-            _add_text(sent, text)
-            continue
-        for call in m.get("tool_calls") or ():
-            sent.calls[call["id"]] = call["function"]["name"]
-        if isinstance(content, str):
-            _add_text(sent, content)
-        elif isinstance(content, list):
-            _parts(sent, content)
-    return sent

@@ -1,17 +1,22 @@
-"""The prefix promise (SPEC §4 "A prefix that stays put"): between cuts, everything one
-answer holds before its newest turn starts the next answer byte for byte."""
+"""The prefix promise (docs/context.md#the-cut-point-and-a-prefix-that-stays-put): between cuts,
+everything one answer holds before its newest turn starts the next answer byte for byte."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
+from contextq.reasoning_rules import rule_for
+from tests.engine.assembly.harness.canonical import FIELDS, is_reasoning_node, strip
 from tests.engine.assembly.harness.engine import Read
 from tests.engine.assembly.harness.facts import Facts, newest_user
+from tests.engine.assembly.harness.sent import text_of
 
 CITATIONS_TITLE = "## Citations"
-# the warning of a context cut for the hard room without filtering (SPEC §4 "Below the
+# the warning of a context cut for the hard room without filtering
+# (docs/history.md#history-strategies: below the
 # threshold nothing is filtered, but the assembled context never exceeds the model's
-# hard room"): the prefix promise is filtering's ("when filtering must drop messages,
+# hard room): the prefix promise is filtering's ("when filtering must drop messages,
 # it cuts with hysteresis"), docs/harness.md decision (a)
 HARD_ROOM_CUT = "without filtering: the oldest history was left out"
 SUMMARY_CUT = "the compaction summary"
@@ -143,20 +148,41 @@ def prefix_between_cuts(f: Facts) -> list[str]:
     if previous is None or f.read.moved or previous.answer.get("error") or f.answer.get("error"):
         return []
     if not _promises_prefix(f) or f.pinned_only or Facts(previous).pinned_only:
-        return []  # SPEC §4's pinned-alone case sends only S and the pinned messages
+        # the pinned-alone case (docs/context.md#pinned-messages) sends only S and the pinned
+        # messages
+        return []
     if previous.answer["filtered"] != f.answer["filtered"]:
-        return []  # filtering starts (or stops) here: its first answer cuts (SPEC §4)
+        # filtering starts (or stops) here: its first answer cuts
+        # (docs/context.md#the-cut-point-and-a-prefix-that-stays-put)
+        return []
     if any(HARD_ROOM_CUT in w for r in (previous, f.read) for w in r.answer["warnings"]):
         return []  # the hard room's cut without filtering has no cut point: decision (a)
     if any(PINNED_CUT in w for r in (previous, f.read) for w in r.answer["warnings"]):
-        return []  # pinned messages over the hard room are cut anew (SPEC §4): decision (a)
+        # pinned messages over the hard room are cut anew (docs/context.md#pinned-messages):
+        # decision (a)
+        return []
     if _summary_cut(previous) != _summary_cut(f.read):
-        return []  # the summary is taken after the newest turn (SPEC §6): decision (b)
+        # the summary is taken after the newest turn (docs/context.md#the-newest-turn): decision (b)
+        return []
     searched = [CITATIONS_TITLE in " ".join(_system_texts(r)) for r in (previous, f.read)]
     if searched[0] != searched[1]:
-        return []  # S gains or loses its citations section with a search (SPEC §6)
+        # S gains or loses its citations section with a search
+        # (docs/history.md#the-ready-to-send-context)
+        return []
+    binds = rule_for(f.answer["model"] or None).binds
+    restored = set(previous.answer["cleared_tool_result_ids"]) - set(
+        f.answer["cleared_tool_result_ids"]
+    )
+    if binds and f.answer["strategy"] == "noop" and restored:
+        return []  # open finding F6 (docs/harness.md): noop carries no clearing line
+    if f.answer["format"] in FIELDS and binds:
+        # reasoning the binding rule leaves out changes the bytes, not the prefix: the
+        # binding invariants judge it (docs/harness.md, the binding oracle)
+        previous, read = _unreasoned(previous), _unreasoned(f.read)
+    else:
+        read = f.read
     prefix = stable_part(previous)
-    if prefix is None or _starts_with(f.read, prefix):
+    if prefix is None or _starts_with(read, prefix):
         return []
     cleared = set(f.answer["cleared_tool_result_ids"]) - set(
         previous.answer["cleared_tool_result_ids"]
@@ -198,4 +224,25 @@ def _system_texts(read: Read) -> list[str]:
     if answer["format"] == "responses":
         items = [i for i in answer["input"] if i.get("role") == "system"]
         return [answer["instructions"] or "", *(_first_text(i) for i in items)]
-    return [m["content"] for m in answer["messages"] if m["role"] == "system"]
+    return [text_of(m["content"]) for m in answer["messages"] if m["role"] == "system"]
+
+
+def _unreasoned(read: Read) -> Read:
+    """`read` with its answer's reasoning units taken out of the list (and, in Gemini,
+    the signatures: the dummy stands in for one left out)."""
+    answer = read.answer
+    fmt = answer["format"]
+    _, list_key, key = FIELDS[fmt]
+    elements = answer.get(list_key) or []
+    if key is None:
+        kept = [e for e in elements if not is_reasoning_node(fmt, e)]
+    else:
+        kept = [
+            {**e, key: [n for n in e[key] if not is_reasoning_node(fmt, n)]}
+            if isinstance(e.get(key), list)
+            else e
+            for e in elements
+        ]
+    if fmt == "gemini":
+        kept = [strip(e, fmt) for e in kept]
+    return replace(read, answer={**answer, list_key: kept})

@@ -15,11 +15,13 @@ import logging
 import time
 import traceback
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 from contextq.errors import ValidationFailed
 from tests.engine.assembly.harness import engine
+from tests.engine.assembly.harness.binding import Trajectory
+from tests.engine.assembly.harness.binding_checks import BindingState
 from tests.engine.assembly.harness.cases import Case, generate_case
 from tests.engine.assembly.harness.invariants import INVARIANTS, Facts
 from tests.engine.assembly.harness.shrink import shrink
@@ -38,28 +40,84 @@ class Violation:
 
 def check_case(case: Case, only: str | None = None) -> list[Violation]:
     """Every read of `case` judged by every invariant (or only the one named)."""
-    stored = engine.new_conversation()
-    previous = None
+    return judge_case(case, only)[0]
+
+
+def judge_case(case: Case, only: str | None = None) -> tuple[list[Violation], int]:
+    """`check_case`, and how many answers of a bound trajectory were judged."""
     found: list[Violation] = []
-    for index in range(len(case.reads)):
-        try:
-            current = engine.read(case, index, stored)
-        except ValidationFailed:
-            break  # refused with a 422 naming the field: an answer, not a fault
-        except Exception as exc:
-            lines = traceback.format_exception_only(exc)[-1].strip()
-            where = traceback.extract_tb(exc.__traceback__)[-1]
-            problem = f"{lines} at {where.filename.split('/')[-1]}:{where.lineno} {where.name}"
-            found.append(Violation(ENGINE_RAISES, case.seed, index, [problem]))
+    bound = 0
+    for facts in readings(case):
+        if isinstance(facts, Violation):
+            found.append(facts)
             break
-        facts = Facts(current, previous)
+        bound += facts.binding is not None
         for invariant in INVARIANTS:
             if only is None or invariant.__name__ == only:
-                problems = invariant(facts)
+                problems = _judge(invariant, facts)
                 if problems:
-                    found.append(Violation(invariant.__name__, case.seed, index, problems))
-        previous = current
-    return found
+                    name, index = invariant.__name__, facts.read.index
+                    found.append(Violation(name, case.seed, index, problems))
+    return found, bound
+
+
+def _read(case: Case, index: int, stored: engine.Stored) -> engine.Read | Violation | None:
+    """Read `index` of `case`; None when refused (a 422 naming the field is an answer,
+    not a fault), a Violation when the engine raised."""
+    try:
+        return engine.read(case, index, stored)
+    except ValidationFailed:
+        return None
+    except Exception as exc:
+        lines = traceback.format_exception_only(exc)[-1].strip()
+        where = traceback.extract_tb(exc.__traceback__)[-1]
+        problem = f"{lines} at {where.filename.split('/')[-1]}:{where.lineno} {where.name}"
+        return Violation(ENGINE_RAISES, case.seed, index, [problem])
+
+
+def readings(case: Case) -> Iterator[Facts | Violation]:
+    """Each answer of `case`, read after read as the service reads them (then, for a
+    case with a bound trajectory, each step the simulated model writes after the last
+    answer, and its answer, judged by the binding oracle too), or the engine's fault."""
+    work = case.copy() if case.bound is not None else case
+    stored = engine.new_conversation()
+    last: Facts | None = None
+    for index in range(len(case.reads)):
+        current = _read(work, index, stored)
+        if not isinstance(current, engine.Read):
+            if current is not None:
+                yield current
+            return
+        last = Facts(current, last.read if last is not None else None)
+        yield last
+    trajectory = Trajectory.of(work)
+    if trajectory is None or last is None or not trajectory.ready(last.read.history):
+        return
+    state = BindingState(trajectory)
+    state.observe(last)
+    opening = trajectory.opening(last.read.history)
+    while trajectory.steps_done < trajectory.spec.steps:
+        batch = opening or trajectory.step(last.answer, last.read.history)
+        opening = None
+        work.reads.append(batch)
+        current = _read(work, len(work.reads) - 1, stored)
+        if not isinstance(current, engine.Read):
+            if current is not None:
+                yield current
+            return
+        last = Facts(current, last.read, binding=state)
+        yield last
+        state.observe(last)
+
+
+def _judge(invariant: Callable[[Facts], list[str]], facts: Facts) -> list[str]:
+    """The invariant's findings; a check that raises on an answer counts against it
+    (a long run keeps going, and the answer is kept by its seed)."""
+    try:
+        return invariant(facts)
+    except Exception as exc:  # an answer the check did not foresee: report it
+        where = traceback.extract_tb(exc.__traceback__)[-1]
+        return [f"the check raised {exc!r} at {where.filename.split('/')[-1]}:{where.lineno}"]
 
 
 @dataclass(slots=True)
@@ -70,10 +128,14 @@ class Report:
     cases_by_invariant: Counter[str] = field(default_factory=Counter)
     answers_by_invariant: Counter[str] = field(default_factory=Counter)
     first: dict[str, Violation] = field(default_factory=dict)
+    bound_cases: int = 0  # cases whose bound trajectory was read
+    bound_answers: int = 0  # the answers of those trajectories
 
-    def add(self, case: Case, violations: list[Violation]) -> None:
+    def add(self, case: Case, violations: list[Violation], bound: int = 0) -> None:
         self.cases += 1
-        self.answers += len(case.reads)
+        self.answers += len(case.reads) + bound
+        self.bound_cases += bound > 0
+        self.bound_answers += bound
         for name in {v.invariant for v in violations}:
             self.cases_by_invariant[name] += 1
         for v in violations:
@@ -87,7 +149,8 @@ class Report:
     def table(self) -> str:
         lines = [
             f"{self.cases} cases, {self.answers} answers in {self.seconds:.1f} s "
-            f"({1000 * self.seconds / max(1, self.cases):.1f} ms a case)",
+            f"({1000 * self.seconds / max(1, self.cases):.1f} ms a case); "
+            f"bound trajectories: {self.bound_cases} cases, {self.bound_answers} answers",
             f"{'invariant':<30} {'cases':>8} {'answers':>8}  first seed",
         ]
         for name in NAMES:
@@ -105,7 +168,7 @@ def run(seeds: Iterable[int], progress: Callable[[Report], None] | None = None) 
     started = time.perf_counter()
     for n, seed in enumerate(seeds, 1):
         case = generate_case(seed)
-        report.add(case, check_case(case))
+        report.add(case, *judge_case(case))
         if progress is not None and n % 1000 == 0:
             report.seconds = time.perf_counter() - started
             progress(report)
@@ -132,13 +195,16 @@ def minimal(invariant: str, seed: int, budget_s: float = 20.0) -> str:
 
 def dump(case: Case) -> str:
     """Each answer of `case` in short: counts, limits, warnings and the list as sent."""
-    stored = engine.new_conversation()
     out = []
-    for index in range(len(case.reads)):
-        facts = Facts(engine.read(case, index, stored))
+    for facts in readings(case):
+        if isinstance(facts, Violation):
+            out.append(f"== the engine raised: {facts.problems[0]}")
+            break
         a = facts.answer
+        bound = " (bound trajectory)" if facts.binding is not None else ""
         out.append(
-            f"== read {index}: token_count {a['token_count']} (recount {facts.recount}), "
+            f"== read {facts.read.index}{bound}: token_count {a['token_count']} "
+            f"(recount {facts.recount}), "
             f"budget {facts.limits.budget}, hard room {facts.limits.hard}, "
             f"filtered {a['filtered']}, cut moved {facts.read.moved}"
         )

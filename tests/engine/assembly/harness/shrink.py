@@ -31,6 +31,9 @@ def shrink(case: Case, fails: Callable[[Case], bool], budget_s: float = 20.0) ->
 
 
 def _candidates(case: Case) -> Iterator[Case]:
+    if case.bound is not None and case.bound.steps > 1:  # a shorter bound trajectory
+        for steps in sorted({1, case.bound.steps // 2, case.bound.steps - 1}):
+            yield case.copy(bound=replace(case.bound, steps=steps))
     for k in range(1, len(case.reads)):
         yield case.copy(reads=case.reads[:k])
     yield from _fewer_units(case)
@@ -116,8 +119,8 @@ def _shorter_texts(case: Case) -> Iterator[Case]:
         if length < 40:
             break
         m = case.reads[r][j]
-        if not isinstance(m.content, str):
-            continue
+        if not isinstance(m.content, str) or m.native is not None:
+            continue  # a native row's text is its payload's too: kept whole
         match = MARKER.match(m.content)
         head = match.group(0) if match else ""
         body = m.content[len(head) :]

@@ -210,7 +210,8 @@ def test_each_invariant_reports_its_own_breakage() -> None:
     for invariant, change in cases:
         assert broken(f, change, invariant), invariant.__name__
     # a message dropped while old results stay whole: by an answer that moves the cut
-    # point or the line, or below the line an answer carries (SPEC §9's hysteresis)
+    # point or the line, or below the line an answer carries (the hysteresis of
+    # docs/context.md#clearing-old-tool-results-with-hysteresis)
     clearing = invariants.clearing_before_dropping
     assert not broken(f, drop_first_reply, clearing)  # nothing moved, no line carried
     assert broken(replace(f, read=replace(f.read, moved=True)), drop_first_reply, clearing)
