@@ -36,6 +36,7 @@ from langchain_core.messages import (
     ToolMessage,
 )
 
+from contextq_client.integrations.gemini_calls import answered_call
 from contextq_client.models import Context
 
 Json = dict[str, Any]
@@ -343,10 +344,7 @@ def _gemini_user(content: Json, open_calls: list[tuple[str, str]]) -> list[BaseM
             out.append(HumanMessage(_text(run)))
             run = []
         if answer:
-            call_id = answer.get("id") or next(
-                (i for i, name in open_calls if name == answer.get("name")), answer.get("name")
-            )
-            open_calls[:] = [c for c in open_calls if c[0] != call_id]
+            call_id = answered_call(answer, open_calls)
             response = answer.get("response")
             if isinstance(response, dict) and len(response) == 1:
                 response = next(iter(response.values()))

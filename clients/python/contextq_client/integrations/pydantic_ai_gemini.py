@@ -25,6 +25,7 @@ from pydantic_ai.messages import (
     UserPromptPart,
 )
 
+from contextq_client.integrations.gemini_calls import answered_call
 from contextq_client.integrations.pydantic_ai_native import Json, Requests, text_of
 from contextq_client.models import Context
 
@@ -111,10 +112,7 @@ def _gemini_user(requests: Requests, content: Json, open_calls: list[tuple[str, 
             requests.add(UserPromptPart(text_of(run)))
             run = []
         if answer:
-            call_id = answer.get("id") or next(
-                (i for i, name in open_calls if name == answer.get("name")), answer.get("name")
-            )
-            open_calls[:] = [c for c in open_calls if c[0] != call_id]
+            call_id = answered_call(answer, open_calls)
             requests.tool_return(str(call_id), _response_content(answer.get("response")))
 
 
