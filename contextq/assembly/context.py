@@ -106,7 +106,9 @@ def assemble_context(
     budget = read.filter.budget
     limit = budget.budget_tokens if runs and not defer else budget.hard_limit_tokens
     over = runs or before > read.filter.budget.hard_limit_tokens
-    line = apply_carried_line(work, plan, carry) if over else None
+    # a bound target keeps the carried line under it too: results it sent as stubs never
+    # come back whole (its loops only grow; docs/context.md#bound-reasoning)
+    line = apply_carried_line(work, plan, carry, bound=bound is not None) if over or bound else None
     fill, result = fill_history(
         work, parts, plan, runs=runs, limit=limit, carry=carry, line=line, memory=memory,
         citations=citations, defer=defer,

@@ -108,11 +108,14 @@ def window_factor(
     return min(MAX_WIDENING, stored / (stored - shrunk))
 
 
-def apply_carried_line(work: Work, plan: ContextPlan, carry: Carry) -> int | None:
+def apply_carried_line(
+    work: Work, plan: ContextPlan, carry: Carry, *, bound: bool = False
+) -> int | None:
     """Clear the old tool results below the carried clearing line (never the newest
-    `keep_tool_results`, the turn or pinned messages); returns the line applied."""
+    `keep_tool_results`, the turn or pinned messages); returns the line applied. Under
+    `noop` or a skipped filter only a `bound` target carries one (the hard room's)."""
     f = plan.read.filter
-    if f.skipped or f.strategy == "noop":
+    if (f.skipped or f.strategy == "noop") and not bound:
         return None
     line = applied_line(work, carry.clear_seq, f.keep_tool_results)
     if line is None:

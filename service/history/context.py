@@ -252,8 +252,8 @@ def _assemble(
         if filtering:
             cut = stored.seq if f.strategy == "token_budget" else None
             carried = Carry(cut, stored.clear_seq, state)
-        else:
-            carried = Carry(binding=state)
+        else:  # a bound target keeps the hard room's clearing line: its loops only grow
+            carried = Carry(None, stored.clear_seq, state)
     run = partial(
         _run,
         session,

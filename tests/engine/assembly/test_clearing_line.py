@@ -135,3 +135,31 @@ def test_a_sliding_window_that_fits_does_not_move_the_line() -> None:
         moves += [n] if assembled.clear_seq is not None else []
         assert len(assembled.answer["removed_message_ids"]) >= len(history) - 30
     assert moves == []  # 30 messages of these always fit gpt-4o's budget
+
+
+def test_a_bound_target_keeps_the_hard_rooms_line_under_noop() -> None:
+    """Under `noop` only the hard room clears; on a model that binds its reasoning the
+    line it moved is carried like any other, so a later read whose room would fit the
+    results whole still sends them as stubs: they never come back (its loops only grow;
+    docs/context.md#bound-reasoning). A model that does not bind gets them back whole."""
+    rng = random.Random(5)
+    history: list[Message] = []
+    for n in range(1, 41):
+        history += _turn(rng, n, len(history) + 1)
+
+    def read(model: str, window: int, line: int | None) -> Any:
+        settings = Settings(MAX_CONTEXT_TOKENS=window)
+        plan = plan_context(
+            settings=settings, now=NOW, prompts=PROMPTS, model=model, strategy="noop",
+            format="anthropic",
+        )  # fmt: skip
+        return assemble_context(history, plan, clear_seq=line)
+
+    for model, bound in (("claude-opus-5-5", True), ("claude-opus-4-7", False)):
+        first = read(model, 8_000, None)
+        cleared = set(first.answer["cleared_tool_result_ids"])
+        assert cleared and first.carry.clear_seq is not None
+        later = read(model, 200_000, first.carry.clear_seq)
+        again = set(later.answer["cleared_tool_result_ids"])
+        # (the messages the hard room dropped come back, below the line: as stubs too)
+        assert (again >= cleared) if bound else not again, model

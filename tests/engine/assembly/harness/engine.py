@@ -69,12 +69,13 @@ class Stored:
 
     def carried(self, context_plan: ContextPlan) -> Carry:
         """What the service hands the engine (`service.history.context._assemble`):
-        nothing for `noop` or a skipped filter (but a bound target's binding state); the
-        cut point for `token_budget` only."""
+        nothing for `noop` or a skipped filter (but a bound target's binding state and
+        clearing line); the cut point for `token_budget` only."""
         f = context_plan.read.filter
-        binding = self.carry.binding if binding_applies(context_plan.target) else None
-        if f.strategy == "noop" or f.skipped:  # a bound target's binding state, still
-            return Carry(binding=binding)
+        bound = binding_applies(context_plan.target)
+        binding = self.carry.binding if bound else None
+        if f.strategy == "noop" or f.skipped:  # a bound target's binding state and line
+            return Carry(clear_seq=self.carry.clear_seq if bound else None, binding=binding)
         cut = self.carry.cut_seq if f.strategy == "token_budget" else None
         return replace(self.carry, cut_seq=cut, binding=binding)
 

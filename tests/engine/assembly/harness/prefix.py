@@ -170,12 +170,6 @@ def prefix_between_cuts(f: Facts) -> list[str]:
         # (docs/history.md#the-ready-to-send-context)
         return []
     binds = rule_for(f.answer["model"] or None).binds
-    restored = set(previous.answer["cleared_tool_result_ids"]) - set(
-        f.answer["cleared_tool_result_ids"]
-    )
-    carries_no_line = f.answer["strategy"] == "noop" or f.read.case.skip_filter
-    if binds and carries_no_line and restored:
-        return []  # open finding F6 (docs/harness.md): noop carries no clearing line
     if f.answer["format"] in FIELDS and binds:
         # reasoning the binding rule leaves out changes the bytes, not the prefix: the
         # binding invariants judge it (docs/harness.md, the binding oracle)
