@@ -93,7 +93,8 @@ def draw_bound(case: Case) -> BoundSpec | None:
 
 @dataclass(slots=True)
 class Written:
-    """A reasoning node the simulated model wrote: its row and its signature."""
+    """A reasoning node the simulated model wrote: its row and the hash of the prefix it
+    was written after (its signature starts with it)."""
 
     seq: int
     k: int
@@ -158,7 +159,10 @@ class Trajectory:
     # ------------------------------------------------------------ what the model writes
 
     def _sign(self, node: dict[str, Any], key: str, value: str, seq: int, k: int) -> None:
-        node[key] = value
+        # the prefix hash, made unique by the node's place as a real signature is: two
+        # steps written after the same answer (a pinned-only answer read twice) must not
+        # write the same node, or the oracle would take one for the other
+        node[key] = f"{value}.{seq}.{k}"
         name = node_key(node)
         self.written[name] = Written(seq, k, value)
         self.newest.append(name)

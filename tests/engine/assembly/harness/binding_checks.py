@@ -14,8 +14,8 @@ oracle's own are those the simulated model wrote (`Trajectory.written`).
   time (its true prefix is one value: two different ones cannot both be right).
 - `binding_no_gap`: of the previous answer's nodes, in order, those left out now are
   none, a run from the start, a run from the end, or all — never one from the middle.
-- `binding_never_back`: a node once left out (of an answer after it was stored) is
-  never sent again.
+- `binding_never_back`: a node once left out (of an answer that sent it before, or that
+  sent its step without it) is never sent again.
 - `binding_newest_sent`: when nothing before the newest step changed (its prefix hash
   is its leading node's signature), the newest step's reasoning is sent.
 - `binding_dropped_counted`: `reasoning_dropped.prefix_changed` counts the vendor's
@@ -51,7 +51,14 @@ class BindingState:
         """Remember answer `f` (after it was judged)."""
         keys = [n.key for n in f.reasoning_prefixes]
         now = set(keys)
-        for key in [*(self.previous or ()), *self.trajectory.written]:
+        # left out: sent before and not now, or its step sent without it; a step this
+        # answer does not send at all (its turn did not fit, a pinned-only answer) was
+        # never sent, so sending it later puts nothing back (`binding_prefix_kept`
+        # still judges the prefix it then follows)
+        sent_steps = {w.seq for w in self.trajectory.written.values()}
+        sent_steps = {seq for seq in sent_steps if _step_index(f.answer, seq) is not None}
+        written = [k for k, w in self.trajectory.written.items() if w.seq in sent_steps]
+        for key in [*(self.previous or ()), *written]:
             if key not in now:
                 self.gone.setdefault(key, f.read.index)
         for n in f.reasoning_prefixes:
