@@ -120,6 +120,9 @@ def _judge(invariant: Callable[[Facts], list[str]], facts: Facts) -> list[str]:
         return [f"the check raised {exc!r} at {where.filename.split('/')[-1]}:{where.lineno}"]
 
 
+SEEDS_LISTED = 12  # a broken invariant's seeds the table lists
+
+
 @dataclass(slots=True)
 class Report:
     cases: int = 0
@@ -128,6 +131,7 @@ class Report:
     cases_by_invariant: Counter[str] = field(default_factory=Counter)
     answers_by_invariant: Counter[str] = field(default_factory=Counter)
     first: dict[str, Violation] = field(default_factory=dict)
+    seeds: dict[str, list[int]] = field(default_factory=dict)  # the first few, by invariant
     bound_cases: int = 0  # cases whose bound trajectory was read
     bound_answers: int = 0  # the answers of those trajectories
 
@@ -136,8 +140,11 @@ class Report:
         self.answers += len(case.reads) + bound
         self.bound_cases += bound > 0
         self.bound_answers += bound
-        for name in {v.invariant for v in violations}:
+        for name in sorted({v.invariant for v in violations}):
             self.cases_by_invariant[name] += 1
+            found = self.seeds.setdefault(name, [])
+            if len(found) < SEEDS_LISTED:
+                found.append(case.seed)
         for v in violations:
             self.answers_by_invariant[v.invariant] += 1
             self.first.setdefault(v.invariant, v)
@@ -160,6 +167,8 @@ class Report:
                 f"{name:<30} {self.cases_by_invariant[name]:>8} "
                 f"{self.answers_by_invariant[name]:>8}  {seed}"
             )
+        for name in self.broken:
+            lines.append(f"seeds of {name}: {' '.join(map(str, self.seeds.get(name, [])))}")
         return "\n".join(lines)
 
 
