@@ -196,12 +196,17 @@ def owned_groups(answer: dict[str, Any], stored: Sequence[Message]) -> list[list
     user message between them left out) keep their own rows."""
     fmt = answer["format"]
     by_dump = _stored_nodes(fmt, stored)
+    by_call = _calls_by_id(stored)
     out = []
     for group in assistant_groups(answer):
         owners = [owner_of(fmt, n) for n in group]
         for i, node in enumerate(group):
             if owners[i] is None:
                 owners[i] = by_dump.get(dumps(without(node, (MARK, *SIGNATURE_KEYS))))
+            if owners[i] is None and isinstance(node, dict):
+                # a call converted from another vendor's turn (a Gemini call's id is
+                # made from its name): the row whose stored calls hold its id
+                owners[i] = next((by_call[c] for c in _ids(fmt, node) if c in by_call), None)
         for i in range(len(group)):
             if owners[i] is None:
                 owners[i] = _neighbour(owners, i)
@@ -236,6 +241,17 @@ def anthropic_loop_rows(
     latest = {seq for seq, _ in groups[-1] if seq >= 0}
     since = {seq for group in groups[len(groups) - after :] for seq, _ in group if seq >= 0}
     return latest, since | latest
+
+
+def _calls_by_id(stored: Sequence[Message]) -> dict[str, int]:
+    """Each stored assistant row's tool call ids: its seq."""
+    return {
+        str(call["id"]): m.seq
+        for m in stored
+        if m.role == "assistant"
+        for call in m.tool_calls or ()
+        if isinstance(call, dict) and call.get("id")
+    }
 
 
 def _neighbour(owners: list[int | None], i: int) -> int | None:
