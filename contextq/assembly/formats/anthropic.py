@@ -23,8 +23,9 @@ docs/history.md#the-ready-to-send-context).
   goes on a thinking block, which takes none, nor on a block of a type this version
   does not know: the block before it is marked);
 - the current tool loop starts at the newest user message that is not a tool result;
-  one that follows tool results, with nothing of the model's after it, joins them in a
-  tool-result message ending the list: the loop goes on through it (`loop_start`).
+  one that follows tool results (other user and system messages between them aside),
+  with nothing of the model's after it, joins them in a tool-result message ending the
+  list: the loop goes on through it (`loop_start`).
 Images are `image` blocks with a base64 source (JPEG, PNG, GIF, WEBP); no audio.
 Tools: `{"name", "description", "input_schema"}`.
 """
@@ -87,15 +88,20 @@ class AnthropicMessages(WireFormat):
         results and nothing of the model's comes after it, from the user message that
         opened their loop: it goes in one user turn with the results, a tool-result
         message ending the list, and Anthropic validates that open loop as the current
-        one. (With the model's turns after it, that loop has ended.)"""
+        one. (With the model's turns after it, that loop has ended.) User and system
+        messages between the results and it change nothing: they join that same turn
+        (system ones are lifted into `system`)."""
         if newest_user is None:
             return 0
         start = newest_user
-        if start == 0 or history[start - 1].role != "tool":
-            return start
         if any(history[i].role == "assistant" for i in range(start + 1, len(history))):
             return start
-        start -= 1
+        before = start - 1
+        while before >= 0 and (history[before].role == "system" or _opens_turn(history[before])):
+            before -= 1
+        if before < 0 or not is_tool_result(history[before]):
+            return start
+        start = before
         while start > 0 and not _opens_turn(history[start]):
             start -= 1
         return start

@@ -1,7 +1,8 @@
 """Native payloads in the engine's render (docs/context.md#reasoning-state): what a row shown
 shorter keeps (`shown_as`), the cost of a row with and without its reasoning, the
 Gemini dummy and key order, the Anthropic tool loop through a text riding with the
-results, the cache mark never on a block that takes none."""
+results (and the user and system messages after it), the cache mark never on a block
+that takes none."""
 
 from __future__ import annotations
 
@@ -107,6 +108,21 @@ def test_the_anthropic_loop_goes_on_through_text_riding_with_the_results() -> No
     ended = _read("anthropic", data.anthropic_interleaved(), "claude-haiku-4-5")
     assert ended["reasoning_dropped"]["earlier_turns"] == 3
     assert ended["token_breakdown"]["reasoning"] > 0
+
+
+def test_the_anthropic_loop_goes_on_through_user_and_system_messages_after_the_text() -> None:
+    # they join the results' user turn (a system message is lifted into `system`), so the
+    # assistant turn before them is still the latest one: Anthropic checks its thinking
+    # (fuzz seeds 15679 and 56928: a user or system row stood between results and newest)
+    loop = data.anthropic_interleaved()[:3]
+    for after in (
+        [{"role": "user", "content": "And keep it short."}],
+        [{"role": "system", "content": "Operator note."}, {"role": "user", "content": "Go."}],
+    ):
+        answer = _read("anthropic", [*loop, *after], "claude-haiku-4-5")
+        assert [m["role"] for m in answer["turns"]] == ["user", "assistant", "user"]
+        assert answer["turns"][1]["content"] == loop[1]["content"]
+        assert answer["reasoning_dropped"]["earlier_turns"] == 0
 
 
 def test_the_cache_mark_skips_thinking_and_unknown_blocks() -> None:
