@@ -204,7 +204,7 @@ def _pinned_shrunk(f: Facts) -> bool:
             continue
         view = f.read.views.get(str(m.id))
         text = f.sent.result(m) if m.role == "tool" else None
-        if view is None or text is None or not text.startswith(view.preview):
+        if view is None or text is None or not text.startswith(view.preview.rstrip()):
             return True
     return False
 
