@@ -105,10 +105,11 @@ def assemble_context(
     defer = bound is not None and bound.in_loop and read.filter.strategy == "token_budget"
     budget = read.filter.budget
     limit = budget.budget_tokens if runs and not defer else budget.hard_limit_tokens
-    over = runs or before > read.filter.budget.hard_limit_tokens
-    # a bound target keeps the carried line under it too: results it sent as stubs never
-    # come back whole (its loops only grow; docs/context.md#bound-reasoning)
-    line = apply_carried_line(work, plan, carry, bound=bound is not None) if over or bound else None
+    # the carried line applies on every read, over the hard room or not: results once
+    # sent as stubs stay stubs until the line moves (between moves the prefix stays put,
+    # docs/context.md#clearing-old-tool-results-with-hysteresis); under noop or a skipped
+    # filter only a bound target carries one (its loops only grow; docs/context.md#bound-reasoning)
+    line = apply_carried_line(work, plan, carry, bound=bound is not None)
     fill, result = fill_history(
         work, parts, plan, runs=runs, limit=limit, carry=carry, line=line, memory=memory,
         citations=citations, defer=defer,

@@ -163,3 +163,34 @@ def test_a_bound_target_keeps_the_hard_rooms_line_under_noop() -> None:
         again = set(later.answer["cleared_tool_result_ids"])
         # (the messages the hard room dropped come back, below the line: as stubs too)
         assert (again >= cleared) if bound else not again, model
+
+
+def test_the_hard_rooms_line_stays_put_below_the_threshold() -> None:
+    """Below the threshold only the hard room clears; the line it moved is carried and
+    applied on the next read too, over the hard room or not: a read whose room would fit
+    the results whole (here a wider window; in the fuzz run of seed 11834, an earlier
+    turn's reasoning left out) still sends them as stubs, so the prefix stays put between
+    moves (docs/context.md#clearing-old-tool-results-with-hysteresis)."""
+    rng = random.Random(6)
+    history: list[Message] = []
+
+    def read(messages: list[Message], window: int, line: int | None) -> Any:
+        settings = Settings(MAX_CONTEXT_TOKENS=window)
+        plan = plan_context(settings=settings, now=NOW, prompts=PROMPTS, model="gpt-4o")
+        return assemble_context(messages, plan, clear_seq=line)
+
+    for n in range(1, 60):
+        history += _turn(rng, n, len(history) + 1)
+        first = read(history, 8_192, None)
+        if first.answer["cleared_tool_result_ids"]:
+            break
+    assert not first.answer["filtered"] and first.carry.clear_seq is not None
+    user = Message("user", "And now?", seq=len(history) + 1)
+    user.id, user.token_count = "u-last", count_message_tokens(user, "gpt-4o")
+    later = read([*history, user], 8_800, first.carry.clear_seq)
+    assert not later.answer["filtered"] and later.clear_seq is None  # nothing moved
+    assert set(later.answer["cleared_tool_result_ids"]) == set(
+        first.answer["cleared_tool_result_ids"]
+    )
+    before_turn = first.answer["messages"][: len(first.answer["messages"]) - 4]
+    assert later.answer["messages"][: len(before_turn)] == before_turn

@@ -161,6 +161,10 @@ def prefix_between_cuts(f: Facts) -> list[str]:
         # pinned messages over the hard room are cut anew (docs/context.md#pinned-messages):
         # decision (a)
         return []
+    if _pinned_shrunk(Facts(previous)) or _pinned_shrunk(f):
+        # the same cut's last step: the newest pinned unit shrunk to previews, sized by the
+        # room each answer leaves it (docs/context.md#pinned-messages): decision (a)
+        return []
     if _summary_cut(previous) != _summary_cut(f.read):
         # the summary is taken after the newest turn (docs/context.md#the-newest-turn): decision (b)
         return []
@@ -187,6 +191,22 @@ def prefix_between_cuts(f: Facts) -> list[str]:
         f"the previous answer's stable part ({len(prefix)} items) is not this answer's "
         f"start, with the cut point unmoved{why}"
     ]
+
+
+def _pinned_shrunk(f: Facts) -> bool:
+    """Whether a pinned message (or a member of its chain) is sent shrunk: cut, or a
+    large tool result's preview with a smaller body than its processors' preview. It
+    happens only when the pinned messages do not fit the hard room
+    (docs/context.md#pinned-messages: "then messages shrink to previews"; when they fit,
+    `pinned_verbatim` reports any change)."""
+    for m in f.pinned:
+        if m.role == "system" or not f.present(m) or f.verbatim(m):
+            continue
+        view = f.read.views.get(str(m.id))
+        text = f.sent.result(m) if m.role == "tool" else None
+        if view is None or text is None or not text.startswith(view.preview.rstrip()):
+            return True
+    return False
 
 
 def _summary_cut(read: Read) -> str | None:
