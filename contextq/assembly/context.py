@@ -337,8 +337,8 @@ def _finish(
 ) -> Rendered:
     """Order, cite, ask the binding rule (a bound target) and render; should the honest
     count still pass `limit`, leave out the oldest unprotected history unit (none left:
-    shrink what may still shrink by what is over, `layout.shrink_loose`) and render
-    again."""
+    what may still give way by what is over, `layout.give_way`) and render again."""
+    hard = plan.read.filter.budget.hard_limit_tokens
     while True:
         pieces, turn_start, indices = _order(work, parts, fill)
         cited = _cite(pieces, citations, plan)
@@ -352,7 +352,7 @@ def _finish(
             return rendered
         if any(i not in fill.protected for i in fill.kept):
             layout.fit_history(work, fill.kept, fill.protected, _history_cost(work, fill) - 1)
-        elif not layout.shrink_loose(work, fill, rendered.token_count - limit):
+        elif not layout.give_way(work, fill, rendered.token_count - limit, hard=limit >= hard):
             fill.warnings.append(
                 f"the context ({rendered.token_count} tokens) is over its limit ({limit}): "
                 "what remains cannot be left out"

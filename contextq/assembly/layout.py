@@ -129,6 +129,74 @@ def cut_pinned(
     return PinnedCut(frozenset(kept), frozenset(cut), warning)
 
 
+def give_way(work: Work, fill: Fill, excess: int, *, hard: bool) -> bool:
+    """When the count as sent passes the limit by `excess` with no unprotected history
+    left to leave out, what gives way, in the order the fill takes them the other way
+    round: the newest turn's files (`refit_turn_files`), then its loose messages
+    (`shrink_loose`), then, when the limit is the hard room, the oldest pinned units
+    (`cut_pinned_late`). Whether anything gave way."""
+    if refit_turn_files(work, fill, excess) or shrink_loose(work, fill, excess):
+        return True
+    return hard and cut_pinned_late(work, fill, excess)
+
+
+def refit_turn_files(work: Work, fill: Fill, excess: int) -> bool:
+    """The newest user message's files fitted again, as many as fit, `excess` tokens
+    fewer, when the count as sent still passes the limit with nothing else to leave
+    out: what was sized before them can grow after the fill (the list ending on an older
+    loop sends its reasoning too: `Work.sent_loop`). The files give way before the
+    turn's messages shrink, as in `turn_fit`. Whether any was left out (noted)."""
+    u = work.u
+    if u is None or u not in fill.kept or u not in work.attached:
+        return False
+    files = includable(work, u)
+    before = work.shown_files.get(u)
+    if not files or before is None or not set(files).intersection(before[:-1]):
+        return False
+    turn = sorted(work.required & fill.kept)
+    room = work.costs(turn) - excess
+    fit_files(work, u, files, turn=turn, room=room, room_name=fill.room_name)
+    if work.shown_files.get(u) == before:
+        return False
+    warning = f"the newest message's files do not fit {fill.room_name}: left out, listed"
+    if warning not in fill.warnings:
+        fill.warnings.append(warning)
+    return True
+
+
+def cut_pinned_late(work: Work, fill: Fill, excess: int) -> bool:
+    """The oldest pinned units of `fill.kept` left out until `excess` tokens are gone,
+    when the count as sent still passes the hard room with nothing else to leave out or
+    shrink: what the pinned messages cost as sent can grow after `cut_pinned` sized them
+    (the list ending on an older loop sends its reasoning too: `Work.sent_loop`). Never
+    cut, as in `cut_pinned`: the newest pinned unit and the newest turn's. Whether any
+    was cut (named in a warning)."""
+    kept = fill.kept
+    units = _pinned_units(work, kept & fill.protected)
+    cut: list[int] = []
+    for members in units[:-1]:
+        if excess <= 0:
+            break
+        if work.required.intersection(members):
+            continue
+        for j in unit_at(work.history, members[0]).members or tuple(members):
+            if j in kept:
+                excess -= work.cost(j)
+                kept.discard(j)
+                cut.append(j)
+    names = [str(work.history[j].id) for j in sorted(cut) if work.history[j].pinned]
+    if not names:
+        return bool(cut)
+    warning = (
+        "the pinned messages do not fit the model's room (context_limit - max_output_tokens"
+        " - tool definitions) with the reasoning of the loop the list ends on: the oldest "
+        f"were left out with their files and tool calls: {names}"
+    )
+    log.warning("%s", warning)
+    fill.warnings.append(warning)
+    return True
+
+
 def _newest_pinned_files(
     work: Work, pinned: set[int], unit: list[int], room: int, room_name: str
 ) -> int:

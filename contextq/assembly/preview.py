@@ -27,7 +27,7 @@ P = TypeVar("P")
 
 HEAD_SHARE = 0.6
 NOTE_TOKENS = 40  # preview_text: room kept for the note line
-MAX_TRIES = 8  # renders while looking for the largest body that fits
+MAX_TRIES = 10  # renders while looking for the largest body that fits (stops sooner once found)
 
 
 def cut_middle(text: str, keep: int, encoding: str, *, whole: str = "") -> str:
@@ -74,22 +74,35 @@ def fit_preview(
     build: Callable[[int], P], cost: Callable[[P], int], *, body_total: int, target: int
 ) -> Fitted[P]:
     """The preview `build(b)` with the most body tokens `b` (0…`body_total`) whose
-    `cost` is at most `target`; the bare preview (`b` = 0) when even that is over."""
+    `cost` is at most `target`; the bare preview (`b` = 0) when even that is over.
+
+    Each try is placed on the line through the largest body known to fit and the
+    smallest known not to (one token of cost a body token until one is over): a
+    calibrated count costs a body token more than one, and a cut can change the kind a
+    text is counted as, so the cost may jump; a try that did not halve the bracket is
+    followed by its middle, so that a jump is narrowed down within the tries."""
     bare = build(0)
     best = Fitted(bare, cost(bare), 0)
     if best.cost >= target or body_total <= 0:
         return best
     b = min(body_total, target - best.cost)
     low, high = 0, body_total + 1  # low fits; high (or more) does not
+    low_cost, high_cost = best.cost, None
+    halve = False
     for _ in range(MAX_TRIES):
         if not low < b < high:
             break
+        width = high - low
         value = build(b)
         c = cost(value)
         if c <= target:
-            best, low = Fitted(value, c, b), b
-            b = min(high - 1, b + max(1, target - c))
+            best, low, low_cost = Fitted(value, c, b), b, c
         else:
-            high = b
-            b = max(low + 1, b - (c - target)) if b - (c - target) > low else (low + b) // 2
+            high, high_cost = b, c
+        if halve or high_cost is None:
+            b = (low + high) // 2 if halve else min(high - 1, b + max(1, target - c))
+        else:
+            slope = max(1.0, (high_cost - low_cost) / (high - low))
+            b = min(high - 1, max(low + 1, low + int((target - low_cost) / slope)))
+        halve = high_cost is not None and not halve and 2 * (high - low) > width
     return best

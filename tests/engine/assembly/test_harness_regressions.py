@@ -18,8 +18,8 @@ from tests.engine.assembly.harness.cases import generate_case
 from tests.engine.assembly.harness.run import check_case
 
 
-def _answers(seed: int) -> Iterator[dict[str, Any]]:
-    case = generate_case(seed, all_formats=False)
+def _answers(seed: int, *, all_formats: bool = False) -> Iterator[dict[str, Any]]:
+    case = generate_case(seed, all_formats=all_formats)
     stored = engine.new_conversation()
     for index in range(len(case.reads)):
         yield engine.read(case, index, stored).answer
@@ -87,6 +87,40 @@ def test_a_shrunk_case_keeps_its_promise(
     try:
         answers = list(_answers(seed))
         violations = check_case(generate_case(seed, all_formats=False), invariant)
+    finally:
+        logging.disable(logging.NOTSET)
+    assert arises(answers), "the case no longer shows what it was kept for"
+    assert not violations, [p for v in violations for p in v.problems]
+
+
+# found by `bench/context_fuzz.py` past CI's seeds, in every format (`generate_case(seed)`)
+FUZZ_REGRESSIONS = [
+    # the list ending on an older loop sends that loop's reasoning after the fill sized
+    # the pinned messages without it: the oldest pinned unit gives way for the hard room
+    (10602, "within_hard_room", _warned("with the reasoning of the loop the list ends on")),
+    (64147, "within_hard_room", _warned("with the reasoning of the loop the list ends on")),
+    # ... and over the budget, the newest turn's files give way (the pinned never do)
+    (31209, "within_budget", _warned("the newest message's files do not fit")),
+    (56841, "within_budget", _warned("the newest message's files do not fit")),
+    # the newest user message's preview the largest that fits, though a calibrated cost
+    # jumps with the cut: no room is left that its files would have fitted
+    (28113, "newest_files_first", _warned("is shown as a preview")),
+    (64299, "newest_files_first", _warned("is shown as a preview")),
+]
+
+
+@pytest.mark.parametrize(
+    ("seed", "invariant", "arises"),
+    FUZZ_REGRESSIONS,
+    ids=[f"{s}-{i}" for s, i, _ in FUZZ_REGRESSIONS],
+)
+def test_a_fuzz_case_keeps_its_promise(
+    seed: int, invariant: str, arises: Callable[[list[dict[str, Any]]], bool]
+) -> None:
+    logging.disable(logging.WARNING)
+    try:
+        answers = list(_answers(seed, all_formats=True))
+        violations = check_case(generate_case(seed), invariant)
     finally:
         logging.disable(logging.NOTSET)
     assert arises(answers), "the case no longer shows what it was kept for"
