@@ -169,9 +169,16 @@ class Work:
         the vendor validates as the current one; so does Anthropic's open loop when the
         model's turns between it and the newest user message are not sent (that message
         then rides with the loop's results). Its messages then send their reasoning too
-        (rendered afresh). Whether the loop moved back."""
+        (rendered afresh). Whether the loop moved back. A list that sends the newest user
+        message and whose latest assistant message is the current loop's already ends on
+        that loop: the vendor validates that message's reasoning, and the older turns
+        sent as the previous answer sent them keep the prefix (fuzz seed 19465;
+        docs/context.md#the-cut-point-and-a-prefix-that-stays-put)."""
         order = sorted(kept)
         if not order:
+            return False
+        latest = max((i for i in order if self.history[i].role == "assistant"), default=-1)
+        if self.u in kept and latest >= self.pieces.loop:
             return False
         sent = [self.history[i] for i in order]
         split = split_turn(sent)

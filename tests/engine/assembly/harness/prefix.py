@@ -31,6 +31,10 @@ def stable_part(read: Read) -> list[Any] | None:
     """What an answer holds before its newest turn (None when it cannot be told)."""
     answer = read.answer
     if answer["format"] == "anthropic":
+        if not _anthropic_sends_newest_user(read):
+            # its newest turn left out (docs/harness.md decision (h)): what it holds of the
+            # history is the turn's own, not a part before it (seed 32624)
+            return None
         out: list[Any] = [_strip(answer.get("system") or [])]
         for m in answer["messages"]:
             marked = [i for i, b in enumerate(m["content"]) if "cache_control" in b]
@@ -59,6 +63,21 @@ def stable_part(read: Read) -> list[Any] | None:
             break
         start -= 1
     return [answer["instructions"], *messages[:start]] if responses else messages[:start]
+
+
+def _anthropic_sends_newest_user(read: Read) -> bool:
+    u = newest_user(read.history)
+    if u is None:
+        return True
+    tag = f"[#m{u.seq}]"
+    for m in read.answer["messages"]:
+        if m["role"] != "user":
+            continue
+        content = m["content"]
+        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
+        if any(b.get("type") == "text" and str(b.get("text", "")).startswith(tag) for b in blocks):
+            return True
+    return False
 
 
 def _moving(read: Read, text: str) -> bool:
@@ -147,7 +166,11 @@ def prefix_between_cuts(f: Facts) -> list[str]:
     previous = f.previous
     if previous is None or f.read.moved or previous.answer.get("error") or f.answer.get("error"):
         return []
-    if not _promises_prefix(f) or f.pinned_only or Facts(previous).pinned_only:
+    if not (_promises_prefix(f) and _promises_prefix(Facts(previous))):
+        # a window that slid (or a memory block rewritten) in either answer: nothing was
+        # kept then (seed 76171: the previous answer left m3 out, this one takes it back)
+        return []
+    if f.pinned_only or Facts(previous).pinned_only:
         # the pinned-alone case (docs/context.md#pinned-messages) sends only S and the pinned
         # messages
         return []
@@ -174,6 +197,12 @@ def prefix_between_cuts(f: Facts) -> list[str]:
         # (docs/history.md#the-ready-to-send-context)
         return []
     binds = rule_for(f.answer["model"] or None).binds
+    lines = [set(r.answer["cleared_tool_result_ids"]) for r in (previous, f.read)]
+    if lines[0] != lines[1] and _line_not_carried(f, binds=binds):
+        # `noop` or a skipped filter carries no clearing line (but for a bound target,
+        # finding F6): the hard room's clearing, like its cut, has no hysteresis
+        # (decision (a); seed 90216)
+        return []
     if f.answer["format"] in FIELDS and binds:
         # reasoning the binding rule leaves out changes the bytes, not the prefix: the
         # binding invariants judge it (docs/harness.md, the binding oracle)
@@ -191,6 +220,11 @@ def prefix_between_cuts(f: Facts) -> list[str]:
         f"the previous answer's stable part ({len(prefix)} items) is not this answer's "
         f"start, with the cut point unmoved{why}"
     ]
+
+
+def _line_not_carried(f: Facts, *, binds: bool) -> bool:
+    """Whether no clearing line is carried to the next read (`fill.apply_carried_line`)."""
+    return (f.answer["strategy"] == "noop" or f.read.case.skip_filter) and not binds
 
 
 def _pinned_shrunk(f: Facts) -> bool:

@@ -200,16 +200,23 @@ def owned_groups(answer: dict[str, Any], stored: Sequence[Message]) -> list[list
     out = []
     for group in assistant_groups(answer):
         owners = [owner_of(fmt, n) for n in group]
+        shared: dict[int, list[int]] = {}  # a node two rows hold: told by its neighbours
         for i, node in enumerate(group):
-            if owners[i] is None:
-                owners[i] = by_dump.get(dumps(without(node, (MARK, *SIGNATURE_KEYS))))
+            rows = by_dump.get(dumps(without(node, (MARK, *SIGNATURE_KEYS))), [])
+            if owners[i] is None and len(rows) == 1:
+                owners[i] = rows[0]
+            elif owners[i] is None and rows:
+                shared[i] = rows
+                continue
             if owners[i] is None and isinstance(node, dict):
                 # a call converted from another vendor's turn (a Gemini call's id is
                 # made from its name): the row whose stored calls hold its id
                 owners[i] = next((by_call[c] for c in _ids(fmt, node) if c in by_call), None)
         for i in range(len(group)):
             if owners[i] is None:
-                owners[i] = _neighbour(owners, i)
+                near = _neighbour(owners, i)
+                rows = shared.get(i)
+                owners[i] = near if rows is None or near in rows else rows[0]
         out.append([(-1 if o is None else o, n) for o, n in zip(owners, group, strict=True)])
     return out
 
@@ -259,14 +266,17 @@ def _neighbour(owners: list[int | None], i: int) -> int | None:
     return before if before is not None else next((o for o in owners[i:] if o is not None), None)
 
 
-def _stored_nodes(fmt: str, stored: Sequence[Message]) -> dict[str, int]:
+def _stored_nodes(fmt: str, stored: Sequence[Message]) -> dict[str, list[int]]:
     """Each node of the answer's vendor's assistant rows, by its JSON without its
-    signature and mark: its row's seq (the first row, should two hold the same node)."""
-    out: dict[str, int] = {}
+    signature and mark: the seqs of the rows holding it (more than one when two rows
+    hold the same node: two Gemini calls without ids, same name and arguments)."""
+    out: dict[str, list[int]] = {}
     for m in stored:
         if m.role == "assistant" and m.native is not None and m.native.format == fmt:
             for node in nodes_of(fmt, m.native.payload):
-                out.setdefault(dumps(without(node, (MARK, *SIGNATURE_KEYS))), m.seq)
+                seqs = out.setdefault(dumps(without(node, (MARK, *SIGNATURE_KEYS))), [])
+                if m.seq not in seqs:
+                    seqs.append(m.seq)
     return out
 
 
