@@ -134,10 +134,37 @@ def give_way(work: Work, fill: Fill, excess: int, *, hard: bool) -> bool:
     left to leave out, what gives way, in the order the fill takes them the other way
     round: the newest turn's files (`refit_turn_files`), then its loose messages
     (`shrink_loose`), then, when the limit is the hard room, the oldest pinned units
-    (`cut_pinned_late`). Whether anything gave way."""
+    (`cut_pinned_late`), then the newest turn's loose messages left out
+    (`leave_out_loose`), then, for the hard room, the previews of the newest pinned unit
+    (`shrink_pinned_late`).
+    Whether anything gave way."""
     if refit_turn_files(work, fill, excess) or shrink_loose(work, fill, excess):
         return True
-    return hard and cut_pinned_late(work, fill, excess)
+    if hard and cut_pinned_late(work, fill, excess):
+        return True
+    if leave_out_loose(work, fill):
+        return True
+    return hard and shrink_pinned_late(work, fill, excess)
+
+
+def leave_out_loose(work: Work, fill: Fill) -> bool:
+    """The newest turn's loose messages left out, when even their smallest previews
+    passed the limit next to the pinned messages once rendered (the fill's last step,
+    `turn_fit`: its room was sized before the list's head and the breakpoints were
+    placed). Named in a warning, in place of their preview warnings. Whether any was."""
+    out = [i for i in fill.loose if i in fill.kept]
+    if not out or fill.pinned_only:
+        return False
+    fill.kept.difference_update(out)
+    fill.loose = []
+    heads = tuple(f"message {work.history[i].id} (" for i in out)
+    fill.warnings = [w for w in fill.warnings if not w.startswith(heads)]
+    ids = [str(work.history[i].id) for i in sorted(out)]
+    fill.warnings.append(
+        f"the newest turn does not fit {fill.room_name} next to the pinned messages, even "
+        f"as previews: its messages {ids} are left out"
+    )
+    return True
 
 
 def refit_turn_files(work: Work, fill: Fill, excess: int) -> bool:
@@ -187,6 +214,7 @@ def cut_pinned_late(work: Work, fill: Fill, excess: int) -> bool:
     names = [str(work.history[j].id) for j in sorted(cut) if work.history[j].pinned]
     if not names:
         return bool(cut)
+    _regrow_turn_files(work, fill, -excess)
     warning = (
         "the pinned messages do not fit the model's room (context_limit - max_output_tokens"
         " - tool definitions) with the reasoning of the loop the list ends on: the oldest "
@@ -195,6 +223,40 @@ def cut_pinned_late(work: Work, fill: Fill, excess: int) -> bool:
     log.warning("%s", warning)
     fill.warnings.append(warning)
     return True
+
+
+def shrink_pinned_late(work: Work, fill: Fill, excess: int) -> bool:
+    """The pinned units kept shrunk by `excess` tokens, when the count as sent still
+    passes the hard room with no older pinned unit left to cut (`cut_pinned_late`): their
+    non-pinned chain members (the newest tool result first), then the pinned messages
+    already shown as previews (largest first; one sent whole fits the room and is never
+    shrunk, SPEC §6). What they cost as sent grew after `cut_pinned` sized them (the list
+    ending on their loop sends its reasoning: `Work.sent_loop`). Whether any shrank."""
+    history = work.history
+    units = _pinned_units(work, fill.kept & fill.protected)
+    members = {j for unit in units for j in unit if history[j].role != "system"}
+    loose = sorted((i for i in members if not history[i].pinned), reverse=True)
+    loose.sort(key=lambda i: history[i].role != "tool")
+    previews = [i for i in members if history[i].pinned and work.cost(i) < _whole_cost(work, i)]
+    previews.sort(key=work.cost, reverse=True)
+    return bool(shrink_in_order(work, loose + previews, excess))
+
+
+def _regrow_turn_files(work: Work, fill: Fill, freed: int) -> None:
+    """The newest user message's files fitted again into the `freed` tokens a late cut
+    of a whole pinned unit left over (`refit_turn_files` may have left them out before
+    the cut): as many as fit, in order, before any older turn's (SPEC §6)."""
+    u = work.u
+    if freed <= 0 or u is None or u not in fill.kept or u not in work.attached:
+        return
+    files = includable(work, u)
+    if files:
+        turn = sorted((work.required | {u}) & fill.kept)
+        room = work.costs(turn) + freed
+        fit_files(work, u, files, turn=turn, room=room, room_name=fill.room_name)
+        if set(files) <= set(work.shown_files.get(u, ())[:-1]):  # all back: not left out
+            said = "the newest message's files do not fit "
+            fill.warnings = [w for w in fill.warnings if not w.startswith(said)]
 
 
 def _newest_pinned_files(
