@@ -230,8 +230,9 @@ def shrink_pinned_late(work: Work, fill: Fill, excess: int) -> bool:
     passes the hard room with no older pinned unit left to cut (`cut_pinned_late`): their
     non-pinned chain members (the newest tool result first), then the pinned messages
     already shown as previews (largest first; one sent whole fits the room and is never
-    shrunk, SPEC §6). What they cost as sent grew after `cut_pinned` sized them (the list
-    ending on their loop sends its reasoning: `Work.sent_loop`). Whether any shrank."""
+    shrunk, docs/context.md#pinned-messages). What they cost as sent grew after
+    `cut_pinned` sized them (the list ending on their loop sends its reasoning:
+    `Work.sent_loop`). Whether any shrank."""
     history = work.history
     units = _pinned_units(work, fill.kept & fill.protected)
     members = {j for unit in units for j in unit if history[j].role != "system"}
@@ -245,7 +246,8 @@ def shrink_pinned_late(work: Work, fill: Fill, excess: int) -> bool:
 def _regrow_turn_files(work: Work, fill: Fill, freed: int) -> None:
     """The newest user message's files fitted again into the `freed` tokens a late cut
     of a whole pinned unit left over (`refit_turn_files` may have left them out before
-    the cut): as many as fit, in order, before any older turn's (SPEC §6)."""
+    the cut): as many as fit, in order, before any older turn's
+    (docs/context.md#the-newest-turn)."""
     u = work.u
     if freed <= 0 or u is None or u not in fill.kept or u not in work.attached:
         return
