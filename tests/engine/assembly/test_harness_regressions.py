@@ -37,6 +37,20 @@ def _filtered(answers: list[dict[str, Any]]) -> bool:
     return all(a["filtered"] for a in answers)
 
 
+def _keeps_its_promise(
+    seed: int, invariant: str, arises: Callable[[list[dict[str, Any]]], bool], *, all_formats: bool
+) -> None:
+    """The case still shows what it was kept for, and `invariant` holds on it."""
+    logging.disable(logging.WARNING)
+    try:
+        answers = list(_answers(seed, all_formats=all_formats))
+        violations = check_case(generate_case(seed, all_formats=all_formats), invariant)
+    finally:
+        logging.disable(logging.NOTSET)
+    assert arises(answers), "the case no longer shows what it was kept for"
+    assert not violations, [p for v in violations for p in v.problems]
+
+
 REGRESSIONS = [
     # the newest turn's files as many as fit by their count as sent (documents of one
     # message are one text: calibrated, they count more together than alone)
@@ -83,14 +97,7 @@ REGRESSIONS = [
 def test_a_shrunk_case_keeps_its_promise(
     seed: int, invariant: str, arises: Callable[[list[dict[str, Any]]], bool]
 ) -> None:
-    logging.disable(logging.WARNING)
-    try:
-        answers = list(_answers(seed))
-        violations = check_case(generate_case(seed, all_formats=False), invariant)
-    finally:
-        logging.disable(logging.NOTSET)
-    assert arises(answers), "the case no longer shows what it was kept for"
-    assert not violations, [p for v in violations for p in v.problems]
+    _keeps_its_promise(seed, invariant, arises, all_formats=False)
 
 
 # found by `bench/context_fuzz.py` past CI's seeds, in every format (`generate_case(seed)`)
@@ -130,14 +137,7 @@ FUZZ_REGRESSIONS = [
 def test_a_fuzz_case_keeps_its_promise(
     seed: int, invariant: str, arises: Callable[[list[dict[str, Any]]], bool]
 ) -> None:
-    logging.disable(logging.WARNING)
-    try:
-        answers = list(_answers(seed, all_formats=True))
-        violations = check_case(generate_case(seed), invariant)
-    finally:
-        logging.disable(logging.NOTSET)
-    assert arises(answers), "the case no longer shows what it was kept for"
-    assert not violations, [p for v in violations for p in v.problems]
+    _keeps_its_promise(seed, invariant, arises, all_formats=True)
 
 
 def test_an_anthropic_answer_with_only_a_system_message_opens_with_a_user_turn() -> None:
